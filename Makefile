@@ -1,0 +1,97 @@
+# Meridian's front door. `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+GO       ?= go
+TOOLS    := $(GO) tool -modfile=tools/go.mod
+BIN      := bin/meridian
+BUILD    := $(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
+LDFLAGS  := -X meridian/internal/config.Build=$(BUILD)
+DOCS_JS  := internal/apidocs/assets/redoc.standalone.js
+export REDOCLY_TELEMETRY := off
+export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
+
+.PHONY: help deps tools generate check-generated build run stop db-test lint lint-go lint-openapi \
+        ts-check ops-coverage ops-status test test-unit test-conformance bench clean
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+deps: ## install missing Debian packages (root + apt) or print the command to run
+	@scripts/devdb.sh deps
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+generate: node_modules/.installed ## regenerate gen/ (oapi-codegen), store/ (sqlc) and the docs assets
+	$(TOOLS) oapi-codegen -config oapi-codegen.yaml -o gen/api.gen.go openapi/openapi.yaml
+	$(TOOLS) sqlc generate
+	cp node_modules/redoc/bundles/redoc.standalone.js $(DOCS_JS)
+
+check-generated: node_modules/.installed ## fail when generated files differ from what make generate writes
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	$(TOOLS) oapi-codegen -config oapi-codegen.yaml -o $$tmp/api.gen.go openapi/openapi.yaml && \
+	cmp -s $$tmp/api.gen.go gen/api.gen.go || { echo "gen/api.gen.go is stale: run make generate"; exit 1; }; \
+	$(TOOLS) sqlc diff || { echo "store/ is stale: run make generate"; exit 1; }; \
+	cmp -s node_modules/redoc/bundles/redoc.standalone.js $(DOCS_JS) || { echo "$(DOCS_JS) is stale: run make generate"; exit 1; }; \
+	echo "generated code is fresh"
+
+build: ## build bin/meridian
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/meridian
+
+run: deps build ## install what is missing, start a local PostGIS, migrate, create the admin and serve on :8080
+	@scripts/run.sh
+
+stop: ## stop the PostgreSQL clusters make run and make test started
+	@scripts/devdb.sh stop
+
+lint-go: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/' ) 2>/dev/null); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+lint-openapi: node_modules/.installed ## lint the contract with Redocly and check it against the operation list
+	npx --no-install redocly lint openapi/openapi.yaml --config openapi/redocly.yaml --format=stylish
+	$(MAKE) --no-print-directory ops-coverage
+
+ops-coverage: ## compare the contract with ../shared/spec/operations.tsv
+	@if [ -x ../shared/tools/ops-coverage ]; then ../shared/tools/ops-coverage openapi/openapi.yaml; \
+	else echo "ops-coverage: ../shared/tools not present, skipped"; fi
+
+ts-check: node_modules/.installed ## generate a TypeScript client with openapi-typescript and type-check it
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	npx --no-install openapi-typescript openapi/openapi.yaml -o $$tmp/api.d.ts >/dev/null && \
+	cp openapi/ts-check/usage.ts $$tmp/ && \
+	npx --no-install tsc --strict --noEmit --skipLibCheck false --target es2022 --moduleResolution node $$tmp/api.d.ts $$tmp/usage.ts && \
+	echo "TypeScript client type-checks"
+
+lint: lint-go lint-openapi ts-check ## every static check
+
+db-test: deps ## start the throwaway test cluster (.data/pgtest) and print its URL
+	@DEVDB_FAST=1 scripts/devdb.sh start pgtest
+
+test: deps node_modules/.installed ## everything CI runs: lints, generated-code freshness, unit, store and conformance tests
+	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory check-generated
+	$(MAKE) --no-print-directory build
+	TEST_DATABASE_URL=$$(DEVDB_FAST=1 scripts/devdb.sh start pgtest) \
+	  $(GO) test -count=1 -timeout 20m ./...
+
+test-unit: ## unit tests only (no database)
+	$(GO) test -count=1 -short ./...
+
+test-conformance: build ## the black-box conformance suite alone
+	TEST_DATABASE_URL=$$(DEVDB_FAST=1 scripts/devdb.sh start pgtest) \
+	  $(GO) test -count=1 -v -run . ./conformance/...
+
+ops-status: build ## how many operations answer something other than 501
+	TEST_DATABASE_URL=$$(DEVDB_FAST=1 scripts/devdb.sh start pgtest) \
+	  $(GO) test -count=1 -run TestOperationStatus -v ./conformance/... | grep -E 'ops-status|PASS|FAIL'
+
+bench: build ## benchmarks (figures go in closing notes: medians and ratios)
+	TEST_DATABASE_URL=$$(DEVDB_FAST=1 scripts/devdb.sh start pgtest) \
+	  $(GO) test -run '^$$' -bench . -benchmem -count 5 ./...
+
+clean: stop ## remove build output and local clusters
+	rm -rf bin .data

@@ -1,0 +1,135 @@
+// Command meridian is the Meridian spatial data catalog server.
+//
+//	meridian [serve]   migrate the database, create the first admin if needed, serve the API
+//	meridian migrate   apply pending migrations and exit
+//	meridian version   print the version
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"meridian/gen"
+	"meridian/handlers"
+	"meridian/internal/accounts"
+	"meridian/internal/apidocs"
+	"meridian/internal/config"
+	"meridian/internal/db"
+	"meridian/internal/web"
+	"meridian/openapi"
+)
+
+func main() {
+	cmd := "serve"
+	if len(os.Args) > 1 {
+		cmd = os.Args[1]
+	}
+	var err error
+	switch cmd {
+	case "serve":
+		err = serve()
+	case "migrate":
+		err = migrate()
+	case "version", "--version", "-v":
+		fmt.Printf("meridian %s (build %s)\n", config.Version, config.Build)
+	default:
+		err = fmt.Errorf("unknown command %q (want serve, migrate or version)", cmd)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "meridian:", err)
+		os.Exit(1)
+	}
+}
+
+func newLogger(cfg config.Config) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+}
+
+func migrate() error {
+	cfg, err := config.Load()
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	ctx := context.Background()
+	pool, err := db.Open(ctx, cfg.DatabaseURL, 2)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return db.Migrate(pool)
+}
+
+func serve() error {
+	cfg, err := config.Load()
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	log := newLogger(cfg)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	doc, err := gen.GetSwagger()
+	if err != nil {
+		return fmt.Errorf("embedded OpenAPI document: %w", err)
+	}
+	if err := doc.Validate(ctx); err != nil {
+		return fmt.Errorf("embedded OpenAPI document is invalid: %w", err)
+	}
+	// Requests are matched by our router, not by server URLs.
+	doc.Servers = nil
+
+	pool, err := db.Open(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := retry(ctx, log, "migrate", func() error { return db.Migrate(pool) }); err != nil {
+		return err
+	}
+	created, err := accounts.EnsureAdmin(ctx, pool, cfg.AdminUsername, cfg.AdminEmail, cfg.AdminPassword)
+	if err != nil {
+		return err
+	}
+	if created {
+		log.Info("created the first admin account", "username", cfg.AdminUsername)
+	}
+
+	e := web.New(cfg, log)
+	srv := handlers.New(handlers.Deps{Config: cfg, Pool: pool, Log: log})
+	handlers.Mount(e, doc, cfg, srv)
+	if err := apidocs.Register(e, "/api", doc, openapi.YAML); err != nil {
+		return err
+	}
+	log.Info("meridian listening", "addr", cfg.ListenAddr, "api", cfg.BaseURL+"/api", "version", config.Version, "build", config.Build)
+	return web.Serve(ctx, e, cfg, log)
+}
+
+// retry runs f until it succeeds, for up to a minute while the database is unreachable, so a
+// server started alongside its database does not give up during the database's start-up.
+func retry(ctx context.Context, log *slog.Logger, what string, f func() error) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := f()
+		if err == nil || !db.Unavailable(err) || time.Now().After(deadline) {
+			return err
+		}
+		log.Warn("database not reachable yet; retrying", "step", what, "err", err)
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), err)
+		case <-time.After(2 * time.Second):
+		}
+	}
+}

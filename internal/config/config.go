@@ -1,0 +1,252 @@
+// Package config loads Meridian's configuration from the environment, once, into one struct.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting the server reads from its environment. Defaults live in Load.
+type Config struct {
+	DatabaseURL  string
+	JWTSecretKey string
+	BaseURL      string // scheme://host[:port][/prefix], without the trailing /api
+	ListenAddr   string
+	DataDir      string
+
+	AdminUsername string
+	AdminPassword string
+	AdminEmail    string
+
+	DBMaxConns           int32
+	QueryTimeout         time.Duration
+	BackupMaxAgeMinutes  int
+	MaxUploadBytes       int64
+	MaxBodyBytes         int64
+	MaxFeatureBodyBytes  int64
+	CORSAllowedOrigins   []string
+	TrustForwardedHeader bool
+
+	RateLimitEnabled   bool
+	RateLimitPerSecond float64 // global per client IP
+	RateLimitBurst     int
+
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	ShutdownTimeout   time.Duration
+
+	LogLevel  string
+	LogFormat string // json or text
+}
+
+// Version and Build are stamped at link time (-ldflags -X); health reports them.
+var (
+	Version = "1.14.2"
+	Build   = "dev"
+)
+
+// Load reads the environment and validates the result. Every error names its variable.
+func Load() (Config, error) { return load(os.Getenv) }
+
+func load(get func(string) string) (Config, error) {
+	p := parser{get: get}
+	c := Config{
+		DatabaseURL:   p.str("DATABASE_URL", ""),
+		JWTSecretKey:  p.str("JWT_SECRET_KEY", ""),
+		BaseURL:       strings.TrimRight(p.str("BASE_URL", "http://127.0.0.1:8080"), "/"),
+		ListenAddr:    p.str("LISTEN_ADDR", "127.0.0.1:8080"),
+		DataDir:       p.str("DATA_DIR", "./.data/files"),
+		AdminUsername: p.str("ADMIN_USERNAME", ""),
+		AdminPassword: p.str("ADMIN_PASSWORD", ""),
+		AdminEmail:    p.str("ADMIN_EMAIL", ""),
+
+		DBMaxConns:           int32(p.integer("DB_MAX_CONNS", 20, 1, 80)),
+		QueryTimeout:         p.duration("QUERY_TIMEOUT", 30*time.Second),
+		BackupMaxAgeMinutes:  p.integer("BACKUP_MAX_AGE_MINUTES", 1560, 1, 1<<20),
+		MaxUploadBytes:       p.int64("MAX_UPLOAD_BYTES", 500<<20),
+		MaxBodyBytes:         p.int64("MAX_BODY_BYTES", 10<<20),
+		MaxFeatureBodyBytes:  p.int64("MAX_FEATURE_BODY_BYTES", 1<<20),
+		CORSAllowedOrigins:   p.list("CORS_ALLOWED_ORIGINS"),
+		TrustForwardedHeader: p.boolean("TRUST_FORWARDED_HEADERS", false),
+
+		RateLimitEnabled:   p.boolean("RATE_LIMIT_ENABLED", true),
+		RateLimitPerSecond: p.float("RATE_LIMIT_PER_SECOND", 60),
+		RateLimitBurst:     p.integer("RATE_LIMIT_BURST", 120, 1, 1<<20),
+
+		ReadHeaderTimeout: p.duration("HTTP_READ_HEADER_TIMEOUT", 10*time.Second),
+		ReadTimeout:       p.duration("HTTP_READ_TIMEOUT", 15*time.Minute),
+		WriteTimeout:      p.duration("HTTP_WRITE_TIMEOUT", 15*time.Minute),
+		IdleTimeout:       p.duration("HTTP_IDLE_TIMEOUT", 2*time.Minute),
+		ShutdownTimeout:   p.duration("SHUTDOWN_TIMEOUT", 30*time.Second),
+
+		LogLevel:  p.str("LOG_LEVEL", "info"),
+		LogFormat: p.str("LOG_FORMAT", "json"),
+	}
+	if p.err != nil {
+		return Config{}, p.err
+	}
+	return c, c.validate()
+}
+
+// MinSecretLength is the shortest JWT_SECRET_KEY accepted (spec section 5 rule 9).
+const MinSecretLength = 32
+
+// placeholderPrefixes are the starts of secrets copied from documentation and templates.
+var placeholderPrefixes = []string{
+	"changeme", "change-me", "change_me", "secret", "your-secret", "your_secret", "yoursecret",
+	"replace-me", "replaceme", "please-change", "insecure", "default", "example", "jwt-secret",
+	"jwt_secret", "supersecret", "super-secret", "mysecret", "my-secret", "xxxxxxxx", "00000000",
+	"12345678", "password",
+}
+
+func (c Config) validate() error {
+	if c.DatabaseURL == "" {
+		return errors.New("DATABASE_URL is required (postgres://user:pass@host:port/db)")
+	}
+	if err := CheckSecret(c.JWTSecretKey); err != nil {
+		return err
+	}
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("BASE_URL %q must be an absolute http(s) URL", c.BaseURL)
+	}
+	if c.AdminUsername != "" && c.AdminPassword == "" {
+		return errors.New("ADMIN_PASSWORD is required when ADMIN_USERNAME is set")
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		return fmt.Errorf("LOG_FORMAT %q must be json or text", c.LogFormat)
+	}
+	if c.MaxUploadBytes < 1 || c.MaxBodyBytes < 1 || c.MaxFeatureBodyBytes < 1 {
+		return errors.New("MAX_UPLOAD_BYTES, MAX_BODY_BYTES and MAX_FEATURE_BODY_BYTES must be positive")
+	}
+	return nil
+}
+
+// CheckSecret applies the JWT_SECRET_KEY rules: long enough and not a well-known placeholder.
+func CheckSecret(s string) error {
+	if s == "" {
+		return errors.New("JWT_SECRET_KEY is required (at least 32 characters)")
+	}
+	if len(s) < MinSecretLength {
+		return fmt.Errorf("JWT_SECRET_KEY must be at least %d characters (got %d)", MinSecretLength, len(s))
+	}
+	lower := strings.ToLower(s)
+	for _, p := range placeholderPrefixes {
+		if strings.HasPrefix(lower, p) {
+			return fmt.Errorf("JWT_SECRET_KEY looks like a published placeholder (starts with %q); generate a random one, e.g. `openssl rand -base64 48`", p)
+		}
+	}
+	if distinct(s) < 8 {
+		return errors.New("JWT_SECRET_KEY has too few distinct characters to be a random secret")
+	}
+	return nil
+}
+
+func distinct(s string) int {
+	seen := map[rune]bool{}
+	for _, r := range s {
+		seen[r] = true
+	}
+	return len(seen)
+}
+
+// parser collects the first error so Load reports one clear message.
+type parser struct {
+	get func(string) string
+	err error
+}
+
+func (p *parser) fail(name, val, want string) {
+	if p.err == nil {
+		p.err = fmt.Errorf("%s=%q: %s", name, val, want)
+	}
+}
+
+func (p *parser) str(name, def string) string {
+	if v := strings.TrimSpace(p.get(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (p *parser) list(name string) []string {
+	var out []string
+	for _, s := range strings.Split(p.get(name), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (p *parser) integer(name string, def, lo, hi int) int {
+	v := p.get(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		p.fail(name, v, fmt.Sprintf("want an integer in %d..%d", lo, hi))
+		return def
+	}
+	return n
+}
+
+func (p *parser) int64(name string, def int64) int64 {
+	v := p.get(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 {
+		p.fail(name, v, "want a positive integer")
+		return def
+	}
+	return n
+}
+
+func (p *parser) float(name string, def float64) float64 {
+	v := p.get(name)
+	if v == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 {
+		p.fail(name, v, "want a positive number")
+		return def
+	}
+	return f
+}
+
+func (p *parser) boolean(name string, def bool) bool {
+	v := p.get(name)
+	if v == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		p.fail(name, v, "want true or false")
+		return def
+	}
+	return b
+}
+
+func (p *parser) duration(name string, def time.Duration) time.Duration {
+	v := p.get(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		p.fail(name, v, "want a positive duration such as 30s or 5m")
+		return def
+	}
+	return d
+}

@@ -1,0 +1,67 @@
+// Package web is Meridian's HTTP edge: echo set-up, routing rules of the contract, request
+// validation, cross-cutting middleware and the one error handler that writes problem documents.
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"meridian/internal/config"
+)
+
+// New returns an echo instance with the cross-cutting middleware every request passes through.
+func New(cfg config.Config, log *slog.Logger) *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = ErrorHandler(log)
+	if !cfg.TrustForwardedHeader {
+		e.IPExtractor = echo.ExtractIPDirect()
+	} else {
+		e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	}
+	e.Server.ReadHeaderTimeout = cfg.ReadHeaderTimeout
+	e.Server.ReadTimeout = cfg.ReadTimeout
+	e.Server.WriteTimeout = cfg.WriteTimeout
+	e.Server.IdleTimeout = cfg.IdleTimeout
+
+	e.Use(middleware.RequestID())
+	e.Use(AccessLog(log))
+	e.Use(Recover(log))
+	e.Use(CORS(cfg.CORSAllowedOrigins))
+	if cfg.RateLimitEnabled {
+		global := NewRateLimiter(cfg.RateLimitPerSecond, cfg.RateLimitBurst)
+		e.Use(RateLimit(global, func(c echo.Context) bool {
+			// Tiles are exempt: a map view fetches dozens at once (open-points, limits).
+			return strings.Contains(c.Request().URL.Path, "/tiles/")
+		}))
+	}
+	e.Use(Gzip())
+	return e
+}
+
+// Serve runs e on addr until ctx ends, then drains in-flight requests for up to the configured
+// shutdown timeout before closing connections.
+func Serve(ctx context.Context, e *echo.Echo, cfg config.Config, log *slog.Logger) error {
+	errc := make(chan error, 1)
+	go func() {
+		if err := e.Start(cfg.ListenAddr); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- err
+		}
+		close(errc)
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining in-flight requests", "timeout", cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	return e.Shutdown(sctx)
+}
