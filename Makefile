@@ -85,9 +85,8 @@ test-conformance: build ## the black-box conformance suite alone
 	TEST_DATABASE_URL=$$(DEVDB_FAST=1 scripts/devdb.sh start pgtest) \
 	  $(GO) test -count=1 -v -run . ./conformance/...
 
-ops-status: build ## how many operations answer something other than 501
-	TEST_DATABASE_URL=$$(DEVDB_FAST=1 scripts/devdb.sh start pgtest) \
-	  $(GO) test -count=1 -run TestOperationStatus -v ./conformance/... | grep -E 'ops-status|PASS|FAIL'
+ops-status: ## how many operations are implemented (the rest answer 501 naming their operationId)
+	@$(GO) test -count=1 -run TestOperationStatus -v ./handlers/ | grep '^ops-status'
 
 bench: build ## benchmarks (figures go in closing notes: medians and ratios)
 	TEST_DATABASE_URL=$$(DEVDB_FAST=1 scripts/devdb.sh start pgtest) \

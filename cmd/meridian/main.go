@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"meridian/gen"
 	"meridian/handlers"
 	"meridian/internal/accounts"
 	"meridian/internal/apidocs"
@@ -80,7 +79,7 @@ func serve() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	doc, err := gen.GetSwagger()
+	doc, err := openapi.Load()
 	if err != nil {
 		return fmt.Errorf("embedded OpenAPI document: %w", err)
 	}

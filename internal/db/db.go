@@ -44,15 +44,19 @@ func Migrate(pool *pgxpool.Pool) error {
 		return err
 	}
 	sqlDB := stdlib.OpenDBFromPool(pool)
-	defer sqlDB.Close()
 	drv, err := migratepgx.WithInstance(sqlDB, &migratepgx.Config{})
 	if err != nil {
+		sqlDB.Close()
 		return fmt.Errorf("migrate: %w", err)
 	}
 	m, err := migrate.NewWithInstance("iofs", src, "pgx5", drv)
 	if err != nil {
+		drv.Close()
 		return fmt.Errorf("migrate: %w", err)
 	}
+	// Close returns the connection the driver holds for its lock; without it pool.Close would
+	// wait for that connection forever at shutdown.
+	defer m.Close()
 	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
 		return fmt.Errorf("migrate: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -114,6 +115,14 @@ func toProblem(err error) (Problem, time.Duration) {
 	)
 	switch {
 	case errors.As(err, &vf):
+		if vf.Status == http.StatusBadRequest {
+			// Malformed syntax has no field locations worth an array: one sentence says it.
+			msgs := make([]string, 0, len(vf.Errors))
+			for _, fe := range vf.Errors {
+				msgs = append(msgs, fe.Msg)
+			}
+			return prob(http.StatusBadRequest, "malformed request: "+strings.Join(msgs, "; ")), 0
+		}
 		return Problem{Title: "Validation error", Status: vf.Status, Detail: vf.Errors}, 0
 	case errors.As(err, &ae):
 		status := kindStatus[ae.Kind]

@@ -199,4 +199,3 @@ func trimMsg(s string) string {
 	}
 	return strings.TrimSpace(s)
 }
-

@@ -155,6 +155,16 @@ func TestValidateRequest(t *testing.T) {
 			if ct := rec.Header().Get("Content-Type"); ct != ProblemMediaType {
 				t.Fatalf("content type %q", ct)
 			}
+			if tt.status == 400 {
+				var p Problem
+				if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || p.Status != 400 {
+					t.Fatalf("400 problem %s: %v", rec.Body, err)
+				}
+				if _, ok := p.Detail.(string); !ok {
+					t.Fatalf("400 detail is not a string: %s", rec.Body)
+				}
+				return
+			}
 			var p struct {
 				Status int          `json:"status"`
 				Detail []FieldError `json:"detail"`

@@ -1,0 +1,90 @@
+package conformance
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"meridian/gen"
+	"meridian/openapi"
+)
+
+// The suite shares one server over one fresh database; tests that need their own (outage,
+// configuration) start one more.
+var (
+	adminDBURL string
+	server     *Server
+	contract   *Contract
+	client     *gen.ClientWithResponses
+	httpc      *http.Client // validating client for raw requests
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("conformance: skipped in -short mode (needs PostgreSQL)")
+		os.Exit(0)
+	}
+	adminDBURL = os.Getenv("TEST_DATABASE_URL")
+	if adminDBURL == "" {
+		fmt.Fprintln(os.Stderr, "conformance: TEST_DATABASE_URL is not set; run `make test` or `make test-conformance`")
+		os.Exit(1)
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dbURL, err := CreateDatabase(ctx, adminDBURL)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance: create database:", err)
+		return 1
+	}
+	defer func() { _ = DropDatabase(context.Background(), adminDBURL, dbURL) }()
+	server, err = Start(ctx, dbURL, "RATE_LIMIT_PER_SECOND=1000", "RATE_LIMIT_BURST=2000")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		return 1
+	}
+	defer server.Stop()
+
+	doc, err := openapi.Load()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance: load contract:", err)
+		return 1
+	}
+	contract, err = NewContract(doc, server.APIRoot)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		return 1
+	}
+	httpc = &http.Client{Transport: contract.Transport(nil), Timeout: time.Minute}
+	client, err = gen.NewClientWithResponses(server.APIRoot, gen.WithHTTPClient(httpc))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		return 1
+	}
+
+	code := m.Run()
+
+	all, done := contract.OperationIDs(), contract.Exercised()
+	fmt.Printf("conformance: exercised %d of %d operations, every response validated against the contract\n", len(done), len(all))
+	fmt.Printf("conformance: exercised: %s\n", strings.Join(done, " "))
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "server log (tail):\n%s\n", tail(server.Logs(), 4000))
+	}
+	return code
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}

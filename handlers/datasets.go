@@ -1,0 +1,194 @@
+package handlers
+
+// Operations of the Datasets tag.
+
+import (
+	"context"
+
+	"meridian/gen"
+)
+
+// ListCollections: List Collections (GET /catalog/collections/).
+func (s *Server) ListCollections(ctx context.Context, request gen.ListCollectionsRequestObject) (gen.ListCollectionsResponseObject, error) {
+	return nil, notImplemented("listCollections")
+}
+
+// CreateCollection: Create Collection (POST /catalog/collections/).
+func (s *Server) CreateCollection(ctx context.Context, request gen.CreateCollectionRequestObject) (gen.CreateCollectionResponseObject, error) {
+	return nil, notImplemented("createCollection")
+}
+
+// DeleteCollection: Delete Collection (DELETE /catalog/collections/{collection_id}).
+func (s *Server) DeleteCollection(ctx context.Context, request gen.DeleteCollectionRequestObject) (gen.DeleteCollectionResponseObject, error) {
+	return nil, notImplemented("deleteCollection")
+}
+
+// GetCollection: Get Collection (GET /catalog/collections/{collection_id}).
+func (s *Server) GetCollection(ctx context.Context, request gen.GetCollectionRequestObject) (gen.GetCollectionResponseObject, error) {
+	return nil, notImplemented("getCollection")
+}
+
+// UpdateCollection: Update Collection (PATCH /catalog/collections/{collection_id}).
+func (s *Server) UpdateCollection(ctx context.Context, request gen.UpdateCollectionRequestObject) (gen.UpdateCollectionResponseObject, error) {
+	return nil, notImplemented("updateCollection")
+}
+
+// GetCollectionDatasets: Get Collection Datasets (GET /catalog/collections/{collection_id}/datasets/).
+func (s *Server) GetCollectionDatasets(ctx context.Context, request gen.GetCollectionDatasetsRequestObject) (gen.GetCollectionDatasetsResponseObject, error) {
+	return nil, notImplemented("getCollectionDatasets")
+}
+
+// AddDatasets: Add Datasets (POST /catalog/collections/{collection_id}/datasets/).
+func (s *Server) AddDatasets(ctx context.Context, request gen.AddDatasetsRequestObject) (gen.AddDatasetsResponseObject, error) {
+	return nil, notImplemented("addDatasets")
+}
+
+// RemoveDataset: Remove Dataset (DELETE /catalog/collections/{collection_id}/datasets/{dataset_id}).
+func (s *Server) RemoveDataset(ctx context.Context, request gen.RemoveDatasetRequestObject) (gen.RemoveDatasetResponseObject, error) {
+	return nil, notImplemented("removeDataset")
+}
+
+// ListAllDatasets: List All Datasets (GET /datasets/).
+func (s *Server) ListAllDatasets(ctx context.Context, request gen.ListAllDatasetsRequestObject) (gen.ListAllDatasetsResponseObject, error) {
+	return nil, notImplemented("listAllDatasets")
+}
+
+// BulkDeleteDatasets: Bulk Delete Datasets (POST /datasets/bulk-delete/).
+func (s *Server) BulkDeleteDatasets(ctx context.Context, request gen.BulkDeleteDatasetsRequestObject) (gen.BulkDeleteDatasetsResponseObject, error) {
+	return nil, notImplemented("bulkDeleteDatasets")
+}
+
+// CreateDataset: Create Dataset (POST /datasets/create/).
+func (s *Server) CreateDataset(ctx context.Context, request gen.CreateDatasetRequestObject) (gen.CreateDatasetResponseObject, error) {
+	return nil, notImplemented("createDataset")
+}
+
+// DeleteDataset: Delete Dataset (DELETE /datasets/{dataset_id}).
+func (s *Server) DeleteDataset(ctx context.Context, request gen.DeleteDatasetRequestObject) (gen.DeleteDatasetResponseObject, error) {
+	return nil, notImplemented("deleteDataset")
+}
+
+// GetSingleDataset: Get Single Dataset (GET /datasets/{dataset_id}).
+func (s *Server) GetSingleDataset(ctx context.Context, request gen.GetSingleDatasetRequestObject) (gen.GetSingleDatasetResponseObject, error) {
+	return nil, notImplemented("getSingleDataset")
+}
+
+// UpdateDatasetMetadata: Update Dataset Metadata (PATCH /datasets/{dataset_id}).
+func (s *Server) UpdateDatasetMetadata(ctx context.Context, request gen.UpdateDatasetMetadataRequestObject) (gen.UpdateDatasetMetadataResponseObject, error) {
+	return nil, notImplemented("updateDatasetMetadata")
+}
+
+// ExportDataset: Export Dataset (GET /datasets/{dataset_id}/export).
+func (s *Server) ExportDataset(ctx context.Context, request gen.ExportDatasetRequestObject) (gen.ExportDatasetResponseObject, error) {
+	return nil, notImplemented("exportDataset")
+}
+
+// GetDatasetHistory: Get Dataset History (GET /datasets/{dataset_id}/history).
+func (s *Server) GetDatasetHistory(ctx context.Context, request gen.GetDatasetHistoryRequestObject) (gen.GetDatasetHistoryResponseObject, error) {
+	return nil, notImplemented("getDatasetHistory")
+}
+
+// GetQuicklook: Get Quicklook (GET /datasets/{dataset_id}/quicklook).
+func (s *Server) GetQuicklook(ctx context.Context, request gen.GetQuicklookRequestObject) (gen.GetQuicklookResponseObject, error) {
+	return nil, notImplemented("getQuicklook")
+}
+
+// ListDatasetRefreshRuns: List Dataset Refresh Runs (GET /datasets/{dataset_id}/refresh-runs).
+func (s *Server) ListDatasetRefreshRuns(ctx context.Context, request gen.ListDatasetRefreshRunsRequestObject) (gen.ListDatasetRefreshRunsResponseObject, error) {
+	return nil, notImplemented("listDatasetRefreshRuns")
+}
+
+// CommitFanOut: Commit Fan Out (POST /ingest/commit-fan-out/{job_id}).
+func (s *Server) CommitFanOut(ctx context.Context, request gen.CommitFanOutRequestObject) (gen.CommitFanOutResponseObject, error) {
+	return nil, notImplemented("commitFanOut")
+}
+
+// CommitImport: Commit Import (POST /ingest/commit/{job_id}).
+func (s *Server) CommitImport(ctx context.Context, request gen.CommitImportRequestObject) (gen.CommitImportResponseObject, error) {
+	return nil, notImplemented("commitImport")
+}
+
+// DiscoverTables: Discover Tables (GET /ingest/discover/).
+func (s *Server) DiscoverTables(ctx context.Context, request gen.DiscoverTablesRequestObject) (gen.DiscoverTablesResponseObject, error) {
+	return nil, notImplemented("discoverTables")
+}
+
+// ApplyManifest: Apply Manifest (POST /ingest/manifest/apply).
+func (s *Server) ApplyManifest(ctx context.Context, request gen.ApplyManifestRequestObject) (gen.ApplyManifestResponseObject, error) {
+	return nil, notImplemented("applyManifest")
+}
+
+// PreviewFile: Preview File (POST /ingest/preview/{job_id}).
+func (s *Server) PreviewFile(ctx context.Context, request gen.PreviewFileRequestObject) (gen.PreviewFileResponseObject, error) {
+	return nil, notImplemented("previewFile")
+}
+
+// RegisterTable: Register Table (POST /ingest/register/).
+func (s *Server) RegisterTable(ctx context.Context, request gen.RegisterTableRequestObject) (gen.RegisterTableResponseObject, error) {
+	return nil, notImplemented("registerTable")
+}
+
+// BulkRegisterTables: Bulk Register Tables (POST /ingest/register/bulk/).
+func (s *Server) BulkRegisterTables(ctx context.Context, request gen.BulkRegisterTablesRequestObject) (gen.BulkRegisterTablesResponseObject, error) {
+	return nil, notImplemented("bulkRegisterTables")
+}
+
+// UploadFile: Upload File (POST /ingest/upload).
+func (s *Server) UploadFile(ctx context.Context, request gen.UploadFileRequestObject) (gen.UploadFileResponseObject, error) {
+	return nil, notImplemented("uploadFile")
+}
+
+// GetUploadConfig: Get Upload Config (GET /ingest/upload/config).
+func (s *Server) GetUploadConfig(ctx context.Context, request gen.GetUploadConfigRequestObject) (gen.GetUploadConfigResponseObject, error) {
+	return nil, notImplemented("getUploadConfig")
+}
+
+// RequestPresignedUpload: Request Presigned Upload (POST /ingest/upload/presigned).
+func (s *Server) RequestPresignedUpload(ctx context.Context, request gen.RequestPresignedUploadRequestObject) (gen.RequestPresignedUploadResponseObject, error) {
+	return nil, notImplemented("requestPresignedUpload")
+}
+
+// CompletePresignedUpload: Complete Presigned Upload (POST /ingest/upload/presigned/{job_id}/complete).
+func (s *Server) CompletePresignedUpload(ctx context.Context, request gen.CompletePresignedUploadRequestObject) (gen.CompletePresignedUploadResponseObject, error) {
+	return nil, notImplemented("completePresignedUpload")
+}
+
+// CreateVRT: Create VRT (POST /ingest/vrt/create).
+func (s *Server) CreateVRT(ctx context.Context, request gen.CreateVRTRequestObject) (gen.CreateVRTResponseObject, error) {
+	return nil, notImplemented("createVRT")
+}
+
+// AddVRTSource: Add VRT Source (POST /ingest/vrt/{dataset_id}/sources/).
+func (s *Server) AddVRTSource(ctx context.Context, request gen.AddVRTSourceRequestObject) (gen.AddVRTSourceResponseObject, error) {
+	return nil, notImplemented("addVRTSource")
+}
+
+// RemoveVRTSource: Remove VRT Source (DELETE /ingest/vrt/{dataset_id}/sources/{source_dataset_id}/).
+func (s *Server) RemoveVRTSource(ctx context.Context, request gen.RemoveVRTSourceRequestObject) (gen.RemoveVRTSourceResponseObject, error) {
+	return nil, notImplemented("removeVRTSource")
+}
+
+// ListConnectors: List Connectors (GET /services/connectors/).
+func (s *Server) ListConnectors(ctx context.Context, request gen.ListConnectorsRequestObject) (gen.ListConnectorsResponseObject, error) {
+	return nil, notImplemented("listConnectors")
+}
+
+// DiscoverConnectorResources: Discover Connector Resources (POST /services/connectors/{connector_name}/discover/).
+func (s *Server) DiscoverConnectorResources(ctx context.Context, request gen.DiscoverConnectorResourcesRequestObject) (gen.DiscoverConnectorResourcesResponseObject, error) {
+	return nil, notImplemented("discoverConnectorResources")
+}
+
+// DispatchConnectorIngest: Dispatch Connector Ingest (POST /services/connectors/{connector_name}/ingest/).
+func (s *Server) DispatchConnectorIngest(ctx context.Context, request gen.DispatchConnectorIngestRequestObject) (gen.DispatchConnectorIngestResponseObject, error) {
+	return nil, notImplemented("dispatchConnectorIngest")
+}
+
+// PreviewServiceLayer: Preview Service Layer (POST /services/preview/).
+func (s *Server) PreviewServiceLayer(ctx context.Context, request gen.PreviewServiceLayerRequestObject) (gen.PreviewServiceLayerResponseObject, error) {
+	return nil, notImplemented("previewServiceLayer")
+}
+
+// ProbeServiceURL: Probe Service URL (POST /services/probe/).
+func (s *Server) ProbeServiceURL(ctx context.Context, request gen.ProbeServiceURLRequestObject) (gen.ProbeServiceURLResponseObject, error) {
+	return nil, notImplemented("probeServiceURL")
+}

@@ -1,0 +1,39 @@
+package handlers
+
+// Operations of the Datasets - Data tag.
+
+import (
+	"context"
+
+	"meridian/gen"
+)
+
+// DatasetMaps: Dataset Maps (GET /datasets/{dataset_id}/maps/).
+func (s *Server) DatasetMaps(ctx context.Context, request gen.DatasetMapsRequestObject) (gen.DatasetMapsResponseObject, error) {
+	return nil, notImplemented("datasetMaps")
+}
+
+// ListRelatedDatasets: List Related Datasets (GET /datasets/{dataset_id}/related/).
+func (s *Server) ListRelatedDatasets(ctx context.Context, request gen.ListRelatedDatasetsRequestObject) (gen.ListRelatedDatasetsResponseObject, error) {
+	return nil, notImplemented("listRelatedDatasets")
+}
+
+// GetDatasetRows: Get Dataset Rows (GET /datasets/{dataset_id}/rows/).
+func (s *Server) GetDatasetRows(ctx context.Context, request gen.GetDatasetRowsRequestObject) (gen.GetDatasetRowsResponseObject, error) {
+	return nil, notImplemented("getDatasetRows")
+}
+
+// UpdatePublicationStatus: Update Publication Status (PATCH /datasets/{dataset_id}/status/).
+func (s *Server) UpdatePublicationStatus(ctx context.Context, request gen.UpdatePublicationStatusRequestObject) (gen.UpdatePublicationStatusResponseObject, error) {
+	return nil, notImplemented("updatePublicationStatus")
+}
+
+// SetTargetStatus: Set Target Status (PATCH /datasets/{dataset_id}/target-status/).
+func (s *Server) SetTargetStatus(ctx context.Context, request gen.SetTargetStatusRequestObject) (gen.SetTargetStatusResponseObject, error) {
+	return nil, notImplemented("setTargetStatus")
+}
+
+// ValidateDataset: Validate Dataset (GET /datasets/{dataset_id}/validate/).
+func (s *Server) ValidateDataset(ctx context.Context, request gen.ValidateDatasetRequestObject) (gen.ValidateDatasetResponseObject, error) {
+	return nil, notImplemented("validateDataset")
+}

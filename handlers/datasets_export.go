@@ -1,0 +1,74 @@
+package handlers
+
+// Operations of the Datasets - Export tag.
+
+import (
+	"context"
+
+	"meridian/gen"
+)
+
+// DcatUS3Catalog: DCAT-US 3 catalog (GET /datasets/dcat-us/3.0/).
+func (s *Server) DcatUS3Catalog(ctx context.Context, request gen.DcatUS3CatalogRequestObject) (gen.DcatUS3CatalogResponseObject, error) {
+	return nil, notImplemented("dcatUS3Catalog")
+}
+
+// ValidateDCATUS3Catalog: Validate DCAT-US 3 catalog (GET /datasets/dcat-us/3.0/validation/).
+func (s *Server) ValidateDCATUS3Catalog(ctx context.Context, request gen.ValidateDCATUS3CatalogRequestObject) (gen.ValidateDCATUS3CatalogResponseObject, error) {
+	return nil, notImplemented("validateDCATUS3Catalog")
+}
+
+// DcatCatalog: DCAT catalog (GET /datasets/dcat/).
+func (s *Server) DcatCatalog(ctx context.Context, request gen.DcatCatalogRequestObject) (gen.DcatCatalogResponseObject, error) {
+	return nil, notImplemented("dcatCatalog")
+}
+
+// ValidateDCATCatalog: Validate DCAT catalog (GET /datasets/dcat/validation/).
+func (s *Server) ValidateDCATCatalog(ctx context.Context, request gen.ValidateDCATCatalogRequestObject) (gen.ValidateDCATCatalogResponseObject, error) {
+	return nil, notImplemented("validateDCATCatalog")
+}
+
+// GeodcatAPCatalog: GeoDCAT-AP catalog (GET /datasets/geodcat-ap/).
+func (s *Server) GeodcatAPCatalog(ctx context.Context, request gen.GeodcatAPCatalogRequestObject) (gen.GeodcatAPCatalogResponseObject, error) {
+	return nil, notImplemented("geodcatAPCatalog")
+}
+
+// ValidateGeoDCATAPCatalog: Validate GeoDCAT-AP catalog (GET /datasets/geodcat-ap/validation/).
+func (s *Server) ValidateGeoDCATAPCatalog(ctx context.Context, request gen.ValidateGeoDCATAPCatalogRequestObject) (gen.ValidateGeoDCATAPCatalogResponseObject, error) {
+	return nil, notImplemented("validateGeoDCATAPCatalog")
+}
+
+// DcatUS3Record: DCAT-US 3 record (GET /datasets/{dataset_id}/dcat-us/3.0/).
+func (s *Server) DcatUS3Record(ctx context.Context, request gen.DcatUS3RecordRequestObject) (gen.DcatUS3RecordResponseObject, error) {
+	return nil, notImplemented("dcatUS3Record")
+}
+
+// ValidateDCATUS3Record: Validate DCAT-US 3 record (GET /datasets/{dataset_id}/dcat-us/3.0/validation/).
+func (s *Server) ValidateDCATUS3Record(ctx context.Context, request gen.ValidateDCATUS3RecordRequestObject) (gen.ValidateDCATUS3RecordResponseObject, error) {
+	return nil, notImplemented("validateDCATUS3Record")
+}
+
+// DcatRecord: DCAT record (GET /datasets/{dataset_id}/dcat/).
+func (s *Server) DcatRecord(ctx context.Context, request gen.DcatRecordRequestObject) (gen.DcatRecordResponseObject, error) {
+	return nil, notImplemented("dcatRecord")
+}
+
+// ValidateDCATRecord: Validate DCAT record (GET /datasets/{dataset_id}/dcat/validation/).
+func (s *Server) ValidateDCATRecord(ctx context.Context, request gen.ValidateDCATRecordRequestObject) (gen.ValidateDCATRecordResponseObject, error) {
+	return nil, notImplemented("validateDCATRecord")
+}
+
+// DownloadCOG: Download COG (GET /datasets/{dataset_id}/download/cog).
+func (s *Server) DownloadCOG(ctx context.Context, request gen.DownloadCOGRequestObject) (gen.DownloadCOGResponseObject, error) {
+	return nil, notImplemented("downloadCOG")
+}
+
+// GeodcatAPRecord: GeoDCAT-AP record (GET /datasets/{dataset_id}/geodcat-ap/).
+func (s *Server) GeodcatAPRecord(ctx context.Context, request gen.GeodcatAPRecordRequestObject) (gen.GeodcatAPRecordResponseObject, error) {
+	return nil, notImplemented("geodcatAPRecord")
+}
+
+// ValidateGeoDCATAPRecord: Validate GeoDCAT-AP record (GET /datasets/{dataset_id}/geodcat-ap/validation/).
+func (s *Server) ValidateGeoDCATAPRecord(ctx context.Context, request gen.ValidateGeoDCATAPRecordRequestObject) (gen.ValidateGeoDCATAPRecordResponseObject, error) {
+	return nil, notImplemented("validateGeoDCATAPRecord")
+}

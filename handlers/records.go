@@ -1,0 +1,79 @@
+package handlers
+
+// Operations of the Records tag.
+
+import (
+	"context"
+
+	"meridian/gen"
+)
+
+// ListContacts: List Contacts (GET /records/{record_id}/contacts/).
+func (s *Server) ListContacts(ctx context.Context, request gen.ListContactsRequestObject) (gen.ListContactsResponseObject, error) {
+	return nil, notImplemented("listContacts")
+}
+
+// CreateContact: Create Contact (POST /records/{record_id}/contacts/).
+func (s *Server) CreateContact(ctx context.Context, request gen.CreateContactRequestObject) (gen.CreateContactResponseObject, error) {
+	return nil, notImplemented("createContact")
+}
+
+// DeleteContact: Delete Contact (DELETE /records/{record_id}/contacts/{contact_id}/).
+func (s *Server) DeleteContact(ctx context.Context, request gen.DeleteContactRequestObject) (gen.DeleteContactResponseObject, error) {
+	return nil, notImplemented("deleteContact")
+}
+
+// UpdateContact: Update Contact (PATCH /records/{record_id}/contacts/{contact_id}/).
+func (s *Server) UpdateContact(ctx context.Context, request gen.UpdateContactRequestObject) (gen.UpdateContactResponseObject, error) {
+	return nil, notImplemented("updateContact")
+}
+
+// ListDistributions: List Distributions (GET /records/{record_id}/distributions/).
+func (s *Server) ListDistributions(ctx context.Context, request gen.ListDistributionsRequestObject) (gen.ListDistributionsResponseObject, error) {
+	return nil, notImplemented("listDistributions")
+}
+
+// CreateDistribution: Create Distribution (POST /records/{record_id}/distributions/).
+func (s *Server) CreateDistribution(ctx context.Context, request gen.CreateDistributionRequestObject) (gen.CreateDistributionResponseObject, error) {
+	return nil, notImplemented("createDistribution")
+}
+
+// DeleteDistribution: Delete Distribution (DELETE /records/{record_id}/distributions/{distribution_id}/).
+func (s *Server) DeleteDistribution(ctx context.Context, request gen.DeleteDistributionRequestObject) (gen.DeleteDistributionResponseObject, error) {
+	return nil, notImplemented("deleteDistribution")
+}
+
+// UpdateDistribution: Update Distribution (PATCH /records/{record_id}/distributions/{distribution_id}/).
+func (s *Server) UpdateDistribution(ctx context.Context, request gen.UpdateDistributionRequestObject) (gen.UpdateDistributionResponseObject, error) {
+	return nil, notImplemented("updateDistribution")
+}
+
+// ListKeywords: List Keywords (GET /records/{record_id}/keywords/).
+func (s *Server) ListKeywords(ctx context.Context, request gen.ListKeywordsRequestObject) (gen.ListKeywordsResponseObject, error) {
+	return nil, notImplemented("listKeywords")
+}
+
+// CreateKeyword: Create Keyword (POST /records/{record_id}/keywords/).
+func (s *Server) CreateKeyword(ctx context.Context, request gen.CreateKeywordRequestObject) (gen.CreateKeywordResponseObject, error) {
+	return nil, notImplemented("createKeyword")
+}
+
+// DeleteKeyword: Delete Keyword (DELETE /records/{record_id}/keywords/{keyword_id}/).
+func (s *Server) DeleteKeyword(ctx context.Context, request gen.DeleteKeywordRequestObject) (gen.DeleteKeywordResponseObject, error) {
+	return nil, notImplemented("deleteKeyword")
+}
+
+// ListTranslations: List Translations (GET /records/{record_id}/translations/).
+func (s *Server) ListTranslations(ctx context.Context, request gen.ListTranslationsRequestObject) (gen.ListTranslationsResponseObject, error) {
+	return nil, notImplemented("listTranslations")
+}
+
+// DeleteTranslation: Delete Translation (DELETE /records/{record_id}/translations/{language}/).
+func (s *Server) DeleteTranslation(ctx context.Context, request gen.DeleteTranslationRequestObject) (gen.DeleteTranslationResponseObject, error) {
+	return nil, notImplemented("deleteTranslation")
+}
+
+// UpsertTranslation: Upsert Translation (PUT /records/{record_id}/translations/{language}/).
+func (s *Server) UpsertTranslation(ctx context.Context, request gen.UpsertTranslationRequestObject) (gen.UpsertTranslationResponseObject, error) {
+	return nil, notImplemented("upsertTranslation")
+}

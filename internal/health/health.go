@@ -1,0 +1,58 @@
+// Package health checks the providers the service depends on.
+package health
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Provider is the state of one dependency.
+type Provider struct {
+	Up       bool
+	Required bool
+	Latency  time.Duration
+	Detail   string
+}
+
+// Report is the result of one check of every provider.
+type Report struct {
+	Healthy   bool
+	CheckedAt time.Time
+	Providers map[string]Provider
+}
+
+// Checker checks the database with a short timeout of its own, so a hung database makes the health
+// check answer "unhealthy" quickly instead of hanging the monitor.
+type Checker struct {
+	Pool    *pgxpool.Pool
+	Timeout time.Duration
+}
+
+// Check probes every provider now.
+func (c Checker) Check(ctx context.Context) Report {
+	timeout := c.Timeout
+	if timeout == 0 {
+		timeout = 2 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	db := Provider{Required: true}
+	var one int
+	if err := c.Pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		db.Detail = "database unreachable"
+	} else {
+		db.Up = true
+	}
+	db.Latency = time.Since(start)
+	r := Report{CheckedAt: time.Now().UTC(), Providers: map[string]Provider{"database": db}}
+	r.Healthy = true
+	for _, p := range r.Providers {
+		if p.Required && !p.Up {
+			r.Healthy = false
+		}
+	}
+	return r
+}

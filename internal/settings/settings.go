@@ -1,0 +1,64 @@
+// Package settings reads runtime settings an admin can change without a restart. Values live in
+// catalog.settings as JSON; a key that was never written has its documented default.
+package settings
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"meridian/store"
+)
+
+// Defaults of the settings read so far, keyed as stored.
+var defaults = map[string]any{
+	"auth.registration_mode":           "approval",
+	"auth.email_verification_required": true,
+	"auth.local_login_enabled":         true,
+}
+
+// Reader reads settings through the catalog queries.
+type Reader struct{ Q *store.Queries }
+
+// Auth is the public sign-in configuration.
+type Auth struct {
+	RegistrationMode          string
+	EmailVerificationRequired bool
+	LocalLoginEnabled         bool
+}
+
+// Auth reads the sign-in settings in one query.
+func (r Reader) Auth(ctx context.Context) (Auth, error) {
+	var a Auth
+	err := r.load(ctx, map[string]any{
+		"auth.registration_mode":           &a.RegistrationMode,
+		"auth.email_verification_required": &a.EmailVerificationRequired,
+		"auth.local_login_enabled":         &a.LocalLoginEnabled,
+	})
+	return a, err
+}
+
+// load fills each destination from the stored value or, when absent, from its default.
+func (r Reader) load(ctx context.Context, dst map[string]any) error {
+	keys := make([]string, 0, len(dst))
+	for k := range dst {
+		keys = append(keys, k)
+		b, err := json.Marshal(defaults[k])
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, dst[k]); err != nil {
+			return fmt.Errorf("settings: default of %s: %w", k, err)
+		}
+	}
+	rows, err := r.Q.GetSettingsByKeys(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		if err := json.Unmarshal(row.Value, dst[row.Key]); err != nil {
+			return fmt.Errorf("settings: stored value of %s: %w", row.Key, err)
+		}
+	}
+	return nil
+}
