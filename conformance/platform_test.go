@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/jackc/pgx/v5"
 
 	"meridian/openapi"
 )
@@ -451,4 +452,48 @@ func mustDoc(t *testing.T) *openapi3.T {
 		t.Fatal(err)
 	}
 	return doc
+}
+
+// TestReplicasStartTogether: two servers started at once on an empty database both come up; the
+// advisory locks let exactly one of them apply the migrations and create the first admin.
+func TestReplicasStartTogether(t *testing.T) {
+	ctx := context.Background()
+	dbURL, err := CreateDatabase(ctx, adminDBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer DropDatabase(ctx, adminDBURL, dbURL)
+	type result struct {
+		s   *Server
+		err error
+	}
+	results := make(chan result, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			s, err := Start(ctx, dbURL)
+			results <- result{s, err}
+		}()
+	}
+	for i := 0; i < 2; i++ {
+		r := <-results
+		if r.err != nil {
+			t.Fatalf("replica %d: %v", i, r.err)
+		}
+		defer r.s.Stop()
+	}
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var admins, versions int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM catalog.users WHERE role = 'admin'").Scan(&admins); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM schema_migrations WHERE NOT dirty").Scan(&versions); err != nil {
+		t.Fatal(err)
+	}
+	if admins != 1 || versions != 1 {
+		t.Fatalf("after two concurrent starts: %d admins, %d clean migration rows; want 1 and 1", admins, versions)
+	}
 }
