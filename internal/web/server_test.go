@@ -88,4 +88,3 @@ func TestRecoverAnswersProblem(t *testing.T) {
 		t.Fatalf("panic value leaked to the client: %s", b)
 	}
 }
-
