@@ -6,6 +6,9 @@ import (
 	"context"
 
 	"meridian/gen"
+	"meridian/internal/accounts"
+	"meridian/internal/auth"
+	"meridian/store"
 )
 
 // GetAIStatus: Get AI Status (GET /admin/ai-status/).
@@ -16,21 +19,6 @@ func (s *Server) GetAIStatus(ctx context.Context, request gen.GetAIStatusRequest
 // UpdateAIStatus: Update AI Status (PATCH /admin/ai-status/).
 func (s *Server) UpdateAIStatus(ctx context.Context, request gen.UpdateAIStatusRequestObject) (gen.UpdateAIStatusResponseObject, error) {
 	return nil, notImplemented("updateAIStatus")
-}
-
-// ListAPIKeys: List API Keys (GET /admin/api-keys/).
-func (s *Server) ListAPIKeys(ctx context.Context, request gen.ListAPIKeysRequestObject) (gen.ListAPIKeysResponseObject, error) {
-	return nil, notImplemented("listAPIKeys")
-}
-
-// CreateAPIKey: Create API Key (POST /admin/api-keys/).
-func (s *Server) CreateAPIKey(ctx context.Context, request gen.CreateAPIKeyRequestObject) (gen.CreateAPIKeyResponseObject, error) {
-	return nil, notImplemented("createAPIKey")
-}
-
-// RevokeAPIKey: Revoke API Key (DELETE /admin/api-keys/{key_id}).
-func (s *Server) RevokeAPIKey(ctx context.Context, request gen.RevokeAPIKeyRequestObject) (gen.RevokeAPIKeyResponseObject, error) {
-	return nil, notImplemented("revokeAPIKey")
 }
 
 // ListAuditLogs: List Audit Logs (GET /admin/audit-logs/).
@@ -83,11 +71,6 @@ func (s *Server) ListUsers(ctx context.Context, request gen.ListUsersRequestObje
 	return nil, notImplemented("listUsers")
 }
 
-// CreateUser: Create User (POST /admin/users/).
-func (s *Server) CreateUser(ctx context.Context, request gen.CreateUserRequestObject) (gen.CreateUserResponseObject, error) {
-	return nil, notImplemented("createUser")
-}
-
 // ExportRegisteredUsersAsCSV: Export registered users as CSV (GET /admin/users/export.csv).
 func (s *Server) ExportRegisteredUsersAsCSV(ctx context.Context, request gen.ExportRegisteredUsersAsCSVRequestObject) (gen.ExportRegisteredUsersAsCSVResponseObject, error) {
 	return nil, notImplemented("exportRegisteredUsersAsCSV")
@@ -101,16 +84,6 @@ func (s *Server) ListUserNames(ctx context.Context, request gen.ListUserNamesReq
 // DeleteUser: Delete User (DELETE /admin/users/{user_id}).
 func (s *Server) DeleteUser(ctx context.Context, request gen.DeleteUserRequestObject) (gen.DeleteUserResponseObject, error) {
 	return nil, notImplemented("deleteUser")
-}
-
-// GetUser: Get User (GET /admin/users/{user_id}).
-func (s *Server) GetUser(ctx context.Context, request gen.GetUserRequestObject) (gen.GetUserResponseObject, error) {
-	return nil, notImplemented("getUser")
-}
-
-// UpdateUser: Update User (PATCH /admin/users/{user_id}).
-func (s *Server) UpdateUser(ctx context.Context, request gen.UpdateUserRequestObject) (gen.UpdateUserResponseObject, error) {
-	return nil, notImplemented("updateUser")
 }
 
 // ApproveUser: Approve User (POST /admin/users/{user_id}/approve/).
@@ -251,4 +224,135 @@ func (s *Server) ResetSettings(ctx context.Context, request gen.ResetSettingsReq
 // GetTileConfig: Get Tile Config (GET /settings/tile-config/).
 func (s *Server) GetTileConfig(ctx context.Context, request gen.GetTileConfigRequestObject) (gen.GetTileConfigResponseObject, error) {
 	return nil, notImplemented("getTileConfig")
+}
+
+// CreateAPIKey: Create API Key (POST /admin/api-keys/). Admin only; the key belongs to user_id.
+func (s *Server) CreateAPIKey(ctx context.Context, request gen.CreateAPIKeyRequestObject) (gen.CreateAPIKeyResponseObject, error) {
+	p, err := requireCapability(ctx, auth.CapManageUsers)
+	if err != nil {
+		return nil, err
+	}
+	nk := auth.NewKey{OwnerID: request.Body.UserId, Name: request.Body.Name, ExpiresAt: request.Body.ExpiresAt, Actor: p, Client: client(ctx)}
+	if request.Body.Scope != nil {
+		nk.Scope = string(*request.Body.Scope)
+	}
+	k, err := s.auth.CreateKey(ctx, nk)
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateAPIKey201JSONResponse(keyCreatedOut(k)), nil
+}
+
+// ListAPIKeys: List API Keys (GET /admin/api-keys/). Admin only; paged 50/200.
+func (s *Server) ListAPIKeys(ctx context.Context, request gen.ListAPIKeysRequestObject) (gen.ListAPIKeysResponseObject, error) {
+	if _, err := requireCapability(ctx, auth.CapManageUsers); err != nil {
+		return nil, err
+	}
+	prm := request.Params
+	skip, limit := page(prm.Skip, prm.Limit, 50, 200)
+	var scope *string
+	if prm.Scope != nil {
+		v := string(*prm.Scope)
+		scope = &v
+	}
+	rows, err := s.q.ListAPIKeys(ctx, store.ListAPIKeysParams{UserID: prm.UserId, IsActive: prm.IsActive, Scope: scope,
+		Off: int32(skip), Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListAPIKeys200JSONResponse{Items: []gen.AdminApiKeyListItem{}, Skip: skip, Limit: limit}
+	for _, r := range rows {
+		out.Total = int(r.Total)
+		out.Items = append(out.Items, gen.AdminApiKeyListItem{Id: r.ID, UserId: r.UserID, Username: r.Username, Name: r.Name,
+			Fingerprint: r.Fingerprint, IsActive: r.IsActive, ExpiresAt: r.ExpiresAt, Scope: gen.AdminApiKeyListItemScope(r.Scope),
+			CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt})
+	}
+	if len(rows) == 0 && skip > 0 {
+		// Past the last page the window count is not there; ask once for the total.
+		all, err := s.q.ListAPIKeys(ctx, store.ListAPIKeysParams{UserID: prm.UserId, IsActive: prm.IsActive, Scope: scope, Lim: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(all) > 0 {
+			out.Total = int(all[0].Total)
+		}
+	}
+	return out, nil
+}
+
+// RevokeAPIKey: Revoke API Key (DELETE /admin/api-keys/{key_id}). Admin only; takes effect on the
+// key's next request.
+func (s *Server) RevokeAPIKey(ctx context.Context, request gen.RevokeAPIKeyRequestObject) (gen.RevokeAPIKeyResponseObject, error) {
+	p, err := requireCapability(ctx, auth.CapManageUsers)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.auth.RevokeKey(ctx, request.KeyId, p, false, client(ctx)); err != nil {
+		return nil, err
+	}
+	return gen.RevokeAPIKey204Response{}, nil
+}
+
+// CreateUser: Create User (POST /admin/users/). Admin only; the account is active at once.
+func (s *Server) CreateUser(ctx context.Context, request gen.CreateUserRequestObject) (gen.CreateUserResponseObject, error) {
+	p, err := requireCapability(ctx, auth.CapManageUsers)
+	if err != nil {
+		return nil, err
+	}
+	b := request.Body
+	nu := accounts.NewUser{Username: b.Username, Email: string(b.Email)}
+	if b.Password != nil {
+		nu.Password = *b.Password
+	}
+	if b.Role != nil {
+		nu.Role = string(*b.Role)
+	}
+	if b.EmailVerified != nil {
+		nu.EmailVerified = *b.EmailVerified
+	}
+	u, err := s.accounts.Create(ctx, nu, p, client(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateUser201JSONResponse(userOut(u)), nil
+}
+
+// GetUser: Get User (GET /admin/users/{user_id}). Admin only.
+func (s *Server) GetUser(ctx context.Context, request gen.GetUserRequestObject) (gen.GetUserResponseObject, error) {
+	if _, err := requireCapability(ctx, auth.CapManageUsers); err != nil {
+		return nil, err
+	}
+	u, err := s.accounts.Get(ctx, request.UserId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetUser200JSONResponse(userOut(u)), nil
+}
+
+// UpdateUser: Update User (PATCH /admin/users/{user_id}). Admin only; a role, status or password
+// change invalidates the user's tokens and API keys.
+func (s *Server) UpdateUser(ctx context.Context, request gen.UpdateUserRequestObject) (gen.UpdateUserResponseObject, error) {
+	p, err := requireCapability(ctx, auth.CapManageUsers)
+	if err != nil {
+		return nil, err
+	}
+	b := request.Body
+	ch := accounts.Change{Username: b.Username, Password: b.Password, EmailVerified: b.EmailVerified}
+	if b.Email != nil {
+		e := string(*b.Email)
+		ch.Email = &e
+	}
+	if b.Role != nil {
+		r := string(*b.Role)
+		ch.Role = &r
+	}
+	if b.Status != nil {
+		st := string(*b.Status)
+		ch.Status = &st
+	}
+	u, err := s.accounts.Update(ctx, request.UserId, ch, p, client(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return gen.UpdateUser200JSONResponse(userOut(u)), nil
 }

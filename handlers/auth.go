@@ -4,31 +4,15 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 
 	"meridian/gen"
+	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/settings"
+	"meridian/internal/web"
 )
-
-// ListMyAPIKeys: List My API Keys (GET /auth/api-keys/).
-func (s *Server) ListMyAPIKeys(ctx context.Context, request gen.ListMyAPIKeysRequestObject) (gen.ListMyAPIKeysResponseObject, error) {
-	return nil, notImplemented("listMyAPIKeys")
-}
-
-// CreateMyAPIKey: Create My API Key (POST /auth/api-keys/).
-func (s *Server) CreateMyAPIKey(ctx context.Context, request gen.CreateMyAPIKeyRequestObject) (gen.CreateMyAPIKeyResponseObject, error) {
-	return nil, notImplemented("createMyAPIKey")
-}
-
-// RevokeMyAPIKey: Revoke My API Key (DELETE /auth/api-keys/{key_id}).
-func (s *Server) RevokeMyAPIKey(ctx context.Context, request gen.RevokeMyAPIKeyRequestObject) (gen.RevokeMyAPIKeyResponseObject, error) {
-	return nil, notImplemented("revokeMyAPIKey")
-}
-
-// ChangePassword: Change Password (POST /auth/change-password/).
-func (s *Server) ChangePassword(ctx context.Context, request gen.ChangePasswordRequestObject) (gen.ChangePasswordResponseObject, error) {
-	return nil, notImplemented("changePassword")
-}
 
 // GetAuthConfig: Get Auth Config (GET /auth/config/).
 func (s *Server) GetAuthConfig(ctx context.Context, request gen.GetAuthConfigRequestObject) (gen.GetAuthConfigResponseObject, error) {
@@ -52,26 +36,6 @@ func (s *Server) CreateDownloadToken(ctx context.Context, request gen.CreateDown
 	return nil, notImplemented("createDownloadToken")
 }
 
-// Login: Login (POST /auth/login).
-func (s *Server) Login(ctx context.Context, request gen.LoginRequestObject) (gen.LoginResponseObject, error) {
-	return nil, notImplemented("login")
-}
-
-// Logout: Logout (POST /auth/logout/).
-func (s *Server) Logout(ctx context.Context, request gen.LogoutRequestObject) (gen.LogoutResponseObject, error) {
-	return nil, notImplemented("logout")
-}
-
-// GetMe: Get Me (GET /auth/me/).
-func (s *Server) GetMe(ctx context.Context, request gen.GetMeRequestObject) (gen.GetMeResponseObject, error) {
-	return nil, notImplemented("getMe")
-}
-
-// GetMyPermissions: Get My Permissions (GET /auth/me/permissions/).
-func (s *Server) GetMyPermissions(ctx context.Context, request gen.GetMyPermissionsRequestObject) (gen.GetMyPermissionsResponseObject, error) {
-	return nil, notImplemented("getMyPermissions")
-}
-
 // GetMyUsage: Get My Usage (GET /auth/me/usage/).
 func (s *Server) GetMyUsage(ctx context.Context, request gen.GetMyUsageRequestObject) (gen.GetMyUsageResponseObject, error) {
 	return nil, notImplemented("getMyUsage")
@@ -92,11 +56,6 @@ func (s *Server) OauthLogin(ctx context.Context, request gen.OauthLoginRequestOb
 	return nil, notImplemented("oauthLogin")
 }
 
-// RefreshToken: Refresh Token (POST /auth/refresh/).
-func (s *Server) RefreshToken(ctx context.Context, request gen.RefreshTokenRequestObject) (gen.RefreshTokenResponseObject, error) {
-	return nil, notImplemented("refreshToken")
-}
-
 // Register: Register (POST /auth/register/).
 func (s *Server) Register(ctx context.Context, request gen.RegisterRequestObject) (gen.RegisterResponseObject, error) {
 	return nil, notImplemented("register")
@@ -110,4 +69,155 @@ func (s *Server) ResendVerification(ctx context.Context, request gen.ResendVerif
 // VerifyEmail: Verify Email (POST /auth/verify-email/).
 func (s *Server) VerifyEmail(ctx context.Context, request gen.VerifyEmailRequestObject) (gen.VerifyEmailResponseObject, error) {
 	return nil, notImplemented("verifyEmail")
+}
+
+// Login: Login (POST /auth/login). Form-encoded username and password; the TokenResponse of
+// section 2.3, with the cookie transport when X-Service-Auth-Mode is "cookie".
+func (s *Server) Login(ctx context.Context, request gen.LoginRequestObject) (gen.LoginResponseObject, error) {
+	if request.Body == nil {
+		return nil, apperr.Unprocessable("username and password are required")
+	}
+	pair, err := s.auth.Login(ctx, request.Body.Username, request.Body.Password, client(ctx))
+	if err != nil {
+		return nil, err
+	}
+	cookies := request.Params.XServiceAuthMode != nil && string(*request.Params.XServiceAuthMode) == cookieMode
+	return s.respondTokens(ctx, pair, cookies), nil
+}
+
+// RefreshToken: Refresh Token (POST /auth/refresh/). Body transport, or the cookie transport with
+// the CSRF double-submit check; the body is read once as a fallback so older sessions migrate.
+func (s *Server) RefreshToken(ctx context.Context, request gen.RefreshTokenRequestObject) (gen.RefreshTokenResponseObject, error) {
+	meta := web.MetaFrom(ctx)
+	cookieMode := request.Params.XServiceAuthMode != nil && string(*request.Params.XServiceAuthMode) == cookieMode
+	var token string
+	switch {
+	case cookieMode && meta.Cookie(refreshCookie) != "":
+		if !csrfMatches(meta, request.Params.XCSRFToken) {
+			return nil, apperr.Forbidden("X-CSRF-Token must echo the service_csrf cookie")
+		}
+		token = meta.Cookie(refreshCookie)
+	case request.Body != nil && request.Body.RefreshToken != "":
+		token = request.Body.RefreshToken
+	default:
+		return nil, apperr.Unauthorized("no refresh token presented")
+	}
+	pair, err := s.auth.Refresh(ctx, token, client(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return s.respondTokens(ctx, pair, cookieMode), nil
+}
+
+// Logout: Logout (POST /auth/logout/). Rule 4a: a dead access token does not stop it; the refresh
+// credential (cookie or body) names the session to end, else a live access token does. 401 only
+// when nothing presented resolves. API keys are never affected.
+func (s *Server) Logout(ctx context.Context, request gen.LogoutRequestObject) (gen.LogoutResponseObject, error) {
+	meta := web.MetaFrom(ctx)
+	p := auth.From(ctx)
+	token := meta.Cookie(refreshCookie)
+	if token == "" && request.Body != nil && request.Body.RefreshToken != nil {
+		token = *request.Body.RefreshToken
+	}
+	resolved := false
+	if token != "" {
+		ok, err := s.auth.Logout(ctx, token)
+		if err != nil {
+			return nil, err
+		}
+		resolved = ok
+	}
+	if !resolved && p.Via == auth.ViaBearer {
+		if err := s.auth.EndSession(ctx, p.Session); err != nil {
+			return nil, err
+		}
+		resolved = true
+	}
+	if !resolved && p.Via == auth.ViaAPIKey {
+		resolved = true // nothing to end: keys outlive web sessions
+	}
+	if !resolved {
+		return nil, apperr.Unauthorized("nothing presented resolves to a session")
+	}
+	return logoutResponse{}, nil
+}
+
+type logoutResponse struct{}
+
+func (logoutResponse) VisitLogoutResponse(w http.ResponseWriter) error {
+	for _, c := range clearSessionCookies() {
+		http.SetCookie(w, c)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	return json.NewEncoder(w).Encode(gen.Message{Message: "signed out"})
+}
+
+// ChangePassword: Change Password (POST /auth/change-password/).
+func (s *Server) ChangePassword(ctx context.Context, request gen.ChangePasswordRequestObject) (gen.ChangePasswordResponseObject, error) {
+	p := auth.From(ctx)
+	if err := s.auth.ChangePassword(ctx, p.UserID, request.Body.CurrentPassword, request.Body.NewPassword, client(ctx)); err != nil {
+		return nil, err
+	}
+	return gen.ChangePassword200JSONResponse{Message: "password changed; sign in again on every device"}, nil
+}
+
+// GetMe: Get Me (GET /auth/me/).
+func (s *Server) GetMe(ctx context.Context, request gen.GetMeRequestObject) (gen.GetMeResponseObject, error) {
+	u, err := s.q.GetUserByID(ctx, auth.From(ctx).UserID)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetMe200JSONResponse(userOut(u)), nil
+}
+
+// GetMyPermissions: Get My Permissions (GET /auth/me/permissions/).
+func (s *Server) GetMyPermissions(ctx context.Context, request gen.GetMyPermissionsRequestObject) (gen.GetMyPermissionsResponseObject, error) {
+	p := auth.From(ctx)
+	out := gen.GetMyPermissions200JSONResponse{Role: gen.AuthPermissionsResponseRole(p.Role), Capabilities: []gen.AuthPermissionsResponseCapabilities{}}
+	for _, c := range auth.Capabilities(p.Role) {
+		out.Capabilities = append(out.Capabilities, gen.AuthPermissionsResponseCapabilities(c))
+	}
+	if p.Via == auth.ViaAPIKey {
+		scope := gen.AuthPermissionsResponseApiKeyScope(p.KeyScope)
+		out.ApiKeyScope = &scope
+	}
+	return out, nil
+}
+
+// CreateMyAPIKey: Create My API Key (POST /auth/api-keys/).
+func (s *Server) CreateMyAPIKey(ctx context.Context, request gen.CreateMyAPIKeyRequestObject) (gen.CreateMyAPIKeyResponseObject, error) {
+	p := auth.From(ctx)
+	nk := auth.NewKey{OwnerID: p.UserID, Name: request.Body.Name, ExpiresAt: request.Body.ExpiresAt, Actor: p, Client: client(ctx)}
+	if request.Body.Scope != nil {
+		nk.Scope = string(*request.Body.Scope)
+	}
+	k, err := s.auth.CreateKey(ctx, nk)
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateMyAPIKey201JSONResponse(keyCreatedOut(k)), nil
+}
+
+// ListMyAPIKeys: List My API Keys (GET /auth/api-keys/).
+func (s *Server) ListMyAPIKeys(ctx context.Context, request gen.ListMyAPIKeysRequestObject) (gen.ListMyAPIKeysResponseObject, error) {
+	rows, err := s.q.ListAPIKeysOfUser(ctx, auth.From(ctx).UserID)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListMyAPIKeys200JSONResponse{}
+	for _, r := range rows {
+		out = append(out, gen.ApiKeyListItem{Id: r.ID, Name: r.Name, Fingerprint: r.Fingerprint, IsActive: r.IsActive,
+			ExpiresAt: r.ExpiresAt, Scope: gen.ApiKeyListItemScope(r.Scope), CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt})
+	}
+	return out, nil
+}
+
+// RevokeMyAPIKey: Revoke My API Key (DELETE /auth/api-keys/{key_id}). Another user's key answers
+// 404, as if it did not exist.
+func (s *Server) RevokeMyAPIKey(ctx context.Context, request gen.RevokeMyAPIKeyRequestObject) (gen.RevokeMyAPIKeyResponseObject, error) {
+	if err := s.auth.RevokeKey(ctx, request.KeyId, auth.From(ctx), true, client(ctx)); err != nil {
+		return nil, err
+	}
+	return gen.RevokeMyAPIKey204Response{}, nil
 }

@@ -5,13 +5,17 @@ package handlers
 
 import (
 	"log/slog"
+	"net/http"
+	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
 	"meridian/gen"
+	"meridian/internal/accounts"
 	"meridian/internal/apperr"
+	"meridian/internal/auth"
 	"meridian/internal/config"
 	"meridian/internal/web"
 	"meridian/store"
@@ -26,10 +30,12 @@ type Deps struct {
 
 // Server implements gen.StrictServerInterface.
 type Server struct {
-	cfg  config.Config
-	pool *pgxpool.Pool
-	q    *store.Queries
-	log  *slog.Logger
+	cfg      config.Config
+	pool     *pgxpool.Pool
+	q        *store.Queries
+	log      *slog.Logger
+	auth     *auth.Service
+	accounts *accounts.Service
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -40,13 +46,24 @@ func New(d Deps) *Server {
 	if d.Pool != nil {
 		s.q = store.New(d.Pool)
 	}
+	s.auth = &auth.Service{
+		Pool: d.Pool, Q: s.q, Log: d.Log,
+		Signer:     auth.NewSigner(d.Config.JWTSecretKey, d.Config.AccessTokenTTL),
+		RefreshTTL: d.Config.RefreshTokenTTL, Grace: d.Config.RefreshGrace,
+	}
+	s.accounts = &accounts.Service{Pool: d.Pool, Q: s.q, Log: d.Log}
 	return s
 }
 
-// Mount registers every contract operation under /api with the per-route middleware: a body limit
-// fitting the operation (uploads, feature writes, the rest) and request validation.
+// Mount registers every contract operation under /api with the per-route middleware, in order:
+// the operation's own rate limit, a body limit fitting the operation (uploads, feature writes, the
+// rest), authentication (spec section 5), then request validation.
 func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Router {
 	r := web.NewRouter(e, doc, "/api", func(op *web.Operation) []echo.MiddlewareFunc {
+		var mws []echo.MiddlewareFunc
+		if n := operationLimit(cfg, op); n > 0 && cfg.RateLimitEnabled {
+			mws = append(mws, web.RateLimit(web.PerMinute(n), nil))
+		}
 		limit := cfg.MaxBodyBytes
 		switch {
 		case op.Streaming:
@@ -54,10 +71,24 @@ func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Rou
 		case len(op.Spec.Tags) > 0 && op.Spec.Tags[0] == "Features":
 			limit = cfg.MaxFeatureBodyBytes
 		}
-		return []echo.MiddlewareFunc{web.BodyLimit(limit), web.ValidateRequest(doc, op)}
+		opts := web.AuthOptions{AcceptDeadCredential: op.ID == "logout"}
+		return append(mws, web.BodyLimit(limit), web.Authenticate(s.auth, op, opts), web.ValidateRequest(doc, op))
 	})
 	gen.RegisterHandlersWithBaseURL(r, gen.NewStrictHandler(s, nil), "/api")
 	return r
+}
+
+// operationLimit is the per-minute quota of op: its own entry in the settings, else 30 for admin
+// and settings mutations (open-points.md).
+func operationLimit(cfg config.Config, op *web.Operation) int {
+	if n, ok := cfg.OperationRateLimits[op.ID]; ok {
+		return n
+	}
+	admin := strings.HasPrefix(op.Template, "/admin/") || strings.HasPrefix(op.Template, "/settings/")
+	if admin && op.Method != http.MethodGet {
+		return cfg.OperationRateLimits["adminMutations"]
+	}
+	return 0
 }
 
 // notImplemented is the answer of every operation not built yet: 501 naming the operationId.

@@ -11,6 +11,21 @@ import (
 	"github.com/google/uuid"
 )
 
+type CatalogApiKey struct {
+	ID           uuid.UUID  `json:"id"`
+	UserID       uuid.UUID  `json:"user_id"`
+	Name         string     `json:"name"`
+	KeyHash      []byte     `json:"key_hash"`
+	Fingerprint  string     `json:"fingerprint"`
+	Scope        string     `json:"scope"`
+	TokenVersion int32      `json:"token_version"`
+	ExpiresAt    *time.Time `json:"expires_at"`
+	CreatedAt    time.Time  `json:"created_at"`
+	CreatedBy    *uuid.UUID `json:"created_by"`
+	LastUsedAt   *time.Time `json:"last_used_at"`
+	RevokedAt    *time.Time `json:"revoked_at"`
+}
+
 type CatalogAuditLog struct {
 	ID           int64           `json:"id"`
 	OccurredAt   time.Time       `json:"occurred_at"`
@@ -23,6 +38,54 @@ type CatalogAuditLog struct {
 	Ip           string          `json:"ip"`
 	UserAgent    string          `json:"user_agent"`
 	Detail       json.RawMessage `json:"detail"`
+}
+
+type CatalogEmailVerification struct {
+	TokenHash []byte     `json:"token_hash"`
+	UserID    uuid.UUID  `json:"user_id"`
+	ExpiresAt time.Time  `json:"expires_at"`
+	UsedAt    *time.Time `json:"used_at"`
+}
+
+type CatalogOauthAccount struct {
+	ID         uuid.UUID `json:"id"`
+	ProviderID uuid.UUID `json:"provider_id"`
+	Subject    string    `json:"subject"`
+	UserID     uuid.UUID `json:"user_id"`
+	Email      string    `json:"email"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+type CatalogOauthProvider struct {
+	ID              uuid.UUID `json:"id"`
+	Slug            string    `json:"slug"`
+	DisplayName     string    `json:"display_name"`
+	ProviderType    string    `json:"provider_type"`
+	ClientID        string    `json:"client_id"`
+	ClientSecretEnc []byte    `json:"client_secret_enc"`
+	DiscoveryUrl    *string   `json:"discovery_url"`
+	AuthorizeUrl    *string   `json:"authorize_url"`
+	TokenUrl        *string   `json:"token_url"`
+	UserinfoUrl     *string   `json:"userinfo_url"`
+	Scopes          string    `json:"scopes"`
+	DefaultRole     string    `json:"default_role"`
+	Enabled         bool      `json:"enabled"`
+	CreatedAt       time.Time `json:"created_at"`
+	UpdatedAt       time.Time `json:"updated_at"`
+}
+
+type CatalogRefreshToken struct {
+	ID        uuid.UUID  `json:"id"`
+	FamilyID  uuid.UUID  `json:"family_id"`
+	UserID    uuid.UUID  `json:"user_id"`
+	TokenHash []byte     `json:"token_hash"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt time.Time  `json:"expires_at"`
+	RotatedAt *time.Time `json:"rotated_at"`
+	GraceUsed bool       `json:"grace_used"`
+	RevokedAt *time.Time `json:"revoked_at"`
+	Ip        string     `json:"ip"`
+	UserAgent string     `json:"user_agent"`
 }
 
 type CatalogSetting struct {

@@ -7,6 +7,8 @@ package store
 
 import (
 	"context"
+
+	"github.com/google/uuid"
 )
 
 const countActiveAdmins = `-- name: CountActiveAdmins :one
@@ -61,6 +63,29 @@ func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (Catalog
 	return i, err
 }
 
+const getUserByID = `-- name: GetUserByID :one
+SELECT id, username, email, password_hash, role, status, email_verified, token_version, last_login_at, created_at, updated_at FROM catalog.users WHERE id = $1
+`
+
+func (q *Queries) GetUserByID(ctx context.Context, id uuid.UUID) (CatalogUser, error) {
+	row := q.db.QueryRow(ctx, getUserByID, id)
+	var i CatalogUser
+	err := row.Scan(
+		&i.ID,
+		&i.Username,
+		&i.Email,
+		&i.PasswordHash,
+		&i.Role,
+		&i.Status,
+		&i.EmailVerified,
+		&i.TokenVersion,
+		&i.LastLoginAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const getUserByLogin = `-- name: GetUserByLogin :one
 SELECT id, username, email, password_hash, role, status, email_verified, token_version, last_login_at, created_at, updated_at FROM catalog.users
 WHERE lower(username) = lower($1) OR lower(email) = lower($1)
@@ -70,6 +95,92 @@ LIMIT 1
 // Sign-in accepts the username or the email address, both compared without case.
 func (q *Queries) GetUserByLogin(ctx context.Context, login string) (CatalogUser, error) {
 	row := q.db.QueryRow(ctx, getUserByLogin, login)
+	var i CatalogUser
+	err := row.Scan(
+		&i.ID,
+		&i.Username,
+		&i.Email,
+		&i.PasswordHash,
+		&i.Role,
+		&i.Status,
+		&i.EmailVerified,
+		&i.TokenVersion,
+		&i.LastLoginAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const recordUserLogin = `-- name: RecordUserLogin :exec
+UPDATE catalog.users SET last_login_at = now() WHERE id = $1
+`
+
+func (q *Queries) RecordUserLogin(ctx context.Context, id uuid.UUID) error {
+	_, err := q.db.Exec(ctx, recordUserLogin, id)
+	return err
+}
+
+const setUserPassword = `-- name: SetUserPassword :one
+UPDATE catalog.users
+SET password_hash = $1, token_version = token_version + 1, updated_at = now()
+WHERE id = $2
+RETURNING token_version
+`
+
+type SetUserPasswordParams struct {
+	PasswordHash *string   `json:"password_hash"`
+	ID           uuid.UUID `json:"id"`
+}
+
+// A new password ends every session and key issued before it: the version bump makes old access
+// tokens and API keys fail their version check.
+func (q *Queries) SetUserPassword(ctx context.Context, arg SetUserPasswordParams) (int32, error) {
+	row := q.db.QueryRow(ctx, setUserPassword, arg.PasswordHash, arg.ID)
+	var token_version int32
+	err := row.Scan(&token_version)
+	return token_version, err
+}
+
+const updateUser = `-- name: UpdateUser :one
+UPDATE catalog.users SET
+    username       = coalesce($1, username),
+    email          = coalesce($2, email),
+    role           = coalesce($3, role),
+    status         = coalesce($4, status),
+    email_verified = coalesce($5, email_verified),
+    password_hash  = coalesce($6, password_hash),
+    token_version  = token_version + CASE
+        WHEN ($3::text IS NOT NULL AND $3 <> role)
+          OR ($4::text IS NOT NULL AND $4 <> status)
+          OR $6::text IS NOT NULL THEN 1 ELSE 0 END,
+    updated_at     = now()
+WHERE id = $7
+RETURNING id, username, email, password_hash, role, status, email_verified, token_version, last_login_at, created_at, updated_at
+`
+
+type UpdateUserParams struct {
+	Username      *string   `json:"username"`
+	Email         *string   `json:"email"`
+	Role          *string   `json:"role"`
+	Status        *string   `json:"status"`
+	EmailVerified *bool     `json:"email_verified"`
+	PasswordHash  *string   `json:"password_hash"`
+	ID            uuid.UUID `json:"id"`
+}
+
+// Role, status and password changes bump token_version: the user's access tokens and API keys
+// stop working at once (spec 2.2: keys die with a password or role change; deactivation ends all).
+func (q *Queries) UpdateUser(ctx context.Context, arg UpdateUserParams) (CatalogUser, error) {
+	row := q.db.QueryRow(ctx, updateUser,
+		arg.Username,
+		arg.Email,
+		arg.Role,
+		arg.Status,
+		arg.EmailVerified,
+		arg.PasswordHash,
+		arg.ID,
+	)
 	var i CatalogUser
 	err := row.Scan(
 		&i.ID,

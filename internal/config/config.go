@@ -35,6 +35,13 @@ type Config struct {
 	RateLimitEnabled   bool
 	RateLimitPerSecond float64 // global per client IP
 	RateLimitBurst     int
+	// OperationRateLimits are requests per minute per client IP for individual operations, keyed
+	// by operationId (open-points.md); RATE_LIMITS="login=5,refreshToken=30" overrides entries.
+	OperationRateLimits map[string]int
+
+	AccessTokenTTL  time.Duration
+	RefreshTokenTTL time.Duration
+	RefreshGrace    time.Duration
 
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
@@ -79,6 +86,17 @@ func load(get func(string) string) (Config, error) {
 		RateLimitEnabled:   p.boolean("RATE_LIMIT_ENABLED", true),
 		RateLimitPerSecond: p.float("RATE_LIMIT_PER_SECOND", 60),
 		RateLimitBurst:     p.integer("RATE_LIMIT_BURST", 120, 1, 1<<20),
+		OperationRateLimits: p.limits("RATE_LIMITS", map[string]int{
+			"login": 5, "register": 5, "resendVerification": 5, "verifyEmail": 10, "refreshToken": 30,
+			"createDownloadToken": 60, "health": 60, "runAReadOnlySQLQuery": 60,
+			"aiChatStream": 10, "chat": 10, "datasetChatStream": 10, "generateMap": 10, "generateMapStream": 10,
+			"generateMetadataSummary": 20, "generateMetadataKeywords": 20, "generateMetadataLineage": 20,
+			"generateMetadataQualityStatement": 20, "listBasemaps": 120, "adminMutations": 30,
+		}),
+
+		AccessTokenTTL:  p.duration("ACCESS_TOKEN_TTL", 15*time.Minute),
+		RefreshTokenTTL: p.duration("REFRESH_TOKEN_TTL", 7*24*time.Hour),
+		RefreshGrace:    p.duration("REFRESH_GRACE", 30*time.Second),
 
 		ReadHeaderTimeout: p.duration("HTTP_READ_HEADER_TIMEOUT", 10*time.Second),
 		ReadTimeout:       p.duration("HTTP_READ_TIMEOUT", 15*time.Minute),
@@ -182,6 +200,24 @@ func (p *parser) list(name string) []string {
 		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// limits parses "opId=N,opId=N" (requests per minute) over the defaults.
+func (p *parser) limits(name string, defaults map[string]int) map[string]int {
+	out := make(map[string]int, len(defaults))
+	for k, v := range defaults {
+		out[k] = v
+	}
+	for _, item := range p.list(name) {
+		op, n, ok := strings.Cut(item, "=")
+		v, err := strconv.Atoi(strings.TrimSpace(n))
+		if !ok || err != nil || v < 1 || strings.TrimSpace(op) == "" {
+			p.fail(name, item, "want operationId=requests-per-minute items separated by commas")
+			return out
+		}
+		out[strings.TrimSpace(op)] = v
 	}
 	return out
 }

@@ -1,0 +1,142 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// reply is a decoded response of the validating client.
+type reply struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a map (objects) or fails the test.
+func (r reply) JSON(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v: %s", err, r.Body)
+	}
+	return m
+}
+
+// call sends one request through the validating transport: every answer is checked against the
+// contract before the test sees it. body may be nil, a string (sent as is), url.Values (form) or
+// anything else (JSON).
+func call(t *testing.T, method, path string, body any, headers ...string) reply {
+	t.Helper()
+	return callAt(t, httpc, server.APIRoot, method, path, body, headers...)
+}
+
+func callAt(t *testing.T, hc *http.Client, root, method, path string, body any, headers ...string) reply {
+	t.Helper()
+	var rd io.Reader
+	ctype := ""
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd, ctype = strings.NewReader(b), "application/json"
+	case url.Values:
+		rd, ctype = strings.NewReader(b.Encode()), "application/x-www-form-urlencoded"
+	default:
+		buf, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, ctype = bytes.NewReader(buf), "application/json"
+	}
+	req, err := http.NewRequest(method, root+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Cookie" {
+			req.Header.Add("Cookie", headers[i+1])
+			continue
+		}
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return reply{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+func bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }
+func apiKey(key string) []string   { return []string{"X-Api-Key", key} }
+
+// session is a signed-in user of the shared server.
+type session struct {
+	ID, Username, Password string
+	Access, Refresh        string
+}
+
+var userSeq atomic.Int64
+
+// login signs in through POST /auth/login.
+func login(t *testing.T, username, password string) session {
+	t.Helper()
+	r := call(t, "POST", "/auth/login", url.Values{"username": {username}, "password": {password}})
+	if r.Status != 200 {
+		t.Fatalf("login %s: %d %s", username, r.Status, r.Body)
+	}
+	m := r.JSON(t)
+	s := session{Username: username, Password: password, Access: m["access_token"].(string)}
+	if rt, ok := m["refresh_token"].(string); ok {
+		s.Refresh = rt
+	}
+	me := call(t, "GET", "/auth/me/", nil, bearer(s.Access)...).JSON(t)
+	s.ID = me["id"].(string)
+	return s
+}
+
+var adminSession *session
+
+// admin returns a session of the first admin (created by the server from ADMIN_*).
+func admin(t *testing.T) session {
+	t.Helper()
+	if adminSession == nil {
+		s := login(t, "admin", AdminPassword)
+		adminSession = &s
+	}
+	return *adminSession
+}
+
+// newUser creates a user with role through the admin API and signs them in.
+func newUser(t *testing.T, role string) session {
+	t.Helper()
+	n := userSeq.Add(1)
+	name := "user" + strings.ToLower(randomHex(3)) + string(rune('a'+n%26))
+	password := "Pass-word-" + randomHex(4)
+	r := call(t, "POST", "/admin/users/", map[string]any{"username": name, "email": name + "@example.org",
+		"password": password, "role": role, "email_verified": true}, bearer(admin(t).Access)...)
+	if r.Status != 201 {
+		t.Fatalf("create user: %d %s", r.Status, r.Body)
+	}
+	return login(t, name, password)
+}
+
+// newKey creates an API key for the session's user through /auth/api-keys/.
+func newKey(t *testing.T, s session, scope string) (key, id string) {
+	t.Helper()
+	r := call(t, "POST", "/auth/api-keys/", map[string]any{"name": "k-" + randomHex(2), "scope": scope}, bearer(s.Access)...)
+	if r.Status != 201 {
+		t.Fatalf("create key: %d %s", r.Status, r.Body)
+	}
+	m := r.JSON(t)
+	return m["key"].(string), m["id"].(string)
+}

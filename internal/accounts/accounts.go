@@ -1,0 +1,149 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"meridian/internal/apperr"
+	"meridian/internal/audit"
+	"meridian/internal/auth"
+	"meridian/store"
+)
+
+// Service manages user accounts for admins: create, read, update, approve, deactivate.
+type Service struct {
+	Pool *pgxpool.Pool
+	Q    *store.Queries
+	Log  *slog.Logger
+}
+
+// NewUser is an account an admin creates.
+type NewUser struct {
+	Username, Email, Password, Role string
+	EmailVerified                   bool
+}
+
+// Create stores a new active user. A password, when given, must meet the policy.
+func (s *Service) Create(ctx context.Context, nu NewUser, actor auth.Principal, c auth.Client) (store.CatalogUser, error) {
+	if nu.Role == "" {
+		nu.Role = auth.RoleViewer
+	}
+	var hash *string
+	if nu.Password != "" {
+		h, err := hashChecked(nu.Password)
+		if err != nil {
+			return store.CatalogUser{}, err
+		}
+		hash = &h
+	}
+	u, err := s.Q.CreateUser(ctx, store.CreateUserParams{Username: nu.Username, Email: nu.Email, PasswordHash: hash,
+		Role: nu.Role, Status: "active", EmailVerified: nu.EmailVerified})
+	if err != nil {
+		return store.CatalogUser{}, uniqueConflict(err)
+	}
+	audit.Record(ctx, s.Q, s.Log, audit.Entry{ActorID: actor.UserID, ActorDisplay: actor.Username, Action: "user.create",
+		ResourceType: "user", ResourceID: u.ID.String(), IP: c.IP, UA: c.UserAgent,
+		Detail: map[string]any{"username": u.Username, "role": u.Role}})
+	return u, nil
+}
+
+// Get returns one user or 404.
+func (s *Service) Get(ctx context.Context, id uuid.UUID) (store.CatalogUser, error) {
+	u, err := s.Q.GetUserByID(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return u, apperr.NotFound("user %s not found", id)
+	}
+	return u, err
+}
+
+// Change is a partial update of an account; nil fields stay as they are.
+type Change struct {
+	Username, Email, Role, Status, Password *string
+	EmailVerified                           *bool
+}
+
+// Update applies ch. A role, status or password change invalidates the user's tokens and keys and
+// ends their sessions; the last active admin cannot demote or deactivate themselves away.
+func (s *Service) Update(ctx context.Context, id uuid.UUID, ch Change, actor auth.Principal, c auth.Client) (store.CatalogUser, error) {
+	var hash *string
+	if ch.Password != nil {
+		h, err := hashChecked(*ch.Password)
+		if err != nil {
+			return store.CatalogUser{}, err
+		}
+		hash = &h
+	}
+	var out store.CatalogUser
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := s.Q.WithTx(tx)
+		// Serialize admin changes so two admins cannot demote each other to zero admins.
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('meridian.admin_changes'))"); err != nil {
+			return err
+		}
+		before, err := q.GetUserByID(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return apperr.NotFound("user %s not found", id)
+		}
+		if err != nil {
+			return err
+		}
+		out, err = q.UpdateUser(ctx, store.UpdateUserParams{ID: id, Username: ch.Username, Email: ch.Email, Role: ch.Role,
+			Status: ch.Status, EmailVerified: ch.EmailVerified, PasswordHash: hash})
+		if err != nil {
+			return uniqueConflict(err)
+		}
+		if before.Role == auth.RoleAdmin && before.Status == "active" && (out.Role != auth.RoleAdmin || out.Status != "active") {
+			n, err := q.CountActiveAdmins(ctx)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return apperr.Conflict("this is the last active admin; make another user admin first")
+			}
+		}
+		if out.TokenVersion != before.TokenVersion {
+			if err := q.RevokeUserRefreshTokens(ctx, id); err != nil {
+				return err
+			}
+		}
+		if out.Role != before.Role {
+			audit.Record(ctx, q, s.Log, audit.Entry{ActorID: actor.UserID, ActorDisplay: actor.Username, Action: "user.role_change",
+				ResourceType: "user", ResourceID: id.String(), IP: c.IP, UA: c.UserAgent,
+				Detail: map[string]any{"from": before.Role, "to": out.Role}})
+		}
+		if out.Status != before.Status {
+			audit.Record(ctx, q, s.Log, audit.Entry{ActorID: actor.UserID, ActorDisplay: actor.Username, Action: "user.status_change",
+				ResourceType: "user", ResourceID: id.String(), IP: c.IP, UA: c.UserAgent,
+				Detail: map[string]any{"from": before.Status, "to": out.Status}})
+		}
+		return nil
+	})
+	return out, err
+}
+
+func hashChecked(password string) (string, error) {
+	if err := auth.CheckPasswordPolicy(password); err != nil {
+		return "", apperr.Unprocessable("%s", err.Error())
+	}
+	return auth.HashPassword(password)
+}
+
+// uniqueConflict turns a unique violation on username or email into a 409 that names the field.
+func uniqueConflict(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		field := "username"
+		if strings.Contains(pgErr.ConstraintName, "email") {
+			field = "email"
+		}
+		return apperr.Conflict("a user with this %s already exists", field)
+	}
+	return err
+}

@@ -1,0 +1,273 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"meridian/internal/apperr"
+	"meridian/internal/audit"
+	"meridian/store"
+)
+
+// Service resolves credentials and manages sessions: login, refresh rotation, logout.
+type Service struct {
+	Pool       *pgxpool.Pool
+	Q          *store.Queries
+	Signer     *Signer
+	RefreshTTL time.Duration
+	Grace      time.Duration // a rotated refresh token still works once within this window
+	Log        *slog.Logger
+}
+
+// Client describes where a request came from, for sessions and the audit trail.
+type Client struct{ IP, UserAgent string }
+
+// TokenPair is the result of a sign-in or a refresh.
+type TokenPair struct {
+	AccessToken  string
+	RefreshToken string
+	ExpiresIn    int
+	UserID       uuid.UUID
+}
+
+// errInvalidLogin is the one answer for an unknown user and a wrong password, so the response does
+// not tell which usernames exist.
+var errInvalidLogin = apperr.Unauthorized("invalid username or password")
+
+// errSessionInvalid is the one answer for every refresh token that cannot be used.
+var errSessionInvalid = apperr.Unauthorized("refresh token is invalid, expired or revoked; sign in again")
+
+// dummyHash is verified against when the user does not exist, so both paths cost one argon2id run.
+var dummyHash, _ = HashPassword("meridian-timing-equaliser-not-a-password")
+
+// Login checks a username (or email) and password and opens a session.
+func (s *Service) Login(ctx context.Context, login, password string, c Client) (TokenPair, error) {
+	u, err := s.Q.GetUserByLogin(ctx, login)
+	if errors.Is(err, pgx.ErrNoRows) {
+		_, _ = VerifyPassword(dummyHash, password)
+		s.audit(ctx, audit.Entry{ActorDisplay: login, Action: "auth.login", Failed: true, IP: c.IP, UA: c.UserAgent,
+			Detail: map[string]any{"reason": "invalid_credentials"}})
+		return TokenPair{}, errInvalidLogin
+	}
+	if err != nil {
+		return TokenPair{}, err
+	}
+	hash := dummyHash
+	if u.PasswordHash != nil {
+		hash = *u.PasswordHash
+	}
+	ok, err := VerifyPassword(hash, password)
+	if err != nil || !ok || u.PasswordHash == nil {
+		s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: "auth.login", Failed: true,
+			IP: c.IP, UA: c.UserAgent, Detail: map[string]any{"reason": "invalid_credentials"}})
+		return TokenPair{}, errInvalidLogin
+	}
+	if u.Status != "active" {
+		// The password was right, so saying why does not help anyone guess accounts.
+		s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: "auth.login", Failed: true,
+			IP: c.IP, UA: c.UserAgent, Detail: map[string]any{"reason": "status_" + u.Status}})
+		return TokenPair{}, apperr.Forbidden("account is %s and cannot sign in", describeStatus(u.Status))
+	}
+	pair, err := s.openSession(ctx, u, uuid.New(), c)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	_ = s.Q.RecordUserLogin(ctx, u.ID)
+	s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: "auth.login", IP: c.IP, UA: c.UserAgent,
+		Detail: map[string]any{"method": "password"}})
+	return pair, nil
+}
+
+// IssueFor opens a session for a user resolved elsewhere (OAuth sign-in).
+func (s *Service) IssueFor(ctx context.Context, userID uuid.UUID, c Client) (TokenPair, error) {
+	u, err := s.Q.GetUserByID(ctx, userID)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	if u.Status != "active" {
+		return TokenPair{}, apperr.Forbidden("account is %s and cannot sign in", describeStatus(u.Status))
+	}
+	_ = s.Q.RecordUserLogin(ctx, u.ID)
+	return s.openSession(ctx, u, uuid.New(), c)
+}
+
+func describeStatus(status string) string {
+	switch status {
+	case "pending":
+		return "awaiting verification or approval"
+	case "suspended":
+		return "suspended"
+	default:
+		return "deactivated"
+	}
+}
+
+func (s *Service) openSession(ctx context.Context, u store.CatalogUser, family uuid.UUID, c Client) (TokenPair, error) {
+	access, err := s.Signer.Issue(u.ID, u.Role, u.TokenVersion, family)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	refresh := NewOpaqueToken()
+	if _, err := s.Q.CreateRefreshToken(ctx, store.CreateRefreshTokenParams{
+		FamilyID: family, UserID: u.ID, TokenHash: HashToken(refresh),
+		ExpiresAt: time.Now().Add(s.RefreshTTL), Ip: c.IP, UserAgent: truncate(c.UserAgent, 400),
+	}); err != nil {
+		return TokenPair{}, err
+	}
+	return TokenPair{AccessToken: access, RefreshToken: refresh, ExpiresIn: int(s.Signer.TTL().Seconds()), UserID: u.ID}, nil
+}
+
+// Refresh exchanges a refresh token for a new pair, rotating it. Presenting a rotated token again
+// outside the grace window is treated as theft: the whole family (every token of that sign-in)
+// is revoked.
+func (s *Service) Refresh(ctx context.Context, token string, c Client) (TokenPair, error) {
+	rt, err := s.Q.GetRefreshTokenByHash(ctx, HashToken(token))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return TokenPair{}, errSessionInvalid
+	}
+	if err != nil {
+		return TokenPair{}, err
+	}
+	if rt.RevokedAt != nil || time.Now().After(rt.ExpiresAt) {
+		return TokenPair{}, errSessionInvalid
+	}
+	u, err := s.Q.GetUserByID(ctx, rt.UserID)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	if u.Status != "active" {
+		_ = s.Q.RevokeRefreshFamily(ctx, rt.FamilyID)
+		return TokenPair{}, errSessionInvalid
+	}
+	n, err := s.Q.RotateRefreshToken(ctx, rt.ID)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	if n == 0 {
+		n, err = s.Q.UseRefreshTokenGrace(ctx, store.UseRefreshTokenGraceParams{ID: rt.ID, GraceSeconds: s.Grace.Seconds()})
+		if err != nil {
+			return TokenPair{}, err
+		}
+		if n == 0 {
+			_ = s.Q.RevokeRefreshFamily(ctx, rt.FamilyID)
+			s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: "auth.refresh_reuse", Failed: true,
+				IP: c.IP, UA: c.UserAgent, ResourceType: "session", ResourceID: rt.FamilyID.String()})
+			return TokenPair{}, errSessionInvalid
+		}
+	}
+	return s.openSession(ctx, u, rt.FamilyID, c)
+}
+
+// Logout revokes the session a refresh token belongs to. It reports whether the token resolved.
+func (s *Service) Logout(ctx context.Context, token string) (bool, error) {
+	rt, err := s.Q.GetRefreshTokenByHash(ctx, HashToken(token))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if rt.RevokedAt != nil || time.Now().After(rt.ExpiresAt) {
+		return false, nil
+	}
+	return true, s.Q.RevokeRefreshFamily(ctx, rt.FamilyID)
+}
+
+// EndSession revokes one session (refresh-token family), e.g. the one a live access token names.
+func (s *Service) EndSession(ctx context.Context, session uuid.UUID) error {
+	return s.Q.RevokeRefreshFamily(ctx, session)
+}
+
+// errBadCredential is the one answer for every API key or access token that does not resolve.
+var errBadCredential = apperr.Unauthorized("credential is invalid, expired or revoked")
+
+// AuthenticateBearer resolves an access token. The user row is read on every request so that
+// deactivation, role and password changes take effect at once, not when the token expires.
+func (s *Service) AuthenticateBearer(ctx context.Context, token string) (Principal, error) {
+	id, claims, err := s.Signer.Verify(token)
+	if err != nil {
+		return Principal{}, errBadCredential
+	}
+	u, err := s.Q.GetUserByID(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Principal{}, errBadCredential
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	if u.Status != "active" || u.TokenVersion != claims.Version {
+		return Principal{}, errBadCredential
+	}
+	session, _ := uuid.Parse(claims.Session)
+	return Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Via: ViaBearer, Session: session}, nil
+}
+
+// AuthenticateKey resolves an API key secret.
+func (s *Service) AuthenticateKey(ctx context.Context, key string) (Principal, error) {
+	if len(key) < 16 || len(key) > 256 {
+		return Principal{}, errBadCredential
+	}
+	k, err := s.Q.GetAPIKeyCredential(ctx, HashToken(key))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Principal{}, errBadCredential
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	if k.RevokedAt != nil || (k.ExpiresAt != nil && time.Now().After(*k.ExpiresAt)) ||
+		k.Status != "active" || k.KeyVersion != k.UserVersion {
+		return Principal{}, errBadCredential
+	}
+	_ = s.Q.TouchAPIKey(ctx, k.ID)
+	return Principal{UserID: k.UserID, Username: k.Username, Role: k.Role, Via: ViaAPIKey, KeyID: k.ID, KeyScope: k.Scope}, nil
+}
+
+// ChangePassword checks the current password, applies the policy and stores the new hash. The
+// version bump inside SetUserPassword invalidates access tokens and API keys; sessions are revoked.
+func (s *Service) ChangePassword(ctx context.Context, userID uuid.UUID, current, next string, c Client) error {
+	u, err := s.Q.GetUserByID(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if u.PasswordHash == nil {
+		return apperr.Conflict("this account signs in through an identity provider and has no local password")
+	}
+	if ok, err := VerifyPassword(*u.PasswordHash, current); err != nil || !ok {
+		s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: "auth.change_password", Failed: true, IP: c.IP, UA: c.UserAgent})
+		return apperr.Invalid("current password is not correct")
+	}
+	if err := CheckPasswordPolicy(next); err != nil {
+		return apperr.Unprocessable("%s", err.Error())
+	}
+	hash, err := HashPassword(next)
+	if err != nil {
+		return err
+	}
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := s.Q.WithTx(tx)
+		if _, err := q.SetUserPassword(ctx, store.SetUserPasswordParams{ID: u.ID, PasswordHash: &hash}); err != nil {
+			return err
+		}
+		return q.RevokeUserRefreshTokens(ctx, u.ID)
+	})
+	if err != nil {
+		return err
+	}
+	s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: "auth.change_password", IP: c.IP, UA: c.UserAgent})
+	return nil
+}
+
+func (s *Service) audit(ctx context.Context, e audit.Entry) { audit.Record(ctx, s.Q, s.Log, e) }
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
