@@ -408,3 +408,85 @@ func TestLoginIsThrottled(t *testing.T) {
 		t.Fatalf("Retry-After %q", last.Header.Get("Retry-After"))
 	}
 }
+
+func TestAdminUserLifecycle(t *testing.T) {
+	a := admin(t)
+	u := newUser(t, "viewer")
+	key, _ := newKey(t, u, "full")
+
+	// Deactivation ends every session and key at once.
+	r := call(t, "POST", "/admin/users/"+u.ID+"/deactivate/", nil, bearer(a.Access)...)
+	if r.Status != 200 || r.JSON(t)["status"] != "deactivated" || r.JSON(t)["is_active"] != false {
+		t.Fatalf("deactivate: %d %s", r.Status, r.Body)
+	}
+	for name, h := range map[string][]string{"access token": bearer(u.Access), "API key": apiKey(key)} {
+		if code, _ := meName(t, h...); code != 401 {
+			t.Errorf("%s after deactivation: %d", name, code)
+		}
+	}
+	if r := call(t, "POST", "/auth/refresh/", map[string]any{"refresh_token": u.Refresh}); r.Status != 401 {
+		t.Errorf("refresh after deactivation: %d", r.Status)
+	}
+	if r := call(t, "POST", "/auth/login", url.Values{"username": {u.Username}, "password": {u.Password}}); r.Status != 403 {
+		t.Errorf("login of a deactivated user: %d", r.Status)
+	}
+
+	// Approve and reject apply to pending accounts only (registrations in approval mode).
+	if r := call(t, "POST", "/admin/users/"+newUser(t, "viewer").ID+"/approve/", nil, bearer(a.Access)...); r.Status != 409 {
+		t.Fatalf("approving an active user: %d", r.Status)
+	}
+	pendingID := func(name string) string {
+		if r := register(t, name, "Good-password-1"); r.Status != 201 {
+			t.Fatalf("register: %d %s", r.Status, r.Body)
+		}
+		list := call(t, "GET", "/admin/users/?status=pending&q="+name, nil, bearer(a.Access)...).JSON(t)
+		return list["items"].([]any)[0].(map[string]any)["id"].(string)
+	}
+	p1, p2 := "pend"+randomHex(3), "rej"+randomHex(3)
+	id1, id2 := pendingID(p1), pendingID(p2)
+	if r := call(t, "POST", "/auth/login", url.Values{"username": {p1}, "password": {"Good-password-1"}}); r.Status != 403 {
+		t.Fatalf("login of a pending user: %d", r.Status)
+	}
+	if r := call(t, "POST", "/admin/users/"+id1+"/approve/", nil, bearer(a.Access)...); r.Status != 200 || r.JSON(t)["status"] != "active" {
+		t.Fatalf("approve: %d %s", r.Status, r.Body)
+	}
+	login(t, p1, "Good-password-1")
+	if r := call(t, "POST", "/admin/users/"+id2+"/reject/", nil, bearer(a.Access)...); r.Status != 200 {
+		t.Fatalf("reject: %d %s", r.Status, r.Body)
+	}
+	if r := call(t, "POST", "/auth/login", url.Values{"username": {p2}, "password": {"Good-password-1"}}); r.Status != 403 {
+		t.Fatalf("login of a rejected user: %d", r.Status)
+	}
+
+	// Listing, names and the CSV export see the accounts.
+	list := call(t, "GET", "/admin/users/?status=deactivated&q="+u.Username, nil, bearer(a.Access)...).JSON(t)
+	if list["total"].(float64) != 1 {
+		t.Fatalf("filtered list: %v", list)
+	}
+	names := call(t, "GET", "/admin/users/names/?include_inactive=true&q="+u.Username, nil, bearer(a.Access)...)
+	if !strings.Contains(string(names.Body), u.Username) {
+		t.Fatalf("names: %s", names.Body)
+	}
+	csv := call(t, "GET", "/admin/users/export.csv?q="+u.Username, nil, bearer(a.Access)...)
+	if csv.Status != 200 || !strings.HasPrefix(string(csv.Body), "id,username,email") || !strings.Contains(string(csv.Body), u.Username+"@example.org") {
+		t.Fatalf("csv: %d %s", csv.Status, csv.Body)
+	}
+
+	// Duplicates, self-protection and deletion.
+	dup := call(t, "POST", "/admin/users/", map[string]any{"username": strings.ToUpper(u.Username), "email": "other-" + u.Username + "@example.org"}, bearer(a.Access)...)
+	if dup.Status != 409 {
+		t.Fatalf("duplicate username (other case): %d", dup.Status)
+	}
+	if r := call(t, "DELETE", "/admin/users/"+a.ID, nil, bearer(a.Access)...); r.Status != 409 {
+		t.Fatalf("admin deleting themselves: %d", r.Status)
+	}
+	if r := call(t, "PATCH", "/admin/users/"+a.ID, map[string]any{"role": "viewer"}, bearer(a.Access)...); r.Status != 409 {
+		t.Fatalf("demoting the last admin: %d %s", r.Status, r.Body)
+	}
+	if r := call(t, "DELETE", "/admin/users/"+u.ID, nil, bearer(a.Access)...); r.Status != 204 {
+		t.Fatalf("delete: %d", r.Status)
+	}
+	if r := call(t, "GET", "/admin/users/"+u.ID, nil, bearer(a.Access)...); r.Status != 404 {
+		t.Fatalf("deleted user: %d", r.Status)
+	}
+}

@@ -22,6 +22,7 @@ var (
 	contract   *Contract
 	client     *gen.ClientWithResponses
 	httpc      *http.Client // validating client for raw requests
+	mails      *mailbox     // receives the mail the shared server sends
 )
 
 func TestMain(m *testing.M) {
@@ -47,7 +48,15 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = DropDatabase(context.Background(), adminDBURL, dbURL) }()
-	server, err = Start(ctx, dbURL, "RATE_LIMIT_ENABLED=false")
+	mb, err := startMailbox()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance: mailbox:", err)
+		return 1
+	}
+	defer mb.srv.Close()
+	mails = mb
+	server, err = Start(ctx, dbURL, "RATE_LIMIT_ENABLED=false", "SMTP_HOST=127.0.0.1",
+		fmt.Sprintf("SMTP_PORT=%d", mb.port), "SMTP_STARTTLS=never")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		return 1

@@ -4,6 +4,11 @@ package handlers
 
 import (
 	"context"
+	"encoding/csv"
+	"io"
+	"strconv"
+	"strings"
+	"time"
 
 	"meridian/gen"
 	"meridian/internal/accounts"
@@ -64,41 +69,6 @@ func (s *Server) AdminRevokeShareToken(ctx context.Context, request gen.AdminRev
 // GetCatalogStats: Get Catalog Stats (GET /admin/stats/).
 func (s *Server) GetCatalogStats(ctx context.Context, request gen.GetCatalogStatsRequestObject) (gen.GetCatalogStatsResponseObject, error) {
 	return nil, notImplemented("getCatalogStats")
-}
-
-// ListUsers: List Users (GET /admin/users/).
-func (s *Server) ListUsers(ctx context.Context, request gen.ListUsersRequestObject) (gen.ListUsersResponseObject, error) {
-	return nil, notImplemented("listUsers")
-}
-
-// ExportRegisteredUsersAsCSV: Export registered users as CSV (GET /admin/users/export.csv).
-func (s *Server) ExportRegisteredUsersAsCSV(ctx context.Context, request gen.ExportRegisteredUsersAsCSVRequestObject) (gen.ExportRegisteredUsersAsCSVResponseObject, error) {
-	return nil, notImplemented("exportRegisteredUsersAsCSV")
-}
-
-// ListUserNames: List User Names (GET /admin/users/names/).
-func (s *Server) ListUserNames(ctx context.Context, request gen.ListUserNamesRequestObject) (gen.ListUserNamesResponseObject, error) {
-	return nil, notImplemented("listUserNames")
-}
-
-// DeleteUser: Delete User (DELETE /admin/users/{user_id}).
-func (s *Server) DeleteUser(ctx context.Context, request gen.DeleteUserRequestObject) (gen.DeleteUserResponseObject, error) {
-	return nil, notImplemented("deleteUser")
-}
-
-// ApproveUser: Approve User (POST /admin/users/{user_id}/approve/).
-func (s *Server) ApproveUser(ctx context.Context, request gen.ApproveUserRequestObject) (gen.ApproveUserResponseObject, error) {
-	return nil, notImplemented("approveUser")
-}
-
-// DeactivateUser: Deactivate User (POST /admin/users/{user_id}/deactivate/).
-func (s *Server) DeactivateUser(ctx context.Context, request gen.DeactivateUserRequestObject) (gen.DeactivateUserResponseObject, error) {
-	return nil, notImplemented("deactivateUser")
-}
-
-// RejectUser: Reject User (POST /admin/users/{user_id}/reject/).
-func (s *Server) RejectUser(ctx context.Context, request gen.RejectUserRequestObject) (gen.RejectUserResponseObject, error) {
-	return nil, notImplemented("rejectUser")
 }
 
 // GetJobStatusByDataset: Get Job Status By Dataset (GET /jobs/by-dataset/{dataset_id}).
@@ -355,4 +325,147 @@ func (s *Server) UpdateUser(ctx context.Context, request gen.UpdateUserRequestOb
 		return nil, err
 	}
 	return gen.UpdateUser200JSONResponse(userOut(u)), nil
+}
+
+// ListUsers: List Users (GET /admin/users/). Admin only; paged 50/200, filters role, status, q.
+func (s *Server) ListUsers(ctx context.Context, request gen.ListUsersRequestObject) (gen.ListUsersResponseObject, error) {
+	if _, err := requireCapability(ctx, auth.CapManageUsers); err != nil {
+		return nil, err
+	}
+	prm := request.Params
+	skip, limit := page(prm.Skip, prm.Limit, 50, 200)
+	rows, err := s.q.ListUsers(ctx, store.ListUsersParams{Role: (*string)(prm.Role), Status: (*string)(prm.Status), Q: prm.Q,
+		Off: int32(skip), Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListUsers200JSONResponse{Items: []gen.User{}, Skip: skip, Limit: limit}
+	for _, r := range rows {
+		out.Total = int(r.Total)
+		out.Items = append(out.Items, userOut(store.CatalogUser{ID: r.ID, Username: r.Username, Email: r.Email,
+			PasswordHash: r.PasswordHash, Role: r.Role, Status: r.Status, EmailVerified: r.EmailVerified,
+			LastLoginAt: r.LastLoginAt, CreatedAt: r.CreatedAt}))
+	}
+	return out, nil
+}
+
+// ListUserNames: List User Names (GET /admin/users/names/). Admin only; 500/1000.
+func (s *Server) ListUserNames(ctx context.Context, request gen.ListUserNamesRequestObject) (gen.ListUserNamesResponseObject, error) {
+	if _, err := requireCapability(ctx, auth.CapManageUsers); err != nil {
+		return nil, err
+	}
+	prm := request.Params
+	skip, limit := page(prm.Skip, prm.Limit, 500, 1000)
+	rows, err := s.q.ListUserNames(ctx, store.ListUserNamesParams{IncludeInactive: prm.IncludeInactive != nil && *prm.IncludeInactive,
+		Q: prm.Q, Off: int32(skip), Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListUserNames200JSONResponse{}
+	for _, r := range rows {
+		out = append(out, gen.AdminUserName{Id: r.ID, Username: r.Username})
+	}
+	return out, nil
+}
+
+// DeleteUser: Delete User (DELETE /admin/users/{user_id}). Admin only.
+func (s *Server) DeleteUser(ctx context.Context, request gen.DeleteUserRequestObject) (gen.DeleteUserResponseObject, error) {
+	p, err := requireCapability(ctx, auth.CapManageUsers)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.accounts.Delete(ctx, request.UserId, request.Params.TransferTo, p, client(ctx)); err != nil {
+		return nil, err
+	}
+	return gen.DeleteUser204Response{}, nil
+}
+
+// ApproveUser: Approve User (POST /admin/users/{user_id}/approve/). Pending accounts only.
+func (s *Server) ApproveUser(ctx context.Context, request gen.ApproveUserRequestObject) (gen.ApproveUserResponseObject, error) {
+	p, err := requireCapability(ctx, auth.CapManageUsers)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.accounts.Transition(ctx, request.UserId, "active", []string{"pending"}, p, client(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return gen.ApproveUser200JSONResponse(userOut(u)), nil
+}
+
+// RejectUser: Reject User (POST /admin/users/{user_id}/reject/). A rejected registration is kept
+// as a suspended account, so the same email cannot simply register again.
+func (s *Server) RejectUser(ctx context.Context, request gen.RejectUserRequestObject) (gen.RejectUserResponseObject, error) {
+	p, err := requireCapability(ctx, auth.CapManageUsers)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.accounts.Transition(ctx, request.UserId, "suspended", []string{"pending"}, p, client(ctx)); err != nil {
+		return nil, err
+	}
+	return gen.RejectUser200JSONResponse{Message: "registration rejected"}, nil
+}
+
+// DeactivateUser: Deactivate User (POST /admin/users/{user_id}/deactivate/). Ends every session,
+// token and API key of the user at once.
+func (s *Server) DeactivateUser(ctx context.Context, request gen.DeactivateUserRequestObject) (gen.DeactivateUserResponseObject, error) {
+	p, err := requireCapability(ctx, auth.CapManageUsers)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.accounts.Transition(ctx, request.UserId, "deactivated", []string{"active", "pending", "suspended"}, p, client(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return gen.DeactivateUser200JSONResponse(userOut(u)), nil
+}
+
+// ExportRegisteredUsersAsCSV: Export registered users as CSV (GET /admin/users/export.csv).
+// Streamed: rows are written as they are read, page by page.
+func (s *Server) ExportRegisteredUsersAsCSV(ctx context.Context, request gen.ExportRegisteredUsersAsCSVRequestObject) (gen.ExportRegisteredUsersAsCSVResponseObject, error) {
+	if _, err := requireCapability(ctx, auth.CapManageUsers); err != nil {
+		return nil, err
+	}
+	prm := request.Params
+	filter := store.ListUsersParams{Role: (*string)(prm.Role), Status: (*string)(prm.Status), Q: prm.Q, Lim: 500}
+	first, err := s.q.ListUsers(ctx, filter)
+	if err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		w := csv.NewWriter(pw)
+		_ = w.Write([]string{"id", "username", "email", "role", "status", "email_verified", "last_login_at", "created_at"})
+		rows := first
+		for len(rows) > 0 {
+			for _, r := range rows {
+				last := ""
+				if r.LastLoginAt != nil {
+					last = r.LastLoginAt.UTC().Format(time.RFC3339)
+				}
+				_ = w.Write([]string{r.ID.String(), csvSafe(r.Username), csvSafe(r.Email), r.Role, r.Status,
+					strconv.FormatBool(r.EmailVerified), last, r.CreatedAt.UTC().Format(time.RFC3339)})
+			}
+			if len(rows) < int(filter.Lim) {
+				break
+			}
+			filter.Off += filter.Lim
+			if rows, err = s.q.ListUsers(ctx, filter); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+		w.Flush()
+		pw.CloseWithError(w.Error())
+	}()
+	disposition := `attachment; filename="users.csv"`
+	return gen.ExportRegisteredUsersAsCSV200TextcsvResponse{Body: pr, Headers: gen.ExportRegisteredUsersAsCSV200ResponseHeaders{ContentDisposition: &disposition}}, nil
+}
+
+// csvSafe neutralises spreadsheet formulas in user-chosen text (CSV injection).
+func csvSafe(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }

@@ -8,15 +8,15 @@ import (
 	"net/http"
 
 	"meridian/gen"
+	"meridian/internal/accounts"
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
-	"meridian/internal/settings"
 	"meridian/internal/web"
 )
 
 // GetAuthConfig: Get Auth Config (GET /auth/config/).
 func (s *Server) GetAuthConfig(ctx context.Context, request gen.GetAuthConfigRequestObject) (gen.GetAuthConfigResponseObject, error) {
-	a, err := settings.Reader{Q: s.q}.Auth(ctx)
+	a, err := s.registration.Config(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -54,21 +54,6 @@ func (s *Server) OauthCallback(ctx context.Context, request gen.OauthCallbackReq
 // OauthLogin: OAuth Login (GET /auth/oauth/{provider_slug}/login).
 func (s *Server) OauthLogin(ctx context.Context, request gen.OauthLoginRequestObject) (gen.OauthLoginResponseObject, error) {
 	return nil, notImplemented("oauthLogin")
-}
-
-// Register: Register (POST /auth/register/).
-func (s *Server) Register(ctx context.Context, request gen.RegisterRequestObject) (gen.RegisterResponseObject, error) {
-	return nil, notImplemented("register")
-}
-
-// ResendVerification: Resend Verification (POST /auth/resend-verification/).
-func (s *Server) ResendVerification(ctx context.Context, request gen.ResendVerificationRequestObject) (gen.ResendVerificationResponseObject, error) {
-	return nil, notImplemented("resendVerification")
-}
-
-// VerifyEmail: Verify Email (POST /auth/verify-email/).
-func (s *Server) VerifyEmail(ctx context.Context, request gen.VerifyEmailRequestObject) (gen.VerifyEmailResponseObject, error) {
-	return nil, notImplemented("verifyEmail")
 }
 
 // Login: Login (POST /auth/login). Form-encoded username and password; the TokenResponse of
@@ -220,4 +205,47 @@ func (s *Server) RevokeMyAPIKey(ctx context.Context, request gen.RevokeMyAPIKeyR
 		return nil, err
 	}
 	return gen.RevokeMyAPIKey204Response{}, nil
+}
+
+// Register: Register (POST /auth/register/). Reads no credential; see the operation description
+// for the registration modes and why a known email answers like a success.
+func (s *Server) Register(ctx context.Context, request gen.RegisterRequestObject) (gen.RegisterResponseObject, error) {
+	b := request.Body
+	next, err := s.registration.Register(ctx, b.Username, string(b.Email), b.Password, client(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := gen.Register201JSONResponse{Message: "account created"}
+	switch next {
+	case accounts.StepVerifyEmail:
+		out.Message = "check your mailbox for the verification link"
+	case accounts.StepAwaitApproval:
+		out.Message = "an administrator will review the registration"
+	}
+	if next != "" {
+		step := gen.AuthRegisterResponseNextStep(next)
+		out.NextStep = &step
+	}
+	return out, nil
+}
+
+// VerifyEmail: Verify Email (POST /auth/verify-email/).
+func (s *Server) VerifyEmail(ctx context.Context, request gen.VerifyEmailRequestObject) (gen.VerifyEmailResponseObject, error) {
+	status, err := s.registration.Verify(ctx, request.Body.Token)
+	if err != nil {
+		return nil, err
+	}
+	if status == "active" {
+		return gen.VerifyEmail200JSONResponse{Status: gen.AuthVerifyEmailResponseStatusActive, Message: "email verified; you can sign in"}, nil
+	}
+	return gen.VerifyEmail200JSONResponse{Status: gen.AuthVerifyEmailResponseStatusPending, Message: "email verified; an administrator will review the registration"}, nil
+}
+
+// ResendVerification: Resend Verification (POST /auth/resend-verification/). Same answer whether
+// or not the address belongs to an unverified account.
+func (s *Server) ResendVerification(ctx context.Context, request gen.ResendVerificationRequestObject) (gen.ResendVerificationResponseObject, error) {
+	if err := s.registration.Resend(ctx, string(request.Body.Email)); err != nil {
+		return nil, err
+	}
+	return gen.ResendVerification200JSONResponse{Message: "if the address belongs to an unverified account, a new link is on its way"}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/config"
+	"meridian/internal/mail"
 	"meridian/internal/web"
 	"meridian/store"
 )
@@ -30,12 +31,13 @@ type Deps struct {
 
 // Server implements gen.StrictServerInterface.
 type Server struct {
-	cfg      config.Config
-	pool     *pgxpool.Pool
-	q        *store.Queries
-	log      *slog.Logger
-	auth     *auth.Service
-	accounts *accounts.Service
+	cfg          config.Config
+	pool         *pgxpool.Pool
+	q            *store.Queries
+	log          *slog.Logger
+	auth         *auth.Service
+	accounts     *accounts.Service
+	registration *accounts.Registration
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -52,6 +54,10 @@ func New(d Deps) *Server {
 		RefreshTTL: d.Config.RefreshTokenTTL, Grace: d.Config.RefreshGrace,
 	}
 	s.accounts = &accounts.Service{Pool: d.Pool, Q: s.q, Log: d.Log}
+	c := d.Config
+	s.registration = &accounts.Registration{Pool: d.Pool, Q: s.q, Log: d.Log, BaseURL: c.BaseURL,
+		Mail: mail.New(mail.Config{Host: c.SMTPHost, Port: c.SMTPPort, Username: c.SMTPUsername, Password: c.SMTPPassword,
+			From: c.SMTPFrom, StartTLS: c.SMTPStartTLS})}
 	return s
 }
 

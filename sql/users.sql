@@ -43,3 +43,43 @@ UPDATE catalog.users SET
     updated_at     = now()
 WHERE id = @id
 RETURNING *;
+
+-- name: ListUsers :many
+-- One page with the total in each row (one round trip); q matches username or email.
+SELECT u.*, count(*) OVER () AS total FROM catalog.users u
+WHERE (sqlc.narg(role)::text IS NULL OR u.role = sqlc.narg(role))
+  AND (sqlc.narg(status)::text IS NULL OR u.status = sqlc.narg(status))
+  AND (sqlc.narg(q)::text IS NULL OR u.username ILIKE '%' || sqlc.narg(q) || '%' OR u.email ILIKE '%' || sqlc.narg(q) || '%')
+ORDER BY lower(u.username)
+LIMIT @lim OFFSET @off;
+
+-- name: ListUserNames :many
+SELECT u.id, u.username FROM catalog.users u
+WHERE (@include_inactive::bool OR u.status = 'active')
+  AND (sqlc.narg(q)::text IS NULL OR u.username ILIKE '%' || sqlc.narg(q) || '%')
+ORDER BY lower(u.username)
+LIMIT @lim OFFSET @off;
+
+-- name: DeleteUser :execrows
+DELETE FROM catalog.users WHERE id = @id;
+
+-- name: GetUserByEmail :one
+SELECT * FROM catalog.users WHERE lower(email) = lower(@email);
+
+-- name: CreateEmailVerification :exec
+-- A new link replaces the user's earlier ones.
+WITH gone AS (DELETE FROM catalog.email_verifications WHERE user_id = @user_id)
+INSERT INTO catalog.email_verifications (token_hash, user_id, expires_at) VALUES (@token_hash, @user_id, @expires_at);
+
+-- name: UseEmailVerification :one
+UPDATE catalog.email_verifications SET used_at = now()
+WHERE token_hash = @token_hash AND used_at IS NULL AND expires_at > now()
+RETURNING user_id;
+
+-- name: MarkEmailVerified :one
+-- Verification activates the account unless an admin still has to approve it.
+UPDATE catalog.users SET email_verified = true,
+    status = CASE WHEN status = 'pending' AND NOT @needs_approval::bool THEN 'active' ELSE status END,
+    updated_at = now()
+WHERE id = @id
+RETURNING *;

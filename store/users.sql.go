@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -20,6 +21,23 @@ func (q *Queries) CountActiveAdmins(ctx context.Context) (int64, error) {
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const createEmailVerification = `-- name: CreateEmailVerification :exec
+WITH gone AS (DELETE FROM catalog.email_verifications WHERE user_id = $2)
+INSERT INTO catalog.email_verifications (token_hash, user_id, expires_at) VALUES ($1, $2, $3)
+`
+
+type CreateEmailVerificationParams struct {
+	TokenHash []byte    `json:"token_hash"`
+	UserID    uuid.UUID `json:"user_id"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// A new link replaces the user's earlier ones.
+func (q *Queries) CreateEmailVerification(ctx context.Context, arg CreateEmailVerificationParams) error {
+	_, err := q.db.Exec(ctx, createEmailVerification, arg.TokenHash, arg.UserID, arg.ExpiresAt)
+	return err
 }
 
 const createUser = `-- name: CreateUser :one
@@ -46,6 +64,41 @@ func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (Catalog
 		arg.Status,
 		arg.EmailVerified,
 	)
+	var i CatalogUser
+	err := row.Scan(
+		&i.ID,
+		&i.Username,
+		&i.Email,
+		&i.PasswordHash,
+		&i.Role,
+		&i.Status,
+		&i.EmailVerified,
+		&i.TokenVersion,
+		&i.LastLoginAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const deleteUser = `-- name: DeleteUser :execrows
+DELETE FROM catalog.users WHERE id = $1
+`
+
+func (q *Queries) DeleteUser(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteUser, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const getUserByEmail = `-- name: GetUserByEmail :one
+SELECT id, username, email, password_hash, role, status, email_verified, token_version, last_login_at, created_at, updated_at FROM catalog.users WHERE lower(email) = lower($1)
+`
+
+func (q *Queries) GetUserByEmail(ctx context.Context, email string) (CatalogUser, error) {
+	row := q.db.QueryRow(ctx, getUserByEmail, email)
 	var i CatalogUser
 	err := row.Scan(
 		&i.ID,
@@ -95,6 +148,156 @@ LIMIT 1
 // Sign-in accepts the username or the email address, both compared without case.
 func (q *Queries) GetUserByLogin(ctx context.Context, login string) (CatalogUser, error) {
 	row := q.db.QueryRow(ctx, getUserByLogin, login)
+	var i CatalogUser
+	err := row.Scan(
+		&i.ID,
+		&i.Username,
+		&i.Email,
+		&i.PasswordHash,
+		&i.Role,
+		&i.Status,
+		&i.EmailVerified,
+		&i.TokenVersion,
+		&i.LastLoginAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const listUserNames = `-- name: ListUserNames :many
+SELECT u.id, u.username FROM catalog.users u
+WHERE ($1::bool OR u.status = 'active')
+  AND ($2::text IS NULL OR u.username ILIKE '%' || $2 || '%')
+ORDER BY lower(u.username)
+LIMIT $4 OFFSET $3
+`
+
+type ListUserNamesParams struct {
+	IncludeInactive bool    `json:"include_inactive"`
+	Q               *string `json:"q"`
+	Off             int32   `json:"off"`
+	Lim             int32   `json:"lim"`
+}
+
+type ListUserNamesRow struct {
+	ID       uuid.UUID `json:"id"`
+	Username string    `json:"username"`
+}
+
+func (q *Queries) ListUserNames(ctx context.Context, arg ListUserNamesParams) ([]ListUserNamesRow, error) {
+	rows, err := q.db.Query(ctx, listUserNames,
+		arg.IncludeInactive,
+		arg.Q,
+		arg.Off,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListUserNamesRow{}
+	for rows.Next() {
+		var i ListUserNamesRow
+		if err := rows.Scan(&i.ID, &i.Username); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listUsers = `-- name: ListUsers :many
+SELECT u.id, u.username, u.email, u.password_hash, u.role, u.status, u.email_verified, u.token_version, u.last_login_at, u.created_at, u.updated_at, count(*) OVER () AS total FROM catalog.users u
+WHERE ($1::text IS NULL OR u.role = $1)
+  AND ($2::text IS NULL OR u.status = $2)
+  AND ($3::text IS NULL OR u.username ILIKE '%' || $3 || '%' OR u.email ILIKE '%' || $3 || '%')
+ORDER BY lower(u.username)
+LIMIT $5 OFFSET $4
+`
+
+type ListUsersParams struct {
+	Role   *string `json:"role"`
+	Status *string `json:"status"`
+	Q      *string `json:"q"`
+	Off    int32   `json:"off"`
+	Lim    int32   `json:"lim"`
+}
+
+type ListUsersRow struct {
+	ID            uuid.UUID  `json:"id"`
+	Username      string     `json:"username"`
+	Email         string     `json:"email"`
+	PasswordHash  *string    `json:"password_hash"`
+	Role          string     `json:"role"`
+	Status        string     `json:"status"`
+	EmailVerified bool       `json:"email_verified"`
+	TokenVersion  int32      `json:"token_version"`
+	LastLoginAt   *time.Time `json:"last_login_at"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+	Total         int64      `json:"total"`
+}
+
+// One page with the total in each row (one round trip); q matches username or email.
+func (q *Queries) ListUsers(ctx context.Context, arg ListUsersParams) ([]ListUsersRow, error) {
+	rows, err := q.db.Query(ctx, listUsers,
+		arg.Role,
+		arg.Status,
+		arg.Q,
+		arg.Off,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListUsersRow{}
+	for rows.Next() {
+		var i ListUsersRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Username,
+			&i.Email,
+			&i.PasswordHash,
+			&i.Role,
+			&i.Status,
+			&i.EmailVerified,
+			&i.TokenVersion,
+			&i.LastLoginAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.Total,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const markEmailVerified = `-- name: MarkEmailVerified :one
+UPDATE catalog.users SET email_verified = true,
+    status = CASE WHEN status = 'pending' AND NOT $1::bool THEN 'active' ELSE status END,
+    updated_at = now()
+WHERE id = $2
+RETURNING id, username, email, password_hash, role, status, email_verified, token_version, last_login_at, created_at, updated_at
+`
+
+type MarkEmailVerifiedParams struct {
+	NeedsApproval bool      `json:"needs_approval"`
+	ID            uuid.UUID `json:"id"`
+}
+
+// Verification activates the account unless an admin still has to approve it.
+func (q *Queries) MarkEmailVerified(ctx context.Context, arg MarkEmailVerifiedParams) (CatalogUser, error) {
+	row := q.db.QueryRow(ctx, markEmailVerified, arg.NeedsApproval, arg.ID)
 	var i CatalogUser
 	err := row.Scan(
 		&i.ID,
@@ -196,4 +399,17 @@ func (q *Queries) UpdateUser(ctx context.Context, arg UpdateUserParams) (Catalog
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const useEmailVerification = `-- name: UseEmailVerification :one
+UPDATE catalog.email_verifications SET used_at = now()
+WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()
+RETURNING user_id
+`
+
+func (q *Queries) UseEmailVerification(ctx context.Context, tokenHash []byte) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, useEmailVerification, tokenHash)
+	var user_id uuid.UUID
+	err := row.Scan(&user_id)
+	return user_id, err
 }

@@ -147,3 +147,67 @@ func uniqueConflict(err error) error {
 	}
 	return err
 }
+
+// Transition moves a user's status for approve, reject and deactivate. from lists the statuses the
+// move starts from; any other current status answers 409.
+func (s *Service) Transition(ctx context.Context, id uuid.UUID, to string, from []string, actor auth.Principal, c auth.Client) (store.CatalogUser, error) {
+	u, err := s.Get(ctx, id)
+	if err != nil {
+		return u, err
+	}
+	allowed := false
+	for _, f := range from {
+		allowed = allowed || u.Status == f
+	}
+	if !allowed {
+		return u, apperr.Conflict("user is %s; this action applies to %s users", u.Status, strings.Join(from, " or "))
+	}
+	if id == actor.UserID && to != "active" {
+		return u, apperr.Conflict("you cannot change your own account's status")
+	}
+	return s.Update(ctx, id, Change{Status: &to}, actor, c)
+}
+
+// Delete removes a user and, through foreign keys, their keys, sessions and provider links.
+// transferTo, when set, must name another existing user (content ownership moves there as
+// capabilities that own content are added).
+func (s *Service) Delete(ctx context.Context, id uuid.UUID, transferTo *uuid.UUID, actor auth.Principal, c auth.Client) error {
+	if id == actor.UserID {
+		return apperr.Conflict("you cannot delete your own account")
+	}
+	if transferTo != nil {
+		if *transferTo == id {
+			return apperr.Unprocessable("transfer_to must name another user")
+		}
+		if _, err := s.Get(ctx, *transferTo); err != nil {
+			return err
+		}
+	}
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := s.Q.WithTx(tx)
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('meridian.admin_changes'))"); err != nil {
+			return err
+		}
+		u, err := q.GetUserByID(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return apperr.NotFound("user %s not found", id)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := q.DeleteUser(ctx, id); err != nil {
+			return err
+		}
+		if u.Role == auth.RoleAdmin && u.Status == "active" {
+			if n, err := q.CountActiveAdmins(ctx); err != nil || n == 0 {
+				if err == nil {
+					err = apperr.Conflict("this is the last active admin")
+				}
+				return err
+			}
+		}
+		audit.Record(ctx, q, s.Log, audit.Entry{ActorID: actor.UserID, ActorDisplay: actor.Username, Action: "user.delete",
+			ResourceType: "user", ResourceID: id.String(), IP: c.IP, UA: c.UserAgent, Detail: map[string]any{"username": u.Username}})
+		return nil
+	})
+}

@@ -51,6 +51,13 @@ type Config struct {
 
 	LogLevel  string
 	LogFormat string // json or text
+
+	SMTPHost     string // empty disables mail: registration then skips email verification
+	SMTPPort     int
+	SMTPUsername string
+	SMTPPassword string
+	SMTPFrom     string
+	SMTPStartTLS string // auto, always or never
 }
 
 // Version and Build are stamped at link time (-ldflags -X); health reports them.
@@ -106,6 +113,13 @@ func load(get func(string) string) (Config, error) {
 
 		LogLevel:  p.str("LOG_LEVEL", "info"),
 		LogFormat: p.str("LOG_FORMAT", "json"),
+
+		SMTPHost:     p.str("SMTP_HOST", ""),
+		SMTPPort:     p.integer("SMTP_PORT", 587, 1, 65535),
+		SMTPUsername: p.str("SMTP_USERNAME", ""),
+		SMTPPassword: p.str("SMTP_PASSWORD", ""),
+		SMTPFrom:     p.str("SMTP_FROM", "Meridian <noreply@localhost.localdomain>"),
+		SMTPStartTLS: p.str("SMTP_STARTTLS", "auto"),
 	}
 	if p.err != nil {
 		return Config{}, p.err
@@ -140,6 +154,9 @@ func (c Config) validate() error {
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		return fmt.Errorf("LOG_FORMAT %q must be json or text", c.LogFormat)
+	}
+	if c.SMTPStartTLS != "auto" && c.SMTPStartTLS != "always" && c.SMTPStartTLS != "never" {
+		return fmt.Errorf("SMTP_STARTTLS %q must be auto, always or never", c.SMTPStartTLS)
 	}
 	if c.MaxUploadBytes < 1 || c.MaxBodyBytes < 1 || c.MaxFeatureBodyBytes < 1 {
 		return errors.New("MAX_UPLOAD_BYTES, MAX_BODY_BYTES and MAX_FEATURE_BODY_BYTES must be positive")
