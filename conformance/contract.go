@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -54,6 +55,17 @@ func (c *Contract) Transport(base http.RoundTripper) http.RoundTripper {
 		}
 		return res, nil
 	})
+}
+
+// Client is an HTTP client whose every response is validated. It does not follow redirects: a
+// redirect's target (an identity provider, say) is outside the contract, and tests assert on the
+// 3xx itself.
+func (c *Contract) Client() *http.Client {
+	return &http.Client{
+		Transport:     c.Transport(nil),
+		Timeout:       time.Minute,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)

@@ -73,7 +73,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		return 1
 	}
-	httpc = &http.Client{Transport: contract.Transport(nil), Timeout: time.Minute}
+	httpc = contract.Client()
 	client, err = gen.NewClientWithResponses(server.APIRoot, gen.WithHTTPClient(httpc))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)

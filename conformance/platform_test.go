@@ -414,7 +414,7 @@ func TestDatabaseOutageAnswers503AndHeals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := &http.Client{Transport: c.Transport(nil), Timeout: 30 * time.Second}
+	hc := c.Client()
 
 	sh("stop", "pgoutage")
 	res, err := hc.Get(s.APIRoot + "/health")

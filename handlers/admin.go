@@ -10,9 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"meridian/gen"
 	"meridian/internal/accounts"
 	"meridian/internal/auth"
+	"meridian/internal/oauth"
 	"meridian/store"
 )
 
@@ -159,31 +162,6 @@ func (s *Server) GetNotificationStatus(ctx context.Context, request gen.GetNotif
 // SendTestNotification: Send Test Notification (POST /settings/notifications/test/).
 func (s *Server) SendTestNotification(ctx context.Context, request gen.SendTestNotificationRequestObject) (gen.SendTestNotificationResponseObject, error) {
 	return nil, notImplemented("sendTestNotification")
-}
-
-// ListOAuthProviders: List OAuth Providers (GET /settings/oauth-providers/).
-func (s *Server) ListOAuthProviders(ctx context.Context, request gen.ListOAuthProvidersRequestObject) (gen.ListOAuthProvidersResponseObject, error) {
-	return nil, notImplemented("listOAuthProviders")
-}
-
-// CreateOAuthProvider: Create OAuth Provider (POST /settings/oauth-providers/).
-func (s *Server) CreateOAuthProvider(ctx context.Context, request gen.CreateOAuthProviderRequestObject) (gen.CreateOAuthProviderResponseObject, error) {
-	return nil, notImplemented("createOAuthProvider")
-}
-
-// DeleteOAuthProvider: Delete OAuth Provider (DELETE /settings/oauth-providers/{provider_id}).
-func (s *Server) DeleteOAuthProvider(ctx context.Context, request gen.DeleteOAuthProviderRequestObject) (gen.DeleteOAuthProviderResponseObject, error) {
-	return nil, notImplemented("deleteOAuthProvider")
-}
-
-// UpdateOAuthProvider: Update OAuth Provider (PATCH /settings/oauth-providers/{provider_id}).
-func (s *Server) UpdateOAuthProvider(ctx context.Context, request gen.UpdateOAuthProviderRequestObject) (gen.UpdateOAuthProviderResponseObject, error) {
-	return nil, notImplemented("updateOAuthProvider")
-}
-
-// ReplaceOAuthProvider: Replace OAuth Provider (PUT /settings/oauth-providers/{provider_id}).
-func (s *Server) ReplaceOAuthProvider(ctx context.Context, request gen.ReplaceOAuthProviderRequestObject) (gen.ReplaceOAuthProviderResponseObject, error) {
-	return nil, notImplemented("replaceOAuthProvider")
 }
 
 // ResetSettings: Reset Settings (POST /settings/reset/).
@@ -468,4 +446,117 @@ func csvSafe(s string) string {
 		return "'" + s
 	}
 	return s
+}
+
+// CreateOAuthProvider: Create OAuth Provider (POST /settings/oauth-providers/). manage_settings.
+func (s *Server) CreateOAuthProvider(ctx context.Context, request gen.CreateOAuthProviderRequestObject) (gen.CreateOAuthProviderResponseObject, error) {
+	p, err := requireCapability(ctx, auth.CapManageSettings)
+	if err != nil {
+		return nil, err
+	}
+	b := request.Body
+	cfg := oauth.Provider{Slug: b.Slug, DisplayName: b.DisplayName, Type: string(b.ProviderType), ClientID: b.ClientId,
+		ClientSecret: val(b.ClientSecret), DiscoveryURL: val(b.DiscoveryUrl), AuthorizeURL: val(b.AuthorizeUrl),
+		TokenURL: val(b.TokenUrl), UserinfoURL: val(b.UserinfoUrl), Scopes: val(b.Scopes), DefaultRole: string(val(b.DefaultRole)),
+		Enabled: b.Enabled == nil || *b.Enabled}
+	sp, err := s.providers.Save(ctx, uuid.Nil, cfg, p, client(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateOAuthProvider201JSONResponse(s.providerOut(sp)), nil
+}
+
+// ListOAuthProviders: List OAuth Providers (GET /settings/oauth-providers/). Never contains secrets.
+func (s *Server) ListOAuthProviders(ctx context.Context, request gen.ListOAuthProvidersRequestObject) (gen.ListOAuthProvidersResponseObject, error) {
+	if _, err := requireCapability(ctx, auth.CapManageSettings); err != nil {
+		return nil, err
+	}
+	all, err := s.providers.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListOAuthProviders200JSONResponse{}
+	for _, sp := range all {
+		out = append(out, s.providerOut(sp))
+	}
+	return out, nil
+}
+
+// UpdateOAuthProvider: Update OAuth Provider (PATCH /settings/oauth-providers/{provider_id}).
+// Any subset of fields; without client_secret the stored secret is kept.
+func (s *Server) UpdateOAuthProvider(ctx context.Context, request gen.UpdateOAuthProviderRequestObject) (gen.UpdateOAuthProviderResponseObject, error) {
+	p, err := requireCapability(ctx, auth.CapManageSettings)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := s.providers.Get(ctx, request.ProviderId)
+	if err != nil {
+		return nil, err
+	}
+	cfg, b := cur.Config(), request.Body
+	cfg.ClientSecret = val(b.ClientSecret)
+	set(&cfg.Slug, b.Slug)
+	set(&cfg.DisplayName, b.DisplayName)
+	set(&cfg.ClientID, b.ClientId)
+	set(&cfg.DiscoveryURL, b.DiscoveryUrl)
+	set(&cfg.AuthorizeURL, b.AuthorizeUrl)
+	set(&cfg.TokenURL, b.TokenUrl)
+	set(&cfg.UserinfoURL, b.UserinfoUrl)
+	set(&cfg.Scopes, b.Scopes)
+	if b.ProviderType != nil {
+		cfg.Type = string(*b.ProviderType)
+	}
+	if b.DefaultRole != nil {
+		cfg.DefaultRole = string(*b.DefaultRole)
+	}
+	if b.Enabled != nil {
+		cfg.Enabled = *b.Enabled
+	}
+	sp, err := s.providers.Save(ctx, request.ProviderId, cfg, p, client(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return gen.UpdateOAuthProvider200JSONResponse(s.providerOut(sp)), nil
+}
+
+// ReplaceOAuthProvider: Replace OAuth Provider (PUT /settings/oauth-providers/{provider_id}).
+// The whole configuration; client_secret omitted keeps the stored one.
+func (s *Server) ReplaceOAuthProvider(ctx context.Context, request gen.ReplaceOAuthProviderRequestObject) (gen.ReplaceOAuthProviderResponseObject, error) {
+	p, err := requireCapability(ctx, auth.CapManageSettings)
+	if err != nil {
+		return nil, err
+	}
+	b := request.Body
+	cfg := oauth.Provider{Slug: b.Slug, DisplayName: b.DisplayName, Type: string(b.ProviderType), ClientID: b.ClientId,
+		ClientSecret: val(b.ClientSecret), DiscoveryURL: val(b.DiscoveryUrl), AuthorizeURL: val(b.AuthorizeUrl),
+		TokenURL: val(b.TokenUrl), UserinfoURL: val(b.UserinfoUrl), Scopes: val(b.Scopes), DefaultRole: string(val(b.DefaultRole)),
+		Enabled: b.Enabled == nil || *b.Enabled}
+	sp, err := s.providers.Save(ctx, request.ProviderId, cfg, p, client(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return gen.ReplaceOAuthProvider200JSONResponse(s.providerOut(sp)), nil
+}
+
+// DeleteOAuthProvider: Delete OAuth Provider (DELETE /settings/oauth-providers/{provider_id}).
+func (s *Server) DeleteOAuthProvider(ctx context.Context, request gen.DeleteOAuthProviderRequestObject) (gen.DeleteOAuthProviderResponseObject, error) {
+	p, err := requireCapability(ctx, auth.CapManageSettings)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.providers.Delete(ctx, request.ProviderId, p, client(ctx)); err != nil {
+		return nil, err
+	}
+	return gen.DeleteOAuthProvider204Response{}, nil
+}
+
+func (s *Server) providerOut(sp accounts.StoredProvider) gen.OAuthProvider {
+	r := sp.Row
+	status := gen.OAuthProviderSecretStatus(sp.SecretStatus)
+	callback := s.cfg.BaseURL + "/api/auth/oauth/" + r.Slug + "/callback"
+	return gen.OAuthProvider{ProviderId: &r.ID, Slug: r.Slug, DisplayName: r.DisplayName,
+		ProviderType: gen.OAuthProviderProviderType(r.ProviderType), ClientId: r.ClientID, DiscoveryUrl: r.DiscoveryUrl,
+		AuthorizeUrl: r.AuthorizeUrl, TokenUrl: r.TokenUrl, UserinfoUrl: r.UserinfoUrl, Scopes: r.Scopes,
+		DefaultRole: gen.OAuthProviderDefaultRole(r.DefaultRole), Enabled: r.Enabled, SecretStatus: &status,
+		CallbackUrl: &callback, CreatedAt: &r.CreatedAt, UpdatedAt: &r.UpdatedAt}
 }

@@ -20,14 +20,16 @@ func (s *Server) GetAuthConfig(ctx context.Context, request gen.GetAuthConfigReq
 	if err != nil {
 		return nil, err
 	}
+	providers, err := s.publicProviders(ctx)
+	if err != nil {
+		return nil, err
+	}
 	return gen.GetAuthConfig200JSONResponse{
 		RegistrationMode:          gen.AuthConfigResponseRegistrationMode(a.RegistrationMode),
 		EmailVerificationRequired: a.EmailVerificationRequired,
 		LocalLoginEnabled:         a.LocalLoginEnabled,
 		PasswordPolicy:            gen.AuthPasswordPolicy{MinLength: auth.PasswordMinLength, MinClasses: auth.PasswordMinClasses},
-		// OAuth providers are configured through /settings/oauth-providers/ (Identity capability);
-		// until one exists the list is empty.
-		OauthProviders: []gen.AuthPublicOAuthProvider{},
+		OauthProviders:            providers,
 	}, nil
 }
 
@@ -39,21 +41,6 @@ func (s *Server) CreateDownloadToken(ctx context.Context, request gen.CreateDown
 // GetMyUsage: Get My Usage (GET /auth/me/usage/).
 func (s *Server) GetMyUsage(ctx context.Context, request gen.GetMyUsageRequestObject) (gen.GetMyUsageResponseObject, error) {
 	return nil, notImplemented("getMyUsage")
-}
-
-// ListPublicOAuthProviders: List Public OAuth Providers (GET /auth/oauth/providers/).
-func (s *Server) ListPublicOAuthProviders(ctx context.Context, request gen.ListPublicOAuthProvidersRequestObject) (gen.ListPublicOAuthProvidersResponseObject, error) {
-	return nil, notImplemented("listPublicOAuthProviders")
-}
-
-// OauthCallback: OAuth Callback (GET /auth/oauth/{provider_slug}/callback).
-func (s *Server) OauthCallback(ctx context.Context, request gen.OauthCallbackRequestObject) (gen.OauthCallbackResponseObject, error) {
-	return nil, notImplemented("oauthCallback")
-}
-
-// OauthLogin: OAuth Login (GET /auth/oauth/{provider_slug}/login).
-func (s *Server) OauthLogin(ctx context.Context, request gen.OauthLoginRequestObject) (gen.OauthLoginResponseObject, error) {
-	return nil, notImplemented("oauthLogin")
 }
 
 // Login: Login (POST /auth/login). Form-encoded username and password; the TokenResponse of

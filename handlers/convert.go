@@ -38,3 +38,19 @@ func page(skip, limit *int, def, max int) (int, int) {
 	}
 	return s, l
 }
+
+// val dereferences an optional request field.
+func val[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// set overwrites *dst when a partial update carries the field.
+func set[T any](dst *T, p *T) {
+	if p != nil {
+		*dst = *p
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,6 +19,8 @@ import (
 	"meridian/internal/auth"
 	"meridian/internal/config"
 	"meridian/internal/mail"
+	"meridian/internal/oauth"
+	"meridian/internal/secretbox"
 	"meridian/internal/web"
 	"meridian/store"
 )
@@ -38,6 +41,9 @@ type Server struct {
 	auth         *auth.Service
 	accounts     *accounts.Service
 	registration *accounts.Registration
+	providers    *accounts.Providers
+	box          *secretbox.Box
+	oauthFlow    *oauth.Flow
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -55,6 +61,9 @@ func New(d Deps) *Server {
 	}
 	s.accounts = &accounts.Service{Pool: d.Pool, Q: s.q, Log: d.Log}
 	c := d.Config
+	s.box = secretbox.New(c.JWTSecretKey)
+	s.providers = &accounts.Providers{Q: s.q, Box: s.box, Log: d.Log}
+	s.oauthFlow = oauth.NewFlow(&http.Client{Timeout: 15 * time.Second})
 	s.registration = &accounts.Registration{Pool: d.Pool, Q: s.q, Log: d.Log, BaseURL: c.BaseURL,
 		Mail: mail.New(mail.Config{Host: c.SMTPHost, Port: c.SMTPPort, Username: c.SMTPUsername, Password: c.SMTPPassword,
 			From: c.SMTPFrom, StartTLS: c.SMTPStartTLS})}
