@@ -5,16 +5,20 @@ FROM catalog.users u WHERE u.id = @user_id
 RETURNING *;
 
 -- name: GetAPIKeyCredential :one
--- Everything the authentication middleware needs about a key and its owner, in one round trip.
-SELECT k.id, k.user_id, k.scope, k.expires_at, k.revoked_at, k.token_version AS key_version,
-       u.username, u.role, u.status, u.token_version AS user_version
-FROM catalog.api_keys k JOIN catalog.users u ON u.id = k.user_id
-WHERE k.key_hash = @key_hash;
-
--- name: TouchAPIKey :exec
--- At most one write a minute per key, so heavy API use does not turn every read into a write.
-UPDATE catalog.api_keys SET last_used_at = now()
-WHERE id = @id AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute');
+-- Everything the authentication middleware needs about a key and its owner, in one round trip;
+-- last_used_at is refreshed in the same statement, at most once a minute per key, so heavy API
+-- use does not turn every read into a write.
+WITH k AS (
+    SELECT k.id, k.user_id, k.scope, k.expires_at, k.revoked_at, k.token_version AS key_version,
+           k.last_used_at, u.username, u.role, u.status, u.token_version AS user_version
+    FROM catalog.api_keys k JOIN catalog.users u ON u.id = k.user_id
+    WHERE k.key_hash = @key_hash
+), touched AS (
+    UPDATE catalog.api_keys SET last_used_at = now()
+    WHERE id = (SELECT id FROM k WHERE revoked_at IS NULL)
+      AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+)
+SELECT id, user_id, scope, expires_at, revoked_at, key_version, username, role, status, user_version FROM k;
 
 -- name: ListAPIKeysOfUser :many
 SELECT k.id, k.user_id, k.name, k.fingerprint, k.scope, k.expires_at, k.created_at, k.last_used_at,

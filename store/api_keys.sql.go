@@ -58,10 +58,17 @@ func (q *Queries) CreateAPIKey(ctx context.Context, arg CreateAPIKeyParams) (Cat
 }
 
 const getAPIKeyCredential = `-- name: GetAPIKeyCredential :one
-SELECT k.id, k.user_id, k.scope, k.expires_at, k.revoked_at, k.token_version AS key_version,
-       u.username, u.role, u.status, u.token_version AS user_version
-FROM catalog.api_keys k JOIN catalog.users u ON u.id = k.user_id
-WHERE k.key_hash = $1
+WITH k AS (
+    SELECT k.id, k.user_id, k.scope, k.expires_at, k.revoked_at, k.token_version AS key_version,
+           k.last_used_at, u.username, u.role, u.status, u.token_version AS user_version
+    FROM catalog.api_keys k JOIN catalog.users u ON u.id = k.user_id
+    WHERE k.key_hash = $1
+), touched AS (
+    UPDATE catalog.api_keys SET last_used_at = now()
+    WHERE id = (SELECT id FROM k WHERE revoked_at IS NULL)
+      AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+)
+SELECT id, user_id, scope, expires_at, revoked_at, key_version, username, role, status, user_version FROM k
 `
 
 type GetAPIKeyCredentialRow struct {
@@ -77,7 +84,9 @@ type GetAPIKeyCredentialRow struct {
 	UserVersion int32      `json:"user_version"`
 }
 
-// Everything the authentication middleware needs about a key and its owner, in one round trip.
+// Everything the authentication middleware needs about a key and its owner, in one round trip;
+// last_used_at is refreshed in the same statement, at most once a minute per key, so heavy API
+// use does not turn every read into a write.
 func (q *Queries) GetAPIKeyCredential(ctx context.Context, keyHash []byte) (GetAPIKeyCredentialRow, error) {
 	row := q.db.QueryRow(ctx, getAPIKeyCredential, keyHash)
 	var i GetAPIKeyCredentialRow
@@ -249,15 +258,4 @@ func (q *Queries) RevokeAPIKey(ctx context.Context, arg RevokeAPIKeyParams) (Rev
 	var i RevokeAPIKeyRow
 	err := row.Scan(&i.ID, &i.UserID, &i.Name)
 	return i, err
-}
-
-const touchAPIKey = `-- name: TouchAPIKey :exec
-UPDATE catalog.api_keys SET last_used_at = now()
-WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
-`
-
-// At most one write a minute per key, so heavy API use does not turn every read into a write.
-func (q *Queries) TouchAPIKey(ctx context.Context, id uuid.UUID) error {
-	_, err := q.db.Exec(ctx, touchAPIKey, id)
-	return err
 }

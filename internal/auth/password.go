@@ -50,7 +50,9 @@ func VerifyPassword(hash, password string) (bool, error) {
 	}
 	var mem, t uint32
 	var p uint8
-	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &mem, &t, &p); err != nil || p == 0 || t == 0 {
+	// Bounds keep a damaged or planted hash from making one verification allocate gigabytes.
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &mem, &t, &p); err != nil || p == 0 || t == 0 ||
+		mem < 8 || mem > 1<<20 || t > 16 || p > 16 {
 		return false, ErrMalformedHash
 	}
 	b64 := base64.RawStdEncoding
@@ -59,7 +61,7 @@ func VerifyPassword(hash, password string) (bool, error) {
 		return false, ErrMalformedHash
 	}
 	want, err := b64.DecodeString(parts[5])
-	if err != nil || len(want) == 0 {
+	if err != nil || len(want) < 16 || len(want) > 128 {
 		return false, ErrMalformedHash
 	}
 	got := argon2.IDKey([]byte(password), salt, t, mem, p, uint32(len(want)))

@@ -224,7 +224,6 @@ func (s *Service) AuthenticateKey(ctx context.Context, key string) (Principal, e
 		k.Status != "active" || k.KeyVersion != k.UserVersion {
 		return Principal{}, errBadCredential
 	}
-	_ = s.Q.TouchAPIKey(ctx, k.ID)
 	return Principal{UserID: k.UserID, Username: k.Username, Role: k.Role, Via: ViaAPIKey, KeyID: k.ID, KeyScope: k.Scope}, nil
 }
 

@@ -1,0 +1,81 @@
+package auth
+
+import (
+	"github.com/google/uuid"
+
+	"meridian/internal/apperr"
+)
+
+// Visibilities of datasets and records (spec 3.4); maps use the same words minus restricted.
+const (
+	VisibilityPrivate    = "private"
+	VisibilityRestricted = "restricted"
+	VisibilityInternal   = "internal"
+	VisibilityPublic     = "public"
+)
+
+// Grant levels a restricted resource can give a user or a role.
+const (
+	GrantNone  = ""
+	GrantRead  = "read"
+	GrantWrite = "write"
+)
+
+// Resource is what the policy needs to know about a dataset, record or map.
+type Resource struct {
+	Visibility string
+	OwnerID    uuid.UUID
+	Published  bool   // record_status is the workflow's last status
+	Grant      string // the strongest grant the caller holds on it (user or role grant)
+}
+
+// CanRead applies the visibility rules of open-points.md: admins see everything; anonymous
+// callers see public, published records; signed-in users see public and internal ones, their own
+// private ones and restricted ones they own or hold a grant for; a record that is not published
+// is visible only to its creator and admins.
+func CanRead(p Principal, r Resource) bool {
+	if p.IsAdmin() {
+		return true
+	}
+	owner := !p.Anonymous() && p.UserID == r.OwnerID
+	if owner {
+		return true
+	}
+	if !r.Published {
+		return false
+	}
+	switch r.Visibility {
+	case VisibilityPublic:
+		return true
+	case VisibilityInternal:
+		return !p.Anonymous()
+	case VisibilityRestricted:
+		return !p.Anonymous() && r.Grant != GrantNone
+	default:
+		return false
+	}
+}
+
+// CanWrite: admins, the owner, and holders of a write grant (restricted resources) may change a
+// resource; everyone else may at most read it.
+func CanWrite(p Principal, r Resource) bool {
+	if p.Anonymous() {
+		return false
+	}
+	if p.IsAdmin() || p.UserID == r.OwnerID {
+		return true
+	}
+	return r.Visibility == VisibilityRestricted && r.Grant == GrantWrite && CanRead(p, r)
+}
+
+// Authorize answers the way the spec wants callers told: a resource the caller may not read
+// does not exist for them (404, no existence leak); a visible one they may not change is 403.
+func Authorize(p Principal, r Resource, write bool, what string) error {
+	if !CanRead(p, r) {
+		return apperr.NotFound("%s not found", what)
+	}
+	if write && !CanWrite(p, r) {
+		return apperr.Forbidden("no write access to this %s", what)
+	}
+	return nil
+}

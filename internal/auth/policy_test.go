@@ -1,0 +1,80 @@
+package auth
+
+import (
+	"testing"
+
+	"github.com/google/uuid"
+
+	"meridian/internal/apperr"
+)
+
+// TestVisibilityMatrix asserts every cell: 4 visibilities × anonymous / viewer / editor / owner /
+// admin × read / write, for a published record; then the unpublished and grant cases.
+func TestVisibilityMatrix(t *testing.T) {
+	owner := uuid.New()
+	callers := map[string]Principal{
+		"anonymous": {},
+		"viewer":    {UserID: uuid.New(), Role: RoleViewer},
+		"editor":    {UserID: uuid.New(), Role: RoleEditor},
+		"owner":     {UserID: owner, Role: RoleEditor},
+		"admin":     {UserID: uuid.New(), Role: RoleAdmin},
+	}
+	// want[visibility][caller] = "rw", "r-" or "--" (404 on read, 403 on write when readable).
+	want := map[string]map[string]string{
+		VisibilityPrivate:    {"anonymous": "--", "viewer": "--", "editor": "--", "owner": "rw", "admin": "rw"},
+		VisibilityRestricted: {"anonymous": "--", "viewer": "--", "editor": "--", "owner": "rw", "admin": "rw"},
+		VisibilityInternal:   {"anonymous": "--", "viewer": "r-", "editor": "r-", "owner": "rw", "admin": "rw"},
+		VisibilityPublic:     {"anonymous": "r-", "viewer": "r-", "editor": "r-", "owner": "rw", "admin": "rw"},
+	}
+	for vis, row := range want {
+		for who, cell := range row {
+			r := Resource{Visibility: vis, OwnerID: owner, Published: true}
+			p := callers[who]
+			checkCell(t, vis+"/"+who, p, r, cell)
+		}
+	}
+}
+
+func checkCell(t *testing.T, name string, p Principal, r Resource, cell string) {
+	t.Helper()
+	read, write := cell[0] == 'r', cell[1] == 'w'
+	if got := CanRead(p, r); got != read {
+		t.Errorf("%s read = %v, want %v", name, got, read)
+	}
+	if got := CanWrite(p, r); got != write {
+		t.Errorf("%s write = %v, want %v", name, got, write)
+	}
+	errR, errW := Authorize(p, r, false, "dataset"), Authorize(p, r, true, "dataset")
+	switch {
+	case !read && (apperr.KindOf(errR) != apperr.KindNotFound || apperr.KindOf(errW) != apperr.KindNotFound):
+		t.Errorf("%s: invisible resource must answer 404 to read and write, got %v / %v", name, errR, errW)
+	case read && !write && (errR != nil || apperr.KindOf(errW) != apperr.KindForbidden):
+		t.Errorf("%s: readable resource without write access: %v / %v, want nil / 403", name, errR, errW)
+	case write && (errR != nil || errW != nil):
+		t.Errorf("%s: full access refused: %v / %v", name, errR, errW)
+	}
+}
+
+func TestUnpublishedAndGrants(t *testing.T) {
+	owner := uuid.New()
+	viewer := Principal{UserID: uuid.New(), Role: RoleViewer}
+	tests := []struct {
+		name string
+		p    Principal
+		r    Resource
+		cell string
+	}{
+		{"unpublished public, anonymous", Principal{}, Resource{Visibility: VisibilityPublic, OwnerID: owner}, "--"},
+		{"unpublished internal, viewer", viewer, Resource{Visibility: VisibilityInternal, OwnerID: owner}, "--"},
+		{"unpublished private, owner", Principal{UserID: owner, Role: RoleEditor}, Resource{Visibility: VisibilityPrivate, OwnerID: owner}, "rw"},
+		{"unpublished public, admin", Principal{UserID: uuid.New(), Role: RoleAdmin}, Resource{Visibility: VisibilityPublic, OwnerID: owner}, "rw"},
+		{"restricted with read grant", viewer, Resource{Visibility: VisibilityRestricted, OwnerID: owner, Published: true, Grant: GrantRead}, "r-"},
+		{"restricted with write grant", viewer, Resource{Visibility: VisibilityRestricted, OwnerID: owner, Published: true, Grant: GrantWrite}, "rw"},
+		{"restricted grant, anonymous", Principal{}, Resource{Visibility: VisibilityRestricted, OwnerID: owner, Published: true, Grant: GrantRead}, "--"},
+		{"write grant ignored on internal", viewer, Resource{Visibility: VisibilityInternal, OwnerID: owner, Published: true, Grant: GrantWrite}, "r-"},
+		{"restricted grant, unpublished", viewer, Resource{Visibility: VisibilityRestricted, OwnerID: owner, Grant: GrantWrite}, "--"},
+	}
+	for _, tt := range tests {
+		checkCell(t, tt.name, tt.p, tt.r, tt.cell)
+	}
+}
