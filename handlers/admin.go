@@ -454,12 +454,7 @@ func (s *Server) CreateOAuthProvider(ctx context.Context, request gen.CreateOAut
 	if err != nil {
 		return nil, err
 	}
-	b := request.Body
-	cfg := oauth.Provider{Slug: b.Slug, DisplayName: b.DisplayName, Type: string(b.ProviderType), ClientID: b.ClientId,
-		ClientSecret: val(b.ClientSecret), DiscoveryURL: val(b.DiscoveryUrl), AuthorizeURL: val(b.AuthorizeUrl),
-		TokenURL: val(b.TokenUrl), UserinfoURL: val(b.UserinfoUrl), Scopes: val(b.Scopes), DefaultRole: string(val(b.DefaultRole)),
-		Enabled: b.Enabled == nil || *b.Enabled}
-	sp, err := s.providers.Save(ctx, uuid.Nil, cfg, p, client(ctx))
+	sp, err := s.providers.Save(ctx, uuid.Nil, providerConfig(request.Body), p, client(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -526,12 +521,7 @@ func (s *Server) ReplaceOAuthProvider(ctx context.Context, request gen.ReplaceOA
 	if err != nil {
 		return nil, err
 	}
-	b := request.Body
-	cfg := oauth.Provider{Slug: b.Slug, DisplayName: b.DisplayName, Type: string(b.ProviderType), ClientID: b.ClientId,
-		ClientSecret: val(b.ClientSecret), DiscoveryURL: val(b.DiscoveryUrl), AuthorizeURL: val(b.AuthorizeUrl),
-		TokenURL: val(b.TokenUrl), UserinfoURL: val(b.UserinfoUrl), Scopes: val(b.Scopes), DefaultRole: string(val(b.DefaultRole)),
-		Enabled: b.Enabled == nil || *b.Enabled}
-	sp, err := s.providers.Save(ctx, request.ProviderId, cfg, p, client(ctx))
+	sp, err := s.providers.Save(ctx, request.ProviderId, providerConfig(request.Body), p, client(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -548,6 +538,14 @@ func (s *Server) DeleteOAuthProvider(ctx context.Context, request gen.DeleteOAut
 		return nil, err
 	}
 	return gen.DeleteOAuthProvider204Response{}, nil
+}
+
+// providerConfig reads a full provider configuration (create and replace share the schema).
+func providerConfig(b *gen.OAuthProviderCreateRequest) oauth.Provider {
+	return oauth.Provider{Slug: b.Slug, DisplayName: b.DisplayName, Type: string(b.ProviderType), ClientID: b.ClientId,
+		ClientSecret: val(b.ClientSecret), DiscoveryURL: val(b.DiscoveryUrl), AuthorizeURL: val(b.AuthorizeUrl),
+		TokenURL: val(b.TokenUrl), UserinfoURL: val(b.UserinfoUrl), Scopes: val(b.Scopes), DefaultRole: string(val(b.DefaultRole)),
+		Enabled: b.Enabled == nil || *b.Enabled}
 }
 
 func (s *Server) providerOut(sp accounts.StoredProvider) gen.OAuthProvider {
