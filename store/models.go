@@ -38,6 +38,7 @@ type CatalogAuditLog struct {
 	Ip           string          `json:"ip"`
 	UserAgent    string          `json:"user_agent"`
 	Detail       json.RawMessage `json:"detail"`
+	PublicID     uuid.UUID       `json:"public_id"`
 }
 
 type CatalogEmailVerification struct {
