@@ -1,10 +1,13 @@
 package handlers
 
 import (
+	"encoding/json"
 	openapi_types "github.com/oapi-codegen/runtime/types"
+	"time"
 
 	"meridian/gen"
 	"meridian/internal/auth"
+	"meridian/internal/catalog"
 	"meridian/store"
 )
 
@@ -53,4 +56,78 @@ func set[T any](dst *T, p *T) {
 	if p != nil {
 		*dst = *p
 	}
+}
+
+// datasetOut maps a catalog record to DatasetResponse. has_generic_geometry is computed for the
+// detail endpoint only; lists report false (spec 2.5).
+func datasetOut(d catalog.Dataset, detail bool) gen.DatasetResponse {
+	r := d.Row
+	generic := detail && r.HasGenericGeometry
+	recordType := gen.DatasetRecordType(r.RecordType)
+	health := gen.DatasetSourceHealth(r.SourceHealth)
+	drift := gen.DatasetSchemaDriftStatus(r.SchemaDriftStatus)
+	fresh := gen.DatasetSourceFreshness(catalog.Freshness(val(r.Origin), r.UpdateFrequency, r.LastRefreshedAt, time.Now()))
+	version := int(r.CurrentVersion)
+	status := r.RecordStatus
+	out := gen.DatasetResponse{
+		Id: r.ID, RecordId: r.RecordID, TableName: r.TableName, Title: r.Title, Summary: r.Summary,
+		Srid: intp(r.Srid), OriginalSrid: intp(r.OriginalSrid), GeometryType: r.GeometryType, HasGenericGeometry: &generic,
+		Is3d: r.Is3d, NDims: intp(r.NDims), ZMin: r.ZMin, ZMax: r.ZMax, FeatureCount: r.FeatureCount,
+		License: r.License, Attribution: r.Attribution, SourceOrganization: r.SourceOrganization,
+		QualityStatement: r.QualityStatement, SourceFormat: r.SourceFormat, SourceFilename: r.SourceFilename,
+		CurrentVersion: &version, SourceUrl: r.SourceUrl, Origin: r.Origin, OriginUri: r.OriginUri,
+		LastRefreshedAt: r.LastRefreshedAt, LastCheckedAt: r.LastCheckedAt, SourceHealth: &health,
+		SourceHealthDetail: r.SourceHealthDetail, SchemaDriftStatus: &drift, SourceFreshness: &fresh,
+		Visibility: gen.DatasetVisibility(r.Visibility), CreatedBy: r.CreatedBy, CreatedByDisplay: d.CreatedByDisplay,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, LastEditedByDisplay: d.LastEditedByDisplay, LastEditedAt: r.LastEditedAt,
+		RecordStatus: &status, LineageSummary: r.LineageSummary, UpdateFrequency: r.UpdateFrequency,
+		UsageConstraints: r.UsageConstraints, AccessConstraints: r.AccessConstraints,
+		SensitivityClassification: r.SensitivityClassification, OwnerOrg: r.OwnerOrg, Language: r.Language,
+		PublishedAt: r.PublishedAt, UpdatedBy: r.UpdatedBy, RecordType: &recordType,
+	}
+	if len(r.ExtentBbox) > 0 {
+		out.ExtentBbox = &r.ExtentBbox
+	}
+	if len(r.ThemeCategory) > 0 {
+		out.ThemeCategory = &r.ThemeCategory
+	}
+	if len(r.TileColumns) > 0 {
+		out.TileColumns = &r.TileColumns
+	}
+	if len(r.ColumnInfo) > 0 {
+		var cols []gen.ColumnInfo
+		if json.Unmarshal(r.ColumnInfo, &cols) == nil {
+			out.ColumnInfo = &cols
+		}
+	}
+	if len(r.OriginRef) > 0 {
+		var ref map[string]any
+		if json.Unmarshal(r.OriginRef, &ref) == nil {
+			out.OriginRef = &ref
+		}
+	}
+	if r.DataVintageStart.Valid {
+		out.DataVintageStart = &openapi_types.Date{Time: r.DataVintageStart.Time}
+	}
+	if r.DataVintageEnd.Valid {
+		out.DataVintageEnd = &openapi_types.Date{Time: r.DataVintageEnd.Time}
+	}
+	return out
+}
+
+func grantOut(g catalog.Grant) gen.DatasetGrant {
+	out := gen.DatasetGrant{Id: g.ID, UserId: g.UserID, Username: g.Username, Level: gen.DatasetGrantLevel(g.Level), CreatedAt: g.CreatedAt}
+	if g.Role != nil {
+		role := gen.DatasetGrantRole(*g.Role)
+		out.Role = &role
+	}
+	return out
+}
+
+func intp(v *int32) *int {
+	if v == nil {
+		return nil
+	}
+	n := int(*v)
+	return &n
 }

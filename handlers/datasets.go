@@ -4,8 +4,12 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 
 	"meridian/gen"
+	"meridian/internal/apperr"
+	"meridian/internal/auth"
+	"meridian/internal/catalog"
 )
 
 // ListCollections: List Collections (GET /catalog/collections/).
@@ -48,34 +52,9 @@ func (s *Server) RemoveDataset(ctx context.Context, request gen.RemoveDatasetReq
 	return nil, notImplemented("removeDataset")
 }
 
-// ListAllDatasets: List All Datasets (GET /datasets/).
-func (s *Server) ListAllDatasets(ctx context.Context, request gen.ListAllDatasetsRequestObject) (gen.ListAllDatasetsResponseObject, error) {
-	return nil, notImplemented("listAllDatasets")
-}
-
 // BulkDeleteDatasets: Bulk Delete Datasets (POST /datasets/bulk-delete/).
 func (s *Server) BulkDeleteDatasets(ctx context.Context, request gen.BulkDeleteDatasetsRequestObject) (gen.BulkDeleteDatasetsResponseObject, error) {
 	return nil, notImplemented("bulkDeleteDatasets")
-}
-
-// CreateDataset: Create Dataset (POST /datasets/create/).
-func (s *Server) CreateDataset(ctx context.Context, request gen.CreateDatasetRequestObject) (gen.CreateDatasetResponseObject, error) {
-	return nil, notImplemented("createDataset")
-}
-
-// DeleteDataset: Delete Dataset (DELETE /datasets/{dataset_id}).
-func (s *Server) DeleteDataset(ctx context.Context, request gen.DeleteDatasetRequestObject) (gen.DeleteDatasetResponseObject, error) {
-	return nil, notImplemented("deleteDataset")
-}
-
-// GetSingleDataset: Get Single Dataset (GET /datasets/{dataset_id}).
-func (s *Server) GetSingleDataset(ctx context.Context, request gen.GetSingleDatasetRequestObject) (gen.GetSingleDatasetResponseObject, error) {
-	return nil, notImplemented("getSingleDataset")
-}
-
-// UpdateDatasetMetadata: Update Dataset Metadata (PATCH /datasets/{dataset_id}).
-func (s *Server) UpdateDatasetMetadata(ctx context.Context, request gen.UpdateDatasetMetadataRequestObject) (gen.UpdateDatasetMetadataResponseObject, error) {
-	return nil, notImplemented("updateDatasetMetadata")
 }
 
 // ExportDataset: Export Dataset (GET /datasets/{dataset_id}/export).
@@ -191,4 +170,124 @@ func (s *Server) PreviewServiceLayer(ctx context.Context, request gen.PreviewSer
 // ProbeServiceURL: Probe Service URL (POST /services/probe/).
 func (s *Server) ProbeServiceURL(ctx context.Context, request gen.ProbeServiceURLRequestObject) (gen.ProbeServiceURLResponseObject, error) {
 	return nil, notImplemented("probeServiceURL")
+}
+
+// CreateDataset: Create Dataset (POST /datasets/create/). An empty table with the given columns
+// and a generic geometry column; origin "created".
+func (s *Server) CreateDataset(ctx context.Context, request gen.CreateDatasetRequestObject) (gen.CreateDatasetResponseObject, error) {
+	cols := make([]catalog.Column, len(request.Body.Columns))
+	for i, c := range request.Body.Columns {
+		cols[i] = catalog.Column{Name: c.Name, Type: string(c.Type)}
+	}
+	d, err := s.catalog.Create(ctx, auth.From(ctx), request.Body.Title, cols)
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateDataset200JSONResponse(datasetOut(d, true)), nil
+}
+
+// GetSingleDataset: Get Single Dataset (GET /datasets/{dataset_id}). 404 for datasets the caller
+// may not see.
+func (s *Server) GetSingleDataset(ctx context.Context, request gen.GetSingleDatasetRequestObject) (gen.GetSingleDatasetResponseObject, error) {
+	d, err := s.catalog.Get(ctx, auth.From(ctx), request.DatasetId, false)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetSingleDataset200JSONResponse(datasetOut(d, true)), nil
+}
+
+// ListAllDatasets: List All Datasets (GET /datasets/). The datasets the caller may see, 50/200.
+func (s *Server) ListAllDatasets(ctx context.Context, request gen.ListAllDatasetsRequestObject) (gen.ListAllDatasetsResponseObject, error) {
+	prm := request.Params
+	skip, limit := page(prm.Skip, prm.Limit, 50, 200)
+	f := catalog.Filter{Q: prm.Q, RecordStatus: prm.RecordStatus, Skip: skip, Limit: limit, Sort: string(val(prm.Sort))}
+	f.RecordType, f.Visibility = (*string)(prm.RecordType), (*string)(prm.Visibility)
+	list, total, err := s.catalog.List(ctx, auth.From(ctx), f)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListAllDatasets200JSONResponse{Items: make([]gen.DatasetResponse, len(list)), Total: total, Skip: skip, Limit: limit}
+	for i, d := range list {
+		out.Items[i] = datasetOut(d, false)
+	}
+	return out, nil
+}
+
+// UpdateDatasetMetadata: Update Dataset Metadata (PATCH /datasets/{dataset_id}). Write access and
+// edit_metadata; every change is recorded in the history with a new version.
+func (s *Server) UpdateDatasetMetadata(ctx context.Context, request gen.UpdateDatasetMetadataRequestObject) (gen.UpdateDatasetMetadataResponseObject, error) {
+	b := request.Body
+	ch := catalog.Change{Title: b.Title, Summary: b.Summary, Visibility: (*string)(b.Visibility), License: b.License,
+		Attribution: b.Attribution, SourceOrganization: b.SourceOrganization, SourceURL: b.SourceUrl,
+		QualityStatement: b.QualityStatement, LineageSummary: b.LineageSummary, UpdateFrequency: (*string)(b.UpdateFrequency),
+		UsageConstraints: b.UsageConstraints, AccessConstraints: b.AccessConstraints,
+		SensitivityClassification: b.SensitivityClassification, OwnerOrg: b.OwnerOrg, Language: b.Language,
+		ThemeCategory: val(b.ThemeCategory), TileColumns: val(b.TileColumns)}
+	if b.DataVintageStart != nil {
+		ch.DataVintageStart = &b.DataVintageStart.Time
+	}
+	if b.DataVintageEnd != nil {
+		ch.DataVintageEnd = &b.DataVintageEnd.Time
+	}
+	raw, _ := json.Marshal(b)
+	var changes map[string]any
+	_ = json.Unmarshal(raw, &changes)
+	d, err := s.catalog.UpdateMetadata(ctx, auth.From(ctx), request.DatasetId, ch, changes)
+	if err != nil {
+		return nil, err
+	}
+	return gen.UpdateDatasetMetadata200JSONResponse(datasetOut(d, true)), nil
+}
+
+// DeleteDataset: Delete Dataset (DELETE /datasets/{dataset_id}). Owner or admin; ingested and
+// created datasets are dropped in full, registered tables are only detached.
+func (s *Server) DeleteDataset(ctx context.Context, request gen.DeleteDatasetRequestObject) (gen.DeleteDatasetResponseObject, error) {
+	if err := s.catalog.Delete(ctx, auth.From(ctx), request.DatasetId); err != nil {
+		return nil, err
+	}
+	return gen.DeleteDataset204Response{}, nil
+}
+
+// ListDatasetGrants: List Dataset Grants (GET /datasets/{dataset_id}/grants/). Extension.
+func (s *Server) ListDatasetGrants(ctx context.Context, request gen.ListDatasetGrantsRequestObject) (gen.ListDatasetGrantsResponseObject, error) {
+	grants, err := s.catalog.Grants(ctx, auth.From(ctx), request.DatasetId)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListDatasetGrants200JSONResponse{Items: make([]gen.DatasetGrant, len(grants))}
+	for i, g := range grants {
+		out.Items[i] = grantOut(g)
+	}
+	return out, nil
+}
+
+// CreateDatasetGrant: Create Dataset Grant (POST /datasets/{dataset_id}/grants/). Extension.
+func (s *Server) CreateDatasetGrant(ctx context.Context, request gen.CreateDatasetGrantRequestObject) (gen.CreateDatasetGrantResponseObject, error) {
+	p, b := auth.From(ctx), request.Body
+	level := auth.GrantRead
+	if b.Level != nil {
+		level = string(*b.Level)
+	}
+	id, err := s.catalog.AddGrant(ctx, p, request.DatasetId, b.UserId, (*string)(b.Role), level)
+	if err != nil {
+		return nil, err
+	}
+	grants, err := s.catalog.Grants(ctx, p, request.DatasetId)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range grants {
+		if g.ID == id {
+			return gen.CreateDatasetGrant201JSONResponse(grantOut(g)), nil
+		}
+	}
+	return nil, apperr.Conflict("the grant was removed concurrently")
+}
+
+// DeleteDatasetGrant: Delete Dataset Grant (DELETE /datasets/{dataset_id}/grants/{grant_id}). Extension.
+func (s *Server) DeleteDatasetGrant(ctx context.Context, request gen.DeleteDatasetGrantRequestObject) (gen.DeleteDatasetGrantResponseObject, error) {
+	if err := s.catalog.RemoveGrant(ctx, auth.From(ctx), request.DatasetId, request.GrantId); err != nil {
+		return nil, err
+	}
+	return gen.DeleteDatasetGrant204Response{}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"meridian/gen"
+	"meridian/internal/auth"
 )
 
 // DatasetMaps: Dataset Maps (GET /datasets/{dataset_id}/maps/).
@@ -23,11 +24,6 @@ func (s *Server) GetDatasetRows(ctx context.Context, request gen.GetDatasetRowsR
 	return nil, notImplemented("getDatasetRows")
 }
 
-// UpdatePublicationStatus: Update Publication Status (PATCH /datasets/{dataset_id}/status/).
-func (s *Server) UpdatePublicationStatus(ctx context.Context, request gen.UpdatePublicationStatusRequestObject) (gen.UpdatePublicationStatusResponseObject, error) {
-	return nil, notImplemented("updatePublicationStatus")
-}
-
 // SetTargetStatus: Set Target Status (PATCH /datasets/{dataset_id}/target-status/).
 func (s *Server) SetTargetStatus(ctx context.Context, request gen.SetTargetStatusRequestObject) (gen.SetTargetStatusResponseObject, error) {
 	return nil, notImplemented("setTargetStatus")
@@ -36,4 +32,18 @@ func (s *Server) SetTargetStatus(ctx context.Context, request gen.SetTargetStatu
 // ValidateDataset: Validate Dataset (GET /datasets/{dataset_id}/validate/).
 func (s *Server) ValidateDataset(ctx context.Context, request gen.ValidateDatasetRequestObject) (gen.ValidateDatasetResponseObject, error) {
 	return nil, notImplemented("validateDataset")
+}
+
+// UpdatePublicationStatus: Update Publication Status (PATCH /datasets/{dataset_id}/status/). One
+// step of the workflow draft, ready, internal, published; other moves answer 409.
+func (s *Server) UpdatePublicationStatus(ctx context.Context, request gen.UpdatePublicationStatusRequestObject) (gen.UpdatePublicationStatusResponseObject, error) {
+	status, warnings, err := s.catalog.SetStatus(ctx, auth.From(ctx), request.DatasetId, request.Body.Status)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.UpdatePublicationStatus200JSONResponse{Id: request.DatasetId.String(), RecordStatus: status}
+	if len(warnings) > 0 {
+		out.MetadataWarnings = &warnings
+	}
+	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 	"meridian/internal/accounts"
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
+	"meridian/internal/catalog"
 	"meridian/internal/config"
 	"meridian/internal/mail"
 	"meridian/internal/oauth"
@@ -44,6 +45,7 @@ type Server struct {
 	providers    *accounts.Providers
 	box          *secretbox.Box
 	oauthFlow    *oauth.Flow
+	catalog      *catalog.Service
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -60,6 +62,7 @@ func New(d Deps) *Server {
 		RefreshTTL: d.Config.RefreshTokenTTL, Grace: d.Config.RefreshGrace,
 	}
 	s.accounts = &accounts.Service{Pool: d.Pool, Q: s.q, Log: d.Log}
+	s.catalog = &catalog.Service{Pool: d.Pool, Q: s.q, Log: d.Log}
 	c := d.Config
 	s.box = secretbox.New(c.JWTSecretKey)
 	s.providers = &accounts.Providers{Q: s.q, Box: s.box, Log: d.Log}

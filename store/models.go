@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type CatalogApiKey struct {
@@ -39,6 +40,85 @@ type CatalogAuditLog struct {
 	UserAgent    string          `json:"user_agent"`
 	Detail       json.RawMessage `json:"detail"`
 	PublicID     uuid.UUID       `json:"public_id"`
+}
+
+type CatalogDataset struct {
+	ID                        uuid.UUID   `json:"id"`
+	RecordID                  uuid.UUID   `json:"record_id"`
+	TableSchema               string      `json:"table_schema"`
+	TableName                 string      `json:"table_name"`
+	Registered                bool        `json:"registered"`
+	Title                     string      `json:"title"`
+	Summary                   *string     `json:"summary"`
+	RecordType                string      `json:"record_type"`
+	Visibility                string      `json:"visibility"`
+	RecordStatus              string      `json:"record_status"`
+	Origin                    *string     `json:"origin"`
+	OriginUri                 *string     `json:"origin_uri"`
+	OriginRef                 []byte      `json:"origin_ref"`
+	SourceFormat              *string     `json:"source_format"`
+	SourceFilename            *string     `json:"source_filename"`
+	SourceUrl                 *string     `json:"source_url"`
+	Srid                      *int32      `json:"srid"`
+	OriginalSrid              *int32      `json:"original_srid"`
+	GeometryType              *string     `json:"geometry_type"`
+	HasGenericGeometry        bool        `json:"has_generic_geometry"`
+	Is3d                      *bool       `json:"is_3d"`
+	NDims                     *int32      `json:"n_dims"`
+	ZMin                      *float64    `json:"z_min"`
+	ZMax                      *float64    `json:"z_max"`
+	FeatureCount              *int64      `json:"feature_count"`
+	ExtentBbox                []float64   `json:"extent_bbox"`
+	ColumnInfo                []byte      `json:"column_info"`
+	TileColumns               []string    `json:"tile_columns"`
+	License                   *string     `json:"license"`
+	Attribution               *string     `json:"attribution"`
+	SourceOrganization        *string     `json:"source_organization"`
+	QualityStatement          *string     `json:"quality_statement"`
+	LineageSummary            *string     `json:"lineage_summary"`
+	UpdateFrequency           *string     `json:"update_frequency"`
+	UsageConstraints          *string     `json:"usage_constraints"`
+	AccessConstraints         *string     `json:"access_constraints"`
+	SensitivityClassification *string     `json:"sensitivity_classification"`
+	OwnerOrg                  *string     `json:"owner_org"`
+	Language                  *string     `json:"language"`
+	ThemeCategory             []string    `json:"theme_category"`
+	DataVintageStart          pgtype.Date `json:"data_vintage_start"`
+	DataVintageEnd            pgtype.Date `json:"data_vintage_end"`
+	CurrentVersion            int32       `json:"current_version"`
+	SourceHealth              string      `json:"source_health"`
+	SourceHealthDetail        *string     `json:"source_health_detail"`
+	SchemaDriftStatus         string      `json:"schema_drift_status"`
+	LastRefreshedAt           *time.Time  `json:"last_refreshed_at"`
+	LastCheckedAt             *time.Time  `json:"last_checked_at"`
+	PublishedAt               *time.Time  `json:"published_at"`
+	CreatedBy                 *uuid.UUID  `json:"created_by"`
+	UpdatedBy                 *uuid.UUID  `json:"updated_by"`
+	LastEditedBy              *uuid.UUID  `json:"last_edited_by"`
+	LastEditedAt              *time.Time  `json:"last_edited_at"`
+	CreatedAt                 time.Time   `json:"created_at"`
+	UpdatedAt                 time.Time   `json:"updated_at"`
+}
+
+type CatalogDatasetGrant struct {
+	ID        uuid.UUID  `json:"id"`
+	DatasetID uuid.UUID  `json:"dataset_id"`
+	UserID    *uuid.UUID `json:"user_id"`
+	Role      *string    `json:"role"`
+	Level     string     `json:"level"`
+	CreatedBy *uuid.UUID `json:"created_by"`
+	CreatedAt time.Time  `json:"created_at"`
+}
+
+type CatalogDatasetHistory struct {
+	ID           int64           `json:"id"`
+	DatasetID    uuid.UUID       `json:"dataset_id"`
+	Version      int32           `json:"version"`
+	Action       string          `json:"action"`
+	ActorID      *uuid.UUID      `json:"actor_id"`
+	ActorDisplay string          `json:"actor_display"`
+	Changes      json.RawMessage `json:"changes"`
+	OccurredAt   time.Time       `json:"occurred_at"`
 }
 
 type CatalogEmailVerification struct {

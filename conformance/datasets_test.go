@@ -1,0 +1,196 @@
+package conformance
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// createDataset makes an empty dataset as s, sets its visibility and walks it to published.
+func createDataset(t *testing.T, s session, visibility string, publish bool) map[string]any {
+	t.Helper()
+	r := call(t, "POST", "/datasets/create/", map[string]any{"title": "Parcels " + randomHex(3), "columns": []map[string]any{
+		{"name": "name", "type": "text"}, {"name": "area", "type": "float"}, {"name": "n", "type": "integer"},
+		{"name": "surveyed", "type": "date"}, {"name": "ok", "type": "boolean"}}}, bearer(s.Access)...)
+	if r.Status != 200 {
+		t.Fatalf("create dataset: %d %s", r.Status, r.Body)
+	}
+	d := r.JSON(t)
+	id := d["id"].(string)
+	if r := call(t, "PATCH", "/datasets/"+id, map[string]any{"visibility": visibility}, bearer(s.Access)...); r.Status != 200 {
+		t.Fatalf("set visibility: %d %s", r.Status, r.Body)
+	}
+	if publish {
+		for _, st := range []string{"ready", "internal", "published"} {
+			if r := call(t, "PATCH", "/datasets/"+id+"/status/", map[string]any{"status": st}, bearer(s.Access)...); r.Status != 200 {
+				t.Fatalf("status %s: %d %s", st, r.Status, r.Body)
+			}
+		}
+	}
+	return d
+}
+
+// TestVisibilityMatrix: 4 visibilities × anonymous / viewer / editor / owner / admin × read /
+// write, asserted cell by cell over HTTP on published datasets.
+func TestVisibilityMatrix(t *testing.T) {
+	owner, viewer, editor, adm := newUser(t, "editor"), newUser(t, "viewer"), newUser(t, "editor"), admin(t)
+	callers := map[string][]string{"anonymous": nil, "viewer": bearer(viewer.Access), "editor": bearer(editor.Access),
+		"owner": bearer(owner.Access), "admin": bearer(adm.Access)}
+	// read status, write status
+	want := map[string]map[string][2]int{
+		"private":    {"anonymous": {404, 401}, "viewer": {404, 404}, "editor": {404, 404}, "owner": {200, 200}, "admin": {200, 200}},
+		"restricted": {"anonymous": {404, 401}, "viewer": {404, 404}, "editor": {404, 404}, "owner": {200, 200}, "admin": {200, 200}},
+		"internal":   {"anonymous": {404, 401}, "viewer": {200, 403}, "editor": {200, 403}, "owner": {200, 200}, "admin": {200, 200}},
+		"public":     {"anonymous": {200, 401}, "viewer": {200, 403}, "editor": {200, 403}, "owner": {200, 200}, "admin": {200, 200}},
+	}
+	for vis, row := range want {
+		id := createDataset(t, owner, vis, true)["id"].(string)
+		for who, cell := range row {
+			t.Run(vis+"/"+who, func(t *testing.T) {
+				if r := call(t, "GET", "/datasets/"+id, nil, callers[who]...); r.Status != cell[0] {
+					t.Errorf("read: %d, want %d", r.Status, cell[0])
+				}
+				if r := call(t, "PATCH", "/datasets/"+id, map[string]any{"summary": "edited by " + who}, callers[who]...); r.Status != cell[1] {
+					t.Errorf("write: %d, want %d", r.Status, cell[1])
+				}
+			})
+		}
+	}
+}
+
+func TestUnpublishedGrantsAndListing(t *testing.T) {
+	owner, viewer, other := newUser(t, "editor"), newUser(t, "viewer"), newUser(t, "viewer")
+	draft := createDataset(t, owner, "public", false)["id"].(string)
+	if r := call(t, "GET", "/datasets/"+draft, nil); r.Status != 404 {
+		t.Fatalf("unpublished public dataset, anonymous: %d", r.Status)
+	}
+	if r := call(t, "GET", "/datasets/"+draft, nil, bearer(owner.Access)...); r.Status != 200 {
+		t.Fatalf("unpublished dataset, owner: %d", r.Status)
+	}
+	restricted := createDataset(t, owner, "restricted", true)["id"].(string)
+	g := call(t, "POST", "/datasets/"+restricted+"/grants/", map[string]any{"user_id": viewer.ID, "level": "read"}, bearer(owner.Access)...)
+	if g.Status != 201 || g.JSON(t)["username"] != viewer.Username {
+		t.Fatalf("grant: %d %s", g.Status, g.Body)
+	}
+	if r := call(t, "GET", "/datasets/"+restricted, nil, bearer(viewer.Access)...); r.Status != 200 {
+		t.Fatalf("granted viewer read: %d", r.Status)
+	}
+	if r := call(t, "PATCH", "/datasets/"+restricted, map[string]any{"summary": "x"}, bearer(viewer.Access)...); r.Status != 403 {
+		t.Fatalf("read grant write: %d", r.Status)
+	}
+	if r := call(t, "GET", "/datasets/"+restricted, nil, bearer(other.Access)...); r.Status != 404 {
+		t.Fatalf("ungranted viewer: %d", r.Status)
+	}
+	if r := call(t, "GET", "/datasets/"+restricted+"/grants/", nil, bearer(viewer.Access)...); r.Status != 403 {
+		t.Fatalf("grantee managing grants: %d", r.Status)
+	}
+	list := call(t, "GET", "/datasets/?limit=200", nil, bearer(other.Access)...)
+	if strings.Contains(string(list.Body), restricted) || strings.Contains(string(list.Body), draft) {
+		t.Fatalf("listing shows datasets the caller may not see")
+	}
+	mine := call(t, "GET", "/datasets/?limit=200", nil, bearer(viewer.Access)...)
+	if !strings.Contains(string(mine.Body), restricted) {
+		t.Fatalf("listing hides a granted dataset")
+	}
+	gid := g.JSON(t)["id"].(string)
+	if r := call(t, "DELETE", "/datasets/"+restricted+"/grants/"+gid, nil, bearer(owner.Access)...); r.Status != 204 {
+		t.Fatalf("revoke grant: %d", r.Status)
+	}
+	if r := call(t, "GET", "/datasets/"+restricted, nil, bearer(viewer.Access)...); r.Status != 404 {
+		t.Fatalf("after revoking the grant: %d", r.Status)
+	}
+}
+
+func TestCreateDatasetRecordAndLimits(t *testing.T) {
+	owner := newUser(t, "editor")
+	d := createDataset(t, owner, "private", false)
+	if d["origin"] != "created" || d["has_generic_geometry"] != true || d["feature_count"].(float64) != 0 ||
+		d["created_by_display"] != owner.Username || d["record_status"] != "draft" || d["source_freshness"] != "unknown" {
+		t.Fatalf("record: %v", d)
+	}
+	if cols := d["column_info"].([]any); len(cols) != 5 {
+		t.Fatalf("column_info: %v", cols)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, server.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var cols, idx int
+	table := d["table_name"].(string)
+	_ = conn.QueryRow(ctx, "SELECT count(*) FROM information_schema.columns WHERE table_schema='data' AND table_name=$1", table).Scan(&cols)
+	_ = conn.QueryRow(ctx, "SELECT count(*) FROM pg_indexes WHERE schemaname='data' AND tablename=$1 AND indexdef LIKE '%gist%'", table).Scan(&idx)
+	if cols != 7 || idx != 1 {
+		t.Fatalf("table %s: %d columns, %d GIST indexes", table, cols, idx)
+	}
+
+	long := strings.Repeat("t", 500)
+	tests := []struct {
+		name   string
+		body   map[string]any
+		status int
+	}{
+		{"title of 500", map[string]any{"title": long, "columns": []any{}}, 200},
+		{"title of 501", map[string]any{"title": long + "t", "columns": []any{}}, 422},
+		{"field name of 300 characters", map[string]any{"title": "x", "columns": []any{map[string]any{"name": strings.Repeat("f", 300), "type": "text"}}}, 422},
+		{"reserved column", map[string]any{"title": "x", "columns": []any{map[string]any{"name": "gid", "type": "text"}}}, 422},
+		{"duplicate column", map[string]any{"title": "x", "columns": []any{map[string]any{"name": "a", "type": "text"}, map[string]any{"name": "A", "type": "integer"}}}, 422},
+		{"unknown column type", map[string]any{"title": "x", "columns": []any{map[string]any{"name": "a", "type": "money"}}}, 422},
+		{"injection attempt in a column name", map[string]any{"title": "x", "columns": []any{map[string]any{"name": `a"); DROP TABLE catalog.users; --`, "type": "text"}}}, 422},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if r := call(t, "POST", "/datasets/create/", tt.body, bearer(owner.Access)...); r.Status != tt.status {
+				t.Fatalf("%d %s", r.Status, r.Body)
+			}
+		})
+	}
+	if r := call(t, "POST", "/datasets/create/", map[string]any{"title": "x", "columns": []any{}}, bearer(newUser(t, "viewer").Access)...); r.Status != 403 {
+		t.Fatalf("viewer creating a dataset: %d", r.Status)
+	}
+
+	// Delete drops the table with the record.
+	id := d["id"].(string)
+	if r := call(t, "DELETE", "/datasets/"+id, nil, bearer(owner.Access)...); r.Status != 204 {
+		t.Fatalf("delete: %d", r.Status)
+	}
+	var exists bool
+	_ = conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", "data."+table).Scan(&exists)
+	if exists {
+		t.Fatal("table survived the delete of a created dataset")
+	}
+	if r := call(t, "GET", "/datasets/"+id, nil, bearer(owner.Access)...); r.Status != 404 {
+		t.Fatalf("deleted dataset: %d", r.Status)
+	}
+}
+
+func TestPublicationWorkflow(t *testing.T) {
+	owner := newUser(t, "editor")
+	id := createDataset(t, owner, "internal", false)["id"].(string)
+	move := func(status string) reply {
+		return call(t, "PATCH", "/datasets/"+id+"/status/", map[string]any{"status": status}, bearer(owner.Access)...)
+	}
+	if r := move("published"); r.Status != 409 || !strings.Contains(r.JSON(t)["detail"].(string), "ready") {
+		t.Fatalf("skipping steps: %d %s", r.Status, r.Body)
+	}
+	if r := move("archived"); r.Status != 422 {
+		t.Fatalf("unknown status: %d", r.Status)
+	}
+	if r := move(strings.Repeat("s", 21)); r.Status != 422 {
+		t.Fatalf("status of 21 characters: %d", r.Status)
+	}
+	r := move("ready")
+	if r.Status != 200 || r.JSON(t)["record_status"] != "ready" || len(r.JSON(t)["metadata_warnings"].([]any)) == 0 {
+		t.Fatalf("draft -> ready: %d %s", r.Status, r.Body)
+	}
+	if r := move("draft"); r.Status != 200 {
+		t.Fatalf("ready -> draft: %d", r.Status)
+	}
+	d := call(t, "GET", "/datasets/"+id, nil, bearer(owner.Access)...).JSON(t)
+	if d["current_version"].(float64) < 4 {
+		t.Fatalf("current_version %v after four changes", d["current_version"])
+	}
+}

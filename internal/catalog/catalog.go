@@ -1,0 +1,254 @@
+// Package catalog keeps the catalog records of datasets: creation of empty datasets, reads under
+// the visibility policy, metadata edits, the publication workflow, grants and deletion.
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"meridian/internal/apperr"
+	"meridian/internal/auth"
+	"meridian/store"
+)
+
+// Service is the catalog over a pool.
+type Service struct {
+	Pool *pgxpool.Pool
+	Q    *store.Queries
+	Log  *slog.Logger
+}
+
+// Dataset is a catalog record as a caller sees it.
+type Dataset struct {
+	Row                 store.CatalogDataset
+	CreatedByDisplay    string
+	LastEditedByDisplay *string
+}
+
+func resource(d store.CatalogDataset, grant string) auth.Resource {
+	r := auth.Resource{Visibility: d.Visibility, Published: d.RecordStatus == StatusPublished, Grant: grant}
+	if d.CreatedBy != nil {
+		r.OwnerID = *d.CreatedBy
+	}
+	return r
+}
+
+// Get returns the dataset when the caller may read it (write: change it); otherwise 404, or 403
+// for a visible dataset the caller may not change.
+func (s *Service) Get(ctx context.Context, p auth.Principal, id uuid.UUID, write bool) (Dataset, error) {
+	return s.get(ctx, s.Q, p, id, write)
+}
+
+func (s *Service) get(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.UUID, write bool) (Dataset, error) {
+	var caller *uuid.UUID
+	var role *string
+	if !p.Anonymous() {
+		caller, role = &p.UserID, &p.Role
+	}
+	r, err := q.GetDatasetRecord(ctx, store.GetDatasetRecordParams{ID: id, CallerID: caller, CallerRole: role})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Dataset{}, apperr.NotFound("dataset %s not found", id)
+	}
+	if err != nil {
+		return Dataset{}, err
+	}
+	if err := auth.Authorize(p, resource(r.CatalogDataset, r.CallerGrant), write, "dataset"); err != nil {
+		return Dataset{}, err
+	}
+	return Dataset{Row: r.CatalogDataset, CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay}, nil
+}
+
+// Filter narrows a listing.
+type Filter struct {
+	Q, RecordType, Visibility, RecordStatus *string
+	Sort                                    string // a ListAllDatasets sort key; default -updated_at
+	Skip, Limit                             int
+}
+
+// List returns one page of the datasets the caller may see and how many there are.
+func (s *Service) List(ctx context.Context, p auth.Principal, f Filter) ([]Dataset, int, error) {
+	prm := store.ListVisibleDatasetsParams{IsAdmin: p.IsAdmin(), Q: f.Q, RecordType: f.RecordType, Visibility: f.Visibility,
+		RecordStatus: f.RecordStatus, Sort: f.Sort, Off: int32(f.Skip), Lim: int32(f.Limit)}
+	if !p.Anonymous() {
+		prm.CallerID, prm.CallerRole = &p.UserID, &p.Role
+	}
+	rows, err := s.Q.ListVisibleDatasets(ctx, prm)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Dataset, len(rows))
+	total := 0
+	for i, r := range rows {
+		out[i] = Dataset{Row: r.CatalogDataset, CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay}
+		total = int(r.Total)
+	}
+	return out, total, nil
+}
+
+// Column is a user-defined column of a created dataset.
+type Column struct{ Name, Type string }
+
+// columnTypes maps the five column types of spec 4.3 to PostgreSQL types.
+var columnTypes = map[string]string{
+	"text": "text", "integer": "bigint", "float": "double precision", "date": "date", "boolean": "boolean",
+}
+
+var columnName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// reservedColumns belong to every dataset table.
+var reservedColumns = []string{"gid", "geom"}
+
+// Create makes an empty dataset: a table in the data schema with a gid key, a generic geometry
+// column with a GIST index and the given columns, plus its catalog record, in one transaction.
+func (s *Service) Create(ctx context.Context, p auth.Principal, title string, cols []Column) (Dataset, error) {
+	if !p.Can(auth.CapUpload) {
+		return Dataset{}, apperr.Forbidden("creating datasets needs the upload capability")
+	}
+	seen := map[string]bool{}
+	defs := make([]string, 0, len(cols))
+	info := make([]map[string]any, 0, len(cols))
+	for i, c := range cols {
+		name := strings.ToLower(strings.TrimSpace(c.Name))
+		switch {
+		case !columnName.MatchString(name):
+			return Dataset{}, apperr.Unprocessable("columns[%d].name %q: use 1 to 63 lowercase letters, digits and underscores, not starting with a digit", i, c.Name)
+		case slices.Contains(reservedColumns, name):
+			return Dataset{}, apperr.Unprocessable("columns[%d].name %q is reserved", i, c.Name)
+		case seen[name]:
+			return Dataset{}, apperr.Unprocessable("columns[%d].name %q appears twice", i, c.Name)
+		}
+		pgType, ok := columnTypes[c.Type]
+		if !ok {
+			return Dataset{}, apperr.Unprocessable("columns[%d].type %q is not one of text, integer, float, date, boolean", i, c.Type)
+		}
+		seen[name] = true
+		defs = append(defs, pgx.Identifier{name}.Sanitize()+" "+pgType)
+		info = append(info, map[string]any{"name": name, "type": c.Type})
+	}
+	table := "ds_" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	ident := pgx.Identifier{"data", table}.Sanitize()
+	ddl := "CREATE TABLE " + ident + " (gid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, geom geometry(Geometry, 4326)"
+	for _, d := range defs {
+		ddl += ", " + d
+	}
+	ddl += ")"
+	colInfo, _ := json.Marshal(info)
+	var id uuid.UUID
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, ddl); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "CREATE INDEX ON "+ident+" USING gist (geom)"); err != nil {
+			return err
+		}
+		q := s.Q.WithTx(tx)
+		origin, format, srid, gtype, dims, zero := "created", "none", int32(4326), "Geometry", int32(2), int64(0)
+		var err error
+		id, err = q.InsertDataset(ctx, store.InsertDatasetParams{TableSchema: "data", TableName: table, Title: title,
+			RecordType: "vector_dataset", Origin: &origin, SourceFormat: &format, Srid: &srid, GeometryType: &gtype,
+			HasGenericGeometry: true, Is3d: ptr(false), NDims: &dims, FeatureCount: &zero, ColumnInfo: colInfo, CreatedBy: &p.UserID})
+		if err != nil {
+			return err
+		}
+		return history(ctx, q, id, 1, "create", p, map[string]any{"title": title, "columns": info})
+	})
+	if err != nil {
+		return Dataset{}, err
+	}
+	return s.Get(ctx, p, id, false)
+}
+
+// Change is a partial metadata update; nil fields stay.
+type Change struct {
+	Title, Summary, Visibility, License, Attribution, SourceOrganization, SourceURL, QualityStatement,
+	LineageSummary, UpdateFrequency, UsageConstraints, AccessConstraints, SensitivityClassification,
+	OwnerOrg, Language *string
+	ThemeCategory, TileColumns       []string
+	DataVintageStart, DataVintageEnd *time.Time
+}
+
+// UpdateMetadata applies ch for a caller with write access and the edit_metadata capability.
+func (s *Service) UpdateMetadata(ctx context.Context, p auth.Principal, id uuid.UUID, ch Change, changes map[string]any) (Dataset, error) {
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := s.Q.WithTx(tx)
+		if _, err := s.writable(ctx, q, p, id); err != nil {
+			return err
+		}
+		v, err := q.UpdateDatasetMetadata(ctx, store.UpdateDatasetMetadataParams{ID: id, UpdatedBy: &p.UserID,
+			Title: ch.Title, Summary: ch.Summary, Visibility: ch.Visibility, License: ch.License, Attribution: ch.Attribution,
+			SourceOrganization: ch.SourceOrganization, SourceUrl: ch.SourceURL, QualityStatement: ch.QualityStatement,
+			LineageSummary: ch.LineageSummary, UpdateFrequency: ch.UpdateFrequency, UsageConstraints: ch.UsageConstraints,
+			AccessConstraints: ch.AccessConstraints, SensitivityClassification: ch.SensitivityClassification,
+			OwnerOrg: ch.OwnerOrg, Language: ch.Language, ThemeCategory: ch.ThemeCategory, TileColumns: ch.TileColumns,
+			DataVintageStart: date(ch.DataVintageStart), DataVintageEnd: date(ch.DataVintageEnd)})
+		if err != nil {
+			return err
+		}
+		return history(ctx, q, id, v, "update_metadata", p, changes)
+	})
+	if err != nil {
+		return Dataset{}, err
+	}
+	return s.Get(ctx, p, id, false)
+}
+
+// writable loads the dataset for a change and checks write access and edit_metadata.
+func (s *Service) writable(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.UUID) (Dataset, error) {
+	d, err := s.get(ctx, q, p, id, true)
+	if err != nil {
+		return d, err
+	}
+	if !p.Can(auth.CapEditMetadata) {
+		return d, apperr.Forbidden("changing datasets needs the edit_metadata capability")
+	}
+	return d, nil
+}
+
+// Delete removes the record; an ingested or created dataset's table goes with it, a registered
+// table is only detached (it belongs to the operator). Owner or admin only.
+func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID) error {
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := s.Q.WithTx(tx)
+		d, err := s.get(ctx, q, p, id, true)
+		if err != nil {
+			return err
+		}
+		if !p.IsAdmin() && (d.Row.CreatedBy == nil || *d.Row.CreatedBy != p.UserID) {
+			return apperr.Forbidden("only the dataset's owner or an admin may delete it")
+		}
+		if err := q.DeleteDatasetRecord(ctx, id); err != nil {
+			return err
+		}
+		if d.Row.Registered {
+			return nil
+		}
+		_, err = tx.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{d.Row.TableSchema, d.Row.TableName}.Sanitize())
+		return err
+	})
+}
+
+func history(ctx context.Context, q *store.Queries, id uuid.UUID, version int32, action string, p auth.Principal, changes map[string]any) error {
+	b, err := json.Marshal(changes)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	var actor *uuid.UUID
+	if !p.Anonymous() {
+		actor = &p.UserID
+	}
+	return q.RecordDatasetHistory(ctx, store.RecordDatasetHistoryParams{DatasetID: id, Version: version, Action: action,
+		ActorID: actor, ActorDisplay: p.Username, Changes: b})
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,39 @@
+package catalog
+
+import (
+	"testing"
+	"time"
+)
+
+func TestFreshness(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
+	s := func(v string) *string { return &v }
+	day := 24 * time.Hour
+	tests := []struct {
+		name      string
+		origin    string
+		freq      *string
+		refreshed *time.Time
+		want      string
+	}{
+		{"weekly, refreshed yesterday", "upload", s("weekly"), ago(day), "fresh"},
+		{"weekly, 8 days", "upload", s("weekly"), ago(8 * day), "due"},
+		{"weekly, 15 days", "upload", s("weekly"), ago(15 * day), "overdue"},
+		{"weekly, exactly one period", "upload", s("weekly"), ago(7 * day), "fresh"},
+		{"daily, 3 days", "service", s("daily"), ago(3 * day), "overdue"},
+		{"annually, 400 days", "upload", s("annually"), ago(400 * day), "due"},
+		{"created datasets cannot be refreshed", "created", s("daily"), ago(30 * day), "unknown"},
+		{"no cadence: asNeeded", "upload", s("asNeeded"), ago(30 * day), "unknown"},
+		{"no cadence: irregular", "upload", s("irregular"), ago(30 * day), "unknown"},
+		{"no cadence: notPlanned", "upload", s("notPlanned"), ago(30 * day), "unknown"},
+		{"no cadence: unknown", "upload", s("unknown"), ago(30 * day), "unknown"},
+		{"no frequency declared", "upload", nil, ago(30 * day), "unknown"},
+		{"never refreshed", "upload", s("daily"), nil, "unknown"},
+	}
+	for _, tt := range tests {
+		if got := Freshness(tt.origin, tt.freq, tt.refreshed, now); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,165 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"meridian/internal/apperr"
+	"meridian/internal/auth"
+	"meridian/store"
+)
+
+// The default publication workflow of spec section 3.2: one step forward or back at a time.
+const (
+	StatusDraft     = "draft"
+	StatusReady     = "ready"
+	StatusInternal  = "internal"
+	StatusPublished = "published"
+)
+
+var workflow = []string{StatusDraft, StatusReady, StatusInternal, StatusPublished}
+
+// allowedMoves lists the statuses reachable in one step from status.
+func allowedMoves(status string) []string {
+	i := slices.Index(workflow, status)
+	var out []string
+	if i > 0 {
+		out = append(out, workflow[i-1])
+	}
+	if i >= 0 && i+1 < len(workflow) {
+		out = append(out, workflow[i+1])
+	}
+	return out
+}
+
+// metadataWarnings names the catalog fields a record should have before it is published.
+func metadataWarnings(d store.CatalogDataset) []string {
+	var w []string
+	missing := func(field string, v *string) {
+		if v == nil || strings.TrimSpace(*v) == "" {
+			w = append(w, "missing "+field)
+		}
+	}
+	missing("summary", d.Summary)
+	missing("license", d.License)
+	missing("attribution", d.Attribution)
+	missing("source_organization", d.SourceOrganization)
+	missing("update_frequency", d.UpdateFrequency)
+	if len(d.ThemeCategory) == 0 {
+		w = append(w, "missing theme_category")
+	}
+	return w
+}
+
+// SetStatus moves the publication status one step (section 3.2). A status outside the workflow
+// answers 422; a move that skips or stays answers 409 naming the allowed moves.
+func (s *Service) SetStatus(ctx context.Context, p auth.Principal, id uuid.UUID, status string) (string, []string, error) {
+	if !slices.Contains(workflow, status) {
+		return "", nil, apperr.Unprocessable("status %q is not one of %s", status, strings.Join(workflow, ", "))
+	}
+	var warnings []string
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := s.Q.WithTx(tx)
+		d, err := s.writable(ctx, q, p, id)
+		if err != nil {
+			return err
+		}
+		from := d.Row.RecordStatus
+		if !slices.Contains(allowedMoves(from), status) {
+			return apperr.Conflict("cannot move from %s to %s; allowed moves from %s: %s", from, status, from,
+				strings.Join(allowedMoves(from), ", "))
+		}
+		v, err := q.SetDatasetStatus(ctx, store.SetDatasetStatusParams{ID: id, RecordStatus: status, UpdatedBy: &p.UserID})
+		if err != nil {
+			return err
+		}
+		warnings = metadataWarnings(d.Row)
+		return history(ctx, q, id, v, "status", p, map[string]any{"from": from, "to": status})
+	})
+	return status, warnings, err
+}
+
+// Grant is an access grant on a restricted dataset.
+type Grant struct {
+	ID        uuid.UUID
+	UserID    *uuid.UUID
+	Username  *string
+	Role      *string
+	Level     string
+	CreatedAt time.Time
+}
+
+// grantManager checks that the caller may manage the dataset's grants: its owner or an admin.
+func (s *Service) grantManager(ctx context.Context, p auth.Principal, id uuid.UUID) error {
+	d, err := s.get(ctx, s.Q, p, id, true)
+	if err != nil {
+		return err
+	}
+	if !p.IsAdmin() && (d.Row.CreatedBy == nil || *d.Row.CreatedBy != p.UserID) {
+		return apperr.Forbidden("only the dataset's owner or an admin may manage its grants")
+	}
+	return nil
+}
+
+// Grants lists the grants of a dataset.
+func (s *Service) Grants(ctx context.Context, p auth.Principal, id uuid.UUID) ([]Grant, error) {
+	if err := s.grantManager(ctx, p, id); err != nil {
+		return nil, err
+	}
+	rows, err := s.Q.ListDatasetGrants(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Grant, len(rows))
+	for i, r := range rows {
+		out[i] = Grant{ID: r.ID, UserID: r.UserID, Username: r.Username, Role: r.Role, Level: r.Level, CreatedAt: r.CreatedAt}
+	}
+	return out, nil
+}
+
+// AddGrant gives a user or a role read or write access (a second grant for the same user
+// changes its level).
+func (s *Service) AddGrant(ctx context.Context, p auth.Principal, id uuid.UUID, userID *uuid.UUID, role *string, level string) (uuid.UUID, error) {
+	if (userID == nil) == (role == nil) {
+		return uuid.Nil, apperr.Unprocessable("give exactly one of user_id and role")
+	}
+	if err := s.grantManager(ctx, p, id); err != nil {
+		return uuid.Nil, err
+	}
+	gid, err := s.Q.UpsertDatasetGrant(ctx, store.UpsertDatasetGrantParams{DatasetID: id, UserID: userID, Role: role, Level: level, CreatedBy: &p.UserID})
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "23505":
+		return uuid.Nil, apperr.Conflict("this role already has a grant on the dataset; delete it first")
+	case errors.As(err, &pgErr) && pgErr.Code == "23503":
+		return uuid.Nil, apperr.NotFound("user %s not found", *userID)
+	}
+	return gid, err
+}
+
+// RemoveGrant deletes one grant.
+func (s *Service) RemoveGrant(ctx context.Context, p auth.Principal, id, grantID uuid.UUID) error {
+	if err := s.grantManager(ctx, p, id); err != nil {
+		return err
+	}
+	n, err := s.Q.DeleteDatasetGrant(ctx, store.DeleteDatasetGrantParams{ID: grantID, DatasetID: id})
+	if err == nil && n == 0 {
+		return apperr.NotFound("grant %s not found", grantID)
+	}
+	return err
+}
+
+func date(t *time.Time) pgtype.Date {
+	if t == nil {
+		return pgtype.Date{}
+	}
+	return pgtype.Date{Time: *t, Valid: true}
+}

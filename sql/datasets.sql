@@ -1,0 +1,106 @@
+-- name: InsertDataset :one
+INSERT INTO catalog.datasets (table_schema, table_name, title, record_type, origin, source_format, srid,
+    geometry_type, has_generic_geometry, is_3d, n_dims, feature_count, column_info, created_by, updated_by)
+VALUES (@table_schema, @table_name, @title, @record_type, @origin, @source_format, @srid,
+    @geometry_type, @has_generic_geometry, @is_3d, @n_dims, @feature_count, @column_info, @created_by, @created_by)
+RETURNING id;
+
+-- name: GetDatasetRecord :one
+-- The dataset with the display names its response needs and the strongest grant the caller
+-- holds (by user or by role), in one round trip.
+SELECT sqlc.embed(d), coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
+    coalesce((SELECT g.level FROM catalog.dataset_grants g
+      WHERE g.dataset_id = d.id AND (g.user_id = sqlc.narg(caller_id) OR g.role = sqlc.narg(caller_role))
+      ORDER BY (g.level = 'write') DESC LIMIT 1), '')::text AS caller_grant
+FROM catalog.datasets d
+LEFT JOIN catalog.users cu ON cu.id = d.created_by
+LEFT JOIN catalog.users eu ON eu.id = d.last_edited_by
+WHERE d.id = @id;
+
+-- name: ListVisibleDatasets :many
+-- The visibility rules of internal/auth.CanRead, pushed into SQL so paging counts only what the
+-- caller may see.
+SELECT sqlc.embed(d), coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
+    count(*) OVER () AS total
+FROM catalog.datasets d
+LEFT JOIN catalog.users cu ON cu.id = d.created_by
+LEFT JOIN catalog.users eu ON eu.id = d.last_edited_by
+WHERE (@is_admin::bool
+       OR d.created_by = sqlc.narg(caller_id)
+       OR (d.record_status = 'published' AND (
+             d.visibility = 'public'
+          OR (sqlc.narg(caller_id)::uuid IS NOT NULL AND d.visibility = 'internal')
+          OR (sqlc.narg(caller_id)::uuid IS NOT NULL AND d.visibility = 'restricted' AND EXISTS (
+                SELECT 1 FROM catalog.dataset_grants g WHERE g.dataset_id = d.id
+                  AND (g.user_id = sqlc.narg(caller_id) OR g.role = sqlc.narg(caller_role)))))))
+  AND (sqlc.narg(q)::text IS NULL OR d.title ILIKE '%' || sqlc.narg(q) || '%' OR d.summary ILIKE '%' || sqlc.narg(q) || '%')
+  AND (sqlc.narg(record_type)::text IS NULL OR d.record_type = sqlc.narg(record_type))
+  AND (sqlc.narg(visibility)::text IS NULL OR d.visibility = sqlc.narg(visibility))
+  AND (sqlc.narg(record_status)::text IS NULL OR d.record_status = sqlc.narg(record_status))
+ORDER BY
+  CASE WHEN @sort::text = 'title' THEN lower(d.title) END ASC,
+  CASE WHEN @sort::text = '-title' THEN lower(d.title) END DESC,
+  CASE WHEN @sort::text = 'created_at' THEN d.created_at END ASC,
+  CASE WHEN @sort::text = '-created_at' THEN d.created_at END DESC,
+  CASE WHEN @sort::text = 'feature_count' THEN d.feature_count END ASC NULLS FIRST,
+  CASE WHEN @sort::text = '-feature_count' THEN d.feature_count END DESC NULLS LAST,
+  CASE WHEN @sort::text = 'updated_at' THEN d.updated_at END ASC,
+  d.updated_at DESC, d.id
+LIMIT @lim OFFSET @off;
+
+-- name: UpdateDatasetMetadata :one
+UPDATE catalog.datasets SET
+    title = coalesce(sqlc.narg(title), title),
+    summary = coalesce(sqlc.narg(summary), summary),
+    visibility = coalesce(sqlc.narg(visibility), visibility),
+    license = coalesce(sqlc.narg(license), license),
+    attribution = coalesce(sqlc.narg(attribution), attribution),
+    source_organization = coalesce(sqlc.narg(source_organization), source_organization),
+    source_url = coalesce(sqlc.narg(source_url), source_url),
+    quality_statement = coalesce(sqlc.narg(quality_statement), quality_statement),
+    lineage_summary = coalesce(sqlc.narg(lineage_summary), lineage_summary),
+    update_frequency = coalesce(sqlc.narg(update_frequency), update_frequency),
+    usage_constraints = coalesce(sqlc.narg(usage_constraints), usage_constraints),
+    access_constraints = coalesce(sqlc.narg(access_constraints), access_constraints),
+    sensitivity_classification = coalesce(sqlc.narg(sensitivity_classification), sensitivity_classification),
+    owner_org = coalesce(sqlc.narg(owner_org), owner_org),
+    language = coalesce(sqlc.narg(language), language),
+    theme_category = coalesce(sqlc.narg(theme_category), theme_category),
+    tile_columns = coalesce(sqlc.narg(tile_columns), tile_columns),
+    data_vintage_start = coalesce(sqlc.narg(data_vintage_start), data_vintage_start),
+    data_vintage_end = coalesce(sqlc.narg(data_vintage_end), data_vintage_end),
+    current_version = current_version + 1,
+    updated_by = @updated_by,
+    updated_at = now()
+WHERE id = @id
+RETURNING current_version;
+
+-- name: SetDatasetStatus :one
+UPDATE catalog.datasets SET record_status = @record_status, current_version = current_version + 1,
+    published_at = CASE WHEN @record_status = 'published' THEN now() ELSE published_at END,
+    updated_by = @updated_by, updated_at = now()
+WHERE id = @id
+RETURNING current_version;
+
+-- name: DeleteDatasetRecord :exec
+DELETE FROM catalog.datasets WHERE id = @id;
+
+-- name: RecordDatasetHistory :exec
+INSERT INTO catalog.dataset_history (dataset_id, version, action, actor_id, actor_display, changes)
+VALUES (@dataset_id, @version, @action, @actor_id, @actor_display, @changes);
+
+-- name: ListDatasetGrants :many
+SELECT g.*, u.username FROM catalog.dataset_grants g LEFT JOIN catalog.users u ON u.id = g.user_id
+WHERE g.dataset_id = @dataset_id ORDER BY g.created_at;
+
+-- name: UpsertDatasetGrant :one
+INSERT INTO catalog.dataset_grants (dataset_id, user_id, role, level, created_by)
+VALUES (@dataset_id, sqlc.narg(user_id), sqlc.narg(role), @level, @created_by)
+ON CONFLICT (dataset_id, user_id) WHERE user_id IS NOT NULL DO UPDATE SET level = excluded.level
+RETURNING id;
+
+-- name: DeleteDatasetGrant :execrows
+DELETE FROM catalog.dataset_grants WHERE id = @id AND dataset_id = @dataset_id;
+
+-- name: CountOwnedDatasets :one
+SELECT count(*) FROM catalog.datasets WHERE created_by = @user_id;
