@@ -194,3 +194,20 @@ func TestPublicationWorkflow(t *testing.T) {
 		t.Fatalf("current_version %v after four changes", d["current_version"])
 	}
 }
+
+func TestDownloadTokenAndUsage(t *testing.T) {
+	owner, other := newUser(t, "editor"), newUser(t, "viewer")
+	id := createDataset(t, owner, "private", false)["id"].(string)
+	r := call(t, "POST", "/auth/download-token/"+id, nil, bearer(owner.Access)...)
+	if r.Status != 200 || r.JSON(t)["expires_in"].(float64) != 120 || r.JSON(t)["token"] == "" {
+		t.Fatalf("download token: %d %s", r.Status, r.Body)
+	}
+	if r := call(t, "POST", "/auth/download-token/"+id, nil, bearer(other.Access)...); r.Status != 404 {
+		t.Fatalf("download token for an invisible dataset: %d", r.Status)
+	}
+	newKey(t, owner, "read_only")
+	u := call(t, "GET", "/auth/me/usage/", nil, bearer(owner.Access)...).JSON(t)
+	if u["dataset_count"].(float64) != 1 || u["api_key_count"].(float64) != 1 || u["storage_bytes"].(float64) <= 0 {
+		t.Fatalf("usage: %v", u)
+	}
+}

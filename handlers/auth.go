@@ -33,16 +33,6 @@ func (s *Server) GetAuthConfig(ctx context.Context, request gen.GetAuthConfigReq
 	}, nil
 }
 
-// CreateDownloadToken: Create Download Token (POST /auth/download-token/{dataset_id}).
-func (s *Server) CreateDownloadToken(ctx context.Context, request gen.CreateDownloadTokenRequestObject) (gen.CreateDownloadTokenResponseObject, error) {
-	return nil, notImplemented("createDownloadToken")
-}
-
-// GetMyUsage: Get My Usage (GET /auth/me/usage/).
-func (s *Server) GetMyUsage(ctx context.Context, request gen.GetMyUsageRequestObject) (gen.GetMyUsageResponseObject, error) {
-	return nil, notImplemented("getMyUsage")
-}
-
 // Login: Login (POST /auth/login). Form-encoded username and password; the TokenResponse of
 // section 2.3, with the cookie transport when X-Service-Auth-Mode is "cookie".
 func (s *Server) Login(ctx context.Context, request gen.LoginRequestObject) (gen.LoginResponseObject, error) {
@@ -235,4 +225,34 @@ func (s *Server) ResendVerification(ctx context.Context, request gen.ResendVerif
 		return nil, err
 	}
 	return gen.ResendVerification200JSONResponse{Message: "if the address belongs to an unverified account, a new link is on its way"}, nil
+}
+
+// CreateDownloadToken: Create Download Token (POST /auth/download-token/{dataset_id}). Needs read
+// access to the dataset and the export capability; 404 for datasets the caller cannot see.
+func (s *Server) CreateDownloadToken(ctx context.Context, request gen.CreateDownloadTokenRequestObject) (gen.CreateDownloadTokenResponseObject, error) {
+	p, err := requireCapability(ctx, auth.CapExport)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.catalog.Get(ctx, p, request.DatasetId, false); err != nil {
+		return nil, err
+	}
+	return gen.CreateDownloadToken200JSONResponse{Token: s.downloads.Issue(request.DatasetId, p.UserID),
+		ExpiresIn: int(auth.DownloadTokenTTL.Seconds())}, nil
+}
+
+// GetMyUsage: Get My Usage (GET /auth/me/usage/). Quotas are null (unlimited) except the upload
+// size, which the deployment configures.
+func (s *Server) GetMyUsage(ctx context.Context, request gen.GetMyUsageRequestObject) (gen.GetMyUsageResponseObject, error) {
+	id := auth.From(ctx).UserID
+	u, err := s.q.UsageOfUser(ctx, &id)
+	if err != nil {
+		return nil, err
+	}
+	maxFile := s.cfg.MaxUploadBytes
+	return gen.GetMyUsage200JSONResponse{DatasetCount: int(u.DatasetCount), StorageBytes: u.StorageBytes,
+		ApiKeyCount: int(u.ApiKeyCount),
+		// Maps are a later capability; until they exist nobody owns one.
+		MapCount: 0,
+		Quotas:   gen.AuthUsageQuotas{MaxFileSizeBytes: &maxFile}}, nil
 }

@@ -46,6 +46,7 @@ type Server struct {
 	box          *secretbox.Box
 	oauthFlow    *oauth.Flow
 	catalog      *catalog.Service
+	downloads    *auth.DownloadTokens
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -65,6 +66,7 @@ func New(d Deps) *Server {
 	s.catalog = &catalog.Service{Pool: d.Pool, Q: s.q, Log: d.Log}
 	c := d.Config
 	s.box = secretbox.New(c.JWTSecretKey)
+	s.downloads = auth.NewDownloadTokens(c.JWTSecretKey)
 	s.providers = &accounts.Providers{Q: s.q, Box: s.box, Log: d.Log}
 	s.oauthFlow = oauth.NewFlow(&http.Client{Timeout: 15 * time.Second})
 	s.registration = &accounts.Registration{Pool: d.Pool, Q: s.q, Log: d.Log, BaseURL: c.BaseURL,
