@@ -90,6 +90,38 @@ func oauthSignIn(t *testing.T, apiRoot, slug, user string, op *openIDProvider) (
 	return res.StatusCode, b
 }
 
+// oauthBrowserRedirect runs the default (redirect) mode and returns the callback's answer
+// without following it into the web UI.
+func oauthBrowserRedirect(t *testing.T, apiRoot, slug string, op *openIDProvider) *http.Response {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	callback := apiRoot + "/auth/oauth/" + slug + "/callback"
+	browser := &http.Client{Jar: jar, Timeout: 20 * time.Second, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if strings.HasPrefix(via[len(via)-1].URL.String(), callback) {
+			return http.ErrUseLastResponse // the callback's answer is what the test inspects
+		}
+		return nil
+	}}
+	res, err := browser.Get(apiRoot + "/auth/oauth/" + slug + "/login?redirect_to=" + url.QueryEscape("/maps/mine?tab=2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	action, id := opFormAction.FindSubmatch(page), opFormID.FindSubmatch(page)
+	if action == nil || id == nil {
+		t.Fatalf("no login form: %s", page)
+	}
+	target, _ := res.Request.URL.Parse(string(action[1]))
+	user := "test-user@" + strings.Split(strings.TrimPrefix(op.issuer, "http://"), ":")[0]
+	res, err = browser.PostForm(target.String(), url.Values{"id": {string(id[1])}, "username": {user}, "password": {"verysecure"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res
+}
+
 func createProvider(t *testing.T, slug, issuer, role string) map[string]any {
 	t.Helper()
 	r := call(t, "POST", "/settings/oauth-providers/", map[string]any{
@@ -177,6 +209,30 @@ func TestOAuthSignInFlow(t *testing.T) {
 		me := tokenUser(t, body)
 		if me["role"] != "editor" || me["email"] != "test-user2@zitadel.ch" || !strings.HasPrefix(me["username"].(string), "test-user2") || me["has_password"] != false {
 			t.Fatalf("new user: %v", me)
+		}
+	})
+	t.Run("browser flow: cookies and a redirect to the web UI, no token in any URL", func(t *testing.T) {
+		res := oauthBrowserRedirect(t, server.APIRoot, slug, op)
+		loc := res.Header.Get("Location")
+		if res.StatusCode != 302 || !strings.HasSuffix(loc, "/maps/mine?tab=2") || strings.Contains(loc, "token") {
+			t.Fatalf("callback redirect: %d %q", res.StatusCode, loc)
+		}
+		var refresh, csrf string
+		for _, c := range res.Cookies() {
+			switch c.Name {
+			case "service_refresh":
+				refresh = c.Value
+			case "service_csrf":
+				csrf = c.Value
+			}
+		}
+		if refresh == "" || csrf == "" {
+			t.Fatalf("session cookies missing: %v", res.Header.Values("Set-Cookie"))
+		}
+		r := call(t, "POST", "/auth/refresh/", nil, "X-Service-Auth-Mode", "cookie",
+			"Cookie", "service_refresh="+refresh+"; service_csrf="+csrf, "X-CSRF-Token", csrf)
+		if r.Status != 200 || tokenUser(t, r.Body)["id"] != linkedID {
+			t.Fatalf("refresh with the sign-in cookies: %d %s", r.Status, r.Body)
 		}
 	})
 	t.Run("PKCE: a wrong code_verifier at the token exchange fails the sign-in", func(t *testing.T) {

@@ -126,3 +126,46 @@ func BenchmarkAuthenticate(b *testing.B) {
 		})
 	}
 }
+
+// TestCapabilityOverridesDeadCredential: spec section 5 rule 4b. A valid capability (embed token,
+// signed tile URL) serves the request and a dead identity credential beside it is ignored; an
+// invalid or absent capability puts the request back under rule 3 (401).
+func TestCapabilityOverridesDeadCredential(t *testing.T) {
+	embed := func(c echo.Context) (auth.Principal, bool, error) {
+		if c.Request().Header.Get("X-Embed-Token") == "emb_valid" {
+			return auth.Principal{Via: "embed_token"}, true, nil
+		}
+		return auth.Principal{}, false, nil
+	}
+	e := echo.New()
+	e.HTTPErrorHandler = ErrorHandler(discardLogger())
+	op := &Operation{ID: "tile", Method: http.MethodGet, Anonymous: true}
+	e.GET("/t", func(c echo.Context) error {
+		return c.String(200, auth.From(c.Request().Context()).Via)
+	}, Authenticate(fixedCreds{}, op, AuthOptions{Capabilities: []Capability{embed}}))
+	tests := []struct {
+		name, embed, bearer string
+		status              int
+		via                 string
+	}{
+		{"valid capability, dead bearer", "emb_valid", "dead.token", 200, "embed_token"},
+		{"junk capability, dead bearer", "emb_junk", "dead.token", 401, ""},
+		{"no capability, dead bearer", "", "dead.token", 401, ""},
+		{"junk capability, live bearer", "emb_junk", "good.jwt.token", 200, auth.ViaBearer},
+		{"nothing", "", "", 200, auth.ViaAnonymous},
+	}
+	for _, tt := range tests {
+		req := httptest.NewRequest(http.MethodGet, "/t", nil)
+		if tt.embed != "" {
+			req.Header.Set("X-Embed-Token", tt.embed)
+		}
+		if tt.bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+tt.bearer)
+		}
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		if rec.Code != tt.status || (tt.via != "" && rec.Body.String() != tt.via) {
+			t.Errorf("%s: %d %s", tt.name, rec.Code, rec.Body)
+		}
+	}
+}
