@@ -490,3 +490,22 @@ func TestAdminUserLifecycle(t *testing.T) {
 		t.Fatalf("deleted user: %d", r.Status)
 	}
 }
+
+func TestAPIKeyStatusNeverShowsKeys(t *testing.T) {
+	setSetting(t, "provider_keys.stadia", `"stadia-settings-secret"`)
+	r := call(t, "GET", "/settings/api-key-status/", nil, bearer(admin(t).Access)...)
+	if r.Status != 200 || strings.Contains(string(r.Body), "secret") {
+		t.Fatalf("status: %d %s", r.Status, r.Body)
+	}
+	got := map[string]any{}
+	for _, p := range r.JSON(t)["providers"].([]any) {
+		m := p.(map[string]any)
+		got[m["provider"].(string)] = m["source"]
+	}
+	if got["maptiler"] != "environment" || got["stadia"] != "settings" || got["geocoding"] != nil {
+		t.Fatalf("sources: %v", got)
+	}
+	if r := call(t, "GET", "/settings/api-key-status/", nil, bearer(newUser(t, "editor").Access)...); r.Status != 403 {
+		t.Fatalf("editor: %d", r.Status)
+	}
+}

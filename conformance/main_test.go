@@ -56,7 +56,7 @@ func run(m *testing.M) int {
 	defer mb.srv.Close()
 	mails = mb
 	server, err = Start(ctx, dbURL, "RATE_LIMIT_ENABLED=false", "SMTP_HOST=127.0.0.1",
-		fmt.Sprintf("SMTP_PORT=%d", mb.port), "SMTP_STARTTLS=never")
+		fmt.Sprintf("SMTP_PORT=%d", mb.port), "SMTP_STARTTLS=never", "MAPTILER_API_KEY=mt-env-secret-value")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		return 1

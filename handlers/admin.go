@@ -16,6 +16,7 @@ import (
 	"meridian/internal/accounts"
 	"meridian/internal/auth"
 	"meridian/internal/oauth"
+	"meridian/internal/settings"
 	"meridian/store"
 )
 
@@ -92,11 +93,6 @@ func (s *Server) UpdateSettings(ctx context.Context, request gen.UpdateSettingsR
 // GetAllSettings: Get All Settings (GET /settings/all/).
 func (s *Server) GetAllSettings(ctx context.Context, request gen.GetAllSettingsRequestObject) (gen.GetAllSettingsResponseObject, error) {
 	return nil, notImplemented("getAllSettings")
-}
-
-// GetAPIKeyStatus: Get API Key Status (GET /settings/api-key-status/).
-func (s *Server) GetAPIKeyStatus(ctx context.Context, request gen.GetAPIKeyStatusRequestObject) (gen.GetAPIKeyStatusResponseObject, error) {
-	return nil, notImplemented("getAPIKeyStatus")
 }
 
 // ListBasemaps: List Basemaps (GET /settings/basemaps/).
@@ -584,4 +580,26 @@ func (s *Server) DownloadAuditRecords(ctx context.Context, request gen.DownloadA
 	prm := request.Params
 	f := auditFilter(prm.Action, prm.ActorId, prm.ResourceType, prm.ResourceId, (*string)(prm.Outcome), prm.Since, prm.Until)
 	return auditExport{q: s.q, filter: f, format: string(request.Format), ctx: ctx}, nil
+}
+
+// GetAPIKeyStatus: Get API Key Status (GET /settings/api-key-status/). manage_settings; tells
+// whether each third-party key is configured and where from, never the key.
+func (s *Server) GetAPIKeyStatus(ctx context.Context, request gen.GetAPIKeyStatusRequestObject) (gen.GetAPIKeyStatusResponseObject, error) {
+	if _, err := requireCapability(ctx, auth.CapManageSettings); err != nil {
+		return nil, err
+	}
+	keys, err := settings.Reader{Q: s.q}.ProviderKeyStatus(ctx, s.cfg.ProviderKeys)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.GetAPIKeyStatus200JSONResponse{Providers: make([]gen.SettingsProviderKeyStatus, len(keys))}
+	for i, k := range keys {
+		st := gen.SettingsProviderKeyStatus{Provider: k.Name, Label: k.Label, UsedFor: k.UsedFor, Configured: k.Source != ""}
+		if k.Source != "" {
+			src := gen.SettingsProviderKeyStatusSource(k.Source)
+			st.Source = &src
+		}
+		out.Providers[i] = st
+	}
+	return out, nil
 }

@@ -38,3 +38,28 @@ func (q *Queries) GetSettingsByKeys(ctx context.Context, keys []string) ([]GetSe
 	}
 	return items, nil
 }
+
+const listSettingKeysWithPrefix = `-- name: ListSettingKeysWithPrefix :many
+SELECT key FROM catalog.settings WHERE starts_with(key, $1::text) AND value <> 'null'::jsonb ORDER BY key
+`
+
+// Which keys under a prefix hold a value (never the values: used for secret presence checks).
+func (q *Queries) ListSettingKeysWithPrefix(ctx context.Context, prefix string) ([]string, error) {
+	rows, err := q.db.Query(ctx, listSettingKeysWithPrefix, prefix)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var key string
+		if err := rows.Scan(&key); err != nil {
+			return nil, err
+		}
+		items = append(items, key)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -52,6 +52,10 @@ type Config struct {
 	LogLevel  string
 	LogFormat string // json or text
 
+	// ProviderKeys are third-party keys from the environment (MAPTILER_API_KEY ...), keyed by
+	// provider name (see ProviderKeyEnv). Admin settings may add keys the environment lacks.
+	ProviderKeys map[string]string
+
 	SMTPHost     string // empty disables mail: registration then skips email verification
 	SMTPPort     int
 	SMTPUsername string
@@ -113,6 +117,8 @@ func load(get func(string) string) (Config, error) {
 
 		LogLevel:  p.str("LOG_LEVEL", "info"),
 		LogFormat: p.str("LOG_FORMAT", "json"),
+
+		ProviderKeys: p.providerKeys(),
 
 		SMTPHost:     p.str("SMTP_HOST", ""),
 		SMTPPort:     p.integer("SMTP_PORT", 587, 1, 65535),
@@ -216,6 +222,25 @@ func (p *parser) list(name string) []string {
 	for _, s := range strings.Split(p.get(name), ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ProviderKeyEnv names the environment variable of each third-party provider key.
+var ProviderKeyEnv = map[string]string{
+	"maptiler":      "MAPTILER_API_KEY",
+	"stadia":        "STADIA_API_KEY",
+	"thunderforest": "THUNDERFOREST_API_KEY",
+	"ai":            "AI_API_KEY",
+	"geocoding":     "GEOCODING_API_KEY",
+}
+
+func (p *parser) providerKeys() map[string]string {
+	out := map[string]string{}
+	for name, env := range ProviderKeyEnv {
+		if v := p.str(env, ""); v != "" {
+			out[name] = v
 		}
 	}
 	return out

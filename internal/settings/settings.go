@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"meridian/store"
 )
@@ -61,4 +62,44 @@ func (r Reader) load(ctx context.Context, dst map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// ProviderKey is a third-party key the deployment can use, without its value.
+type ProviderKey struct {
+	Name, Label string
+	UsedFor     []string
+	Source      string // "environment", "settings" or "" when not configured
+}
+
+// providerKeys is what each known key serves, in display order.
+var providerKeys = []ProviderKey{
+	{Name: "maptiler", Label: "MapTiler", UsedFor: []string{"basemaps"}},
+	{Name: "stadia", Label: "Stadia Maps", UsedFor: []string{"basemaps"}},
+	{Name: "thunderforest", Label: "Thunderforest", UsedFor: []string{"basemaps"}},
+	{Name: "ai", Label: "AI provider (OpenAI-compatible API)", UsedFor: []string{"ai", "embeddings"}},
+	{Name: "geocoding", Label: "Geocoding service", UsedFor: []string{"geocoding"}},
+}
+
+// ProviderKeyStatus tells, for every known provider key, whether and where it is configured.
+// The environment wins over settings, as it does when the key is used.
+func (r Reader) ProviderKeyStatus(ctx context.Context, fromEnv map[string]string) ([]ProviderKey, error) {
+	stored, err := r.Q.ListSettingKeysWithPrefix(ctx, "provider_keys.")
+	if err != nil {
+		return nil, err
+	}
+	inSettings := map[string]bool{}
+	for _, k := range stored {
+		inSettings[strings.TrimPrefix(k, "provider_keys.")] = true
+	}
+	out := make([]ProviderKey, len(providerKeys))
+	for i, pk := range providerKeys {
+		out[i] = pk
+		switch {
+		case fromEnv[pk.Name] != "":
+			out[i].Source = "environment"
+		case inSettings[pk.Name]:
+			out[i].Source = "settings"
+		}
+	}
+	return out, nil
 }
