@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func meName(t *testing.T, headers ...string) (int, string) {
@@ -507,5 +508,25 @@ func TestAPIKeyStatusNeverShowsKeys(t *testing.T) {
 	}
 	if r := call(t, "GET", "/settings/api-key-status/", nil, bearer(newUser(t, "editor").Access)...); r.Status != 403 {
 		t.Fatalf("editor: %d", r.Status)
+	}
+}
+
+func TestExpiredAPIKeyStopsAuthenticating(t *testing.T) {
+	u := newUser(t, "viewer")
+	if r := call(t, "POST", "/auth/api-keys/", map[string]any{"name": "past", "expires_at": "2020-01-01T00:00:00Z"}, bearer(u.Access)...); r.Status != 422 {
+		t.Fatalf("key expiring in the past: %d", r.Status)
+	}
+	exp := time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	r := call(t, "POST", "/auth/api-keys/", map[string]any{"name": "short", "expires_at": exp}, bearer(u.Access)...)
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	key := r.JSON(t)["key"].(string)
+	if code, _ := meName(t, apiKey(key)...); code != 200 {
+		t.Fatalf("before expiry: %d", code)
+	}
+	time.Sleep(2 * time.Second)
+	if code, _ := meName(t, apiKey(key)...); code != 401 {
+		t.Fatalf("after expiry: %d", code)
 	}
 }
