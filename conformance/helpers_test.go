@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -139,4 +140,22 @@ func newKey(t *testing.T, s session, scope string) (key, id string) {
 	}
 	m := r.JSON(t)
 	return m["key"].(string), m["id"].(string)
+}
+
+// startFresh starts another server on a new database for tests that need their own settings;
+// both go away when the test ends.
+func startFresh(t *testing.T, env ...string) *Server {
+	t.Helper()
+	ctx := context.Background()
+	dbURL, err := CreateDatabase(ctx, adminDBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = DropDatabase(ctx, adminDBURL, dbURL) })
+	s, err := Start(ctx, dbURL, env...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
 }

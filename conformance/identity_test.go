@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -387,17 +386,7 @@ func TestViewerCannotUseAdminOperations(t *testing.T) {
 }
 
 func TestLoginIsThrottled(t *testing.T) {
-	ctx := context.Background()
-	dbURL, err := CreateDatabase(ctx, adminDBURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer DropDatabase(ctx, adminDBURL, dbURL)
-	s, err := Start(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
+	s := startFresh(t)
 	var last reply
 	for i := 0; i < 6; i++ {
 		last = callAt(t, plain, s.APIRoot, "POST", "/auth/login", url.Values{"username": {"admin"}, "password": {"Wrong-pass-123"}})

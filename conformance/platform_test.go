@@ -354,17 +354,7 @@ func TestStartupRefusesWeakSecret(t *testing.T) {
 }
 
 func TestRateLimitAnswers429(t *testing.T) {
-	ctx := context.Background()
-	dbURL, err := CreateDatabase(ctx, adminDBURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer DropDatabase(ctx, adminDBURL, dbURL)
-	s, err := Start(ctx, dbURL, "RATE_LIMIT_PER_SECOND=0.5", "RATE_LIMIT_BURST=3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
+	s := startFresh(t, "RATE_LIMIT_PER_SECOND=0.5", "RATE_LIMIT_BURST=3")
 	var last *http.Response
 	for i := 0; i < 6; i++ {
 		res, err := plain.Get(s.APIRoot + "/conformance")
