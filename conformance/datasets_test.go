@@ -211,3 +211,64 @@ func TestDownloadTokenAndUsage(t *testing.T) {
 		t.Fatalf("usage: %v", u)
 	}
 }
+
+func TestBulkDelete(t *testing.T) {
+	owner, other := newUser(t, "editor"), newUser(t, "editor")
+	a := createDataset(t, owner, "public", true)
+	b := createDataset(t, owner, "private", false)
+	c := createDataset(t, other, "public", true)
+	item := func(d map[string]any, title string) map[string]any {
+		return map[string]any{"dataset_id": d["id"], "confirm_title": title}
+	}
+	r := call(t, "POST", "/datasets/bulk-delete/", map[string]any{"datasets": []any{
+		item(a, a["title"].(string)), item(b, "not the title"), item(c, c["title"].(string)),
+		map[string]any{"dataset_id": "5f0c8a52-3d3c-4f43-9b7e-1d2a6c0f9e11", "confirm_title": "x"},
+	}}, bearer(owner.Access)...)
+	if r.Status != 200 {
+		t.Fatalf("bulk delete: %d %s", r.Status, r.Body)
+	}
+	m := r.JSON(t)
+	var statuses []string
+	for _, res := range m["results"].([]any) {
+		statuses = append(statuses, res.(map[string]any)["status"].(string))
+	}
+	if strings.Join(statuses, ",") != "deleted,title_mismatch,forbidden,not_found" || m["deleted"].(float64) != 1 || m["errors"].(float64) != 3 {
+		t.Fatalf("results: %v", m)
+	}
+	if r := call(t, "GET", "/datasets/"+b["id"].(string), nil, bearer(owner.Access)...); r.Status != 200 {
+		t.Fatalf("mismatched item was deleted: %d", r.Status)
+	}
+	many := make([]any, 101)
+	for i := range many {
+		many[i] = item(b, "x")
+	}
+	for n, want := range map[int]int{101: 422, 0: 422, 100: 200} {
+		if r := call(t, "POST", "/datasets/bulk-delete/", map[string]any{"datasets": many[:n]}, bearer(owner.Access)...); r.Status != want {
+			t.Errorf("%d items: %d, want %d", n, r.Status, want)
+		}
+	}
+}
+
+func TestTargetStatusWalksTheChain(t *testing.T) {
+	owner := newUser(t, "editor")
+	id := createDataset(t, owner, "public", false)["id"].(string)
+	walk := func(target string) reply {
+		return call(t, "PATCH", "/datasets/"+id+"/target-status/", map[string]any{"status": target}, bearer(owner.Access)...)
+	}
+	if r := walk("published"); r.Status != 200 || r.JSON(t)["record_status"] != "published" {
+		t.Fatalf("draft -> published: %d %s", r.Status, r.Body)
+	}
+	if r := call(t, "GET", "/datasets/"+id, nil); r.Status != 200 {
+		t.Fatalf("published public dataset, anonymous: %d", r.Status)
+	}
+	if r := walk("published"); r.Status != 409 {
+		t.Fatalf("walk to the current status: %d", r.Status)
+	}
+	if r := walk("draft"); r.Status != 200 {
+		t.Fatalf("published -> draft: %d %s", r.Status, r.Body)
+	}
+	d := call(t, "GET", "/datasets/"+id, nil, bearer(owner.Access)...).JSON(t)
+	if d["record_status"] != "draft" || d["current_version"].(float64) < 8 {
+		t.Fatalf("after two walks: %v %v", d["record_status"], d["current_version"])
+	}
+}

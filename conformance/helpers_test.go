@@ -1,8 +1,8 @@
 package conformance
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"

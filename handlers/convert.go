@@ -2,10 +2,12 @@ package handlers
 
 import (
 	"encoding/json"
+	"errors"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 	"time"
 
 	"meridian/gen"
+	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
 	"meridian/store"
@@ -130,4 +132,13 @@ func intp(v *int32) *int {
 	}
 	n := int(*v)
 	return &n
+}
+
+// problemDetail is the caller-safe message of a domain error (per-item results of bulk calls).
+func problemDetail(err error) string {
+	var e *apperr.Error
+	if errors.As(err, &e) && e.Kind != apperr.KindInternal {
+		return e.Detail
+	}
+	return "the server could not complete this item; the request id identifies it in the logs"
 }

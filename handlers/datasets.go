@@ -5,11 +5,13 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"meridian/gen"
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
+	"meridian/internal/db"
 )
 
 // ListCollections: List Collections (GET /catalog/collections/).
@@ -50,11 +52,6 @@ func (s *Server) AddDatasets(ctx context.Context, request gen.AddDatasetsRequest
 // RemoveDataset: Remove Dataset (DELETE /catalog/collections/{collection_id}/datasets/{dataset_id}).
 func (s *Server) RemoveDataset(ctx context.Context, request gen.RemoveDatasetRequestObject) (gen.RemoveDatasetResponseObject, error) {
 	return nil, notImplemented("removeDataset")
-}
-
-// BulkDeleteDatasets: Bulk Delete Datasets (POST /datasets/bulk-delete/).
-func (s *Server) BulkDeleteDatasets(ctx context.Context, request gen.BulkDeleteDatasetsRequestObject) (gen.BulkDeleteDatasetsResponseObject, error) {
-	return nil, notImplemented("bulkDeleteDatasets")
 }
 
 // ExportDataset: Export Dataset (GET /datasets/{dataset_id}/export).
@@ -242,7 +239,7 @@ func (s *Server) UpdateDatasetMetadata(ctx context.Context, request gen.UpdateDa
 // DeleteDataset: Delete Dataset (DELETE /datasets/{dataset_id}). Owner or admin; ingested and
 // created datasets are dropped in full, registered tables are only detached.
 func (s *Server) DeleteDataset(ctx context.Context, request gen.DeleteDatasetRequestObject) (gen.DeleteDatasetResponseObject, error) {
-	if err := s.catalog.Delete(ctx, auth.From(ctx), request.DatasetId); err != nil {
+	if _, err := s.catalog.Delete(ctx, auth.From(ctx), request.DatasetId, nil); err != nil {
 		return nil, err
 	}
 	return gen.DeleteDataset204Response{}, nil
@@ -290,4 +287,41 @@ func (s *Server) DeleteDatasetGrant(ctx context.Context, request gen.DeleteDatas
 		return nil, err
 	}
 	return gen.DeleteDatasetGrant204Response{}, nil
+}
+
+// BulkDeleteDatasets: Bulk Delete Datasets (POST /datasets/bulk-delete/). 1..100 items, each
+// confirmed by its exact title and reported on its own.
+func (s *Server) BulkDeleteDatasets(ctx context.Context, request gen.BulkDeleteDatasetsRequestObject) (gen.BulkDeleteDatasetsResponseObject, error) {
+	p := auth.From(ctx)
+	out := gen.BulkDeleteDatasets200JSONResponse{Results: make([]gen.DatasetBulkDeleteResult, 0, len(request.Body.Datasets))}
+	for _, item := range request.Body.Datasets {
+		title := item.ConfirmTitle
+		detached, err := s.catalog.Delete(ctx, p, item.DatasetId, &title)
+		res := gen.DatasetBulkDeleteResult{DatasetId: item.DatasetId, Status: "deleted"}
+		switch {
+		case err == nil && detached:
+			res.Status = "detached"
+		case err == nil:
+		case errors.Is(err, catalog.ErrTitleMismatch):
+			res.Status = "title_mismatch"
+		case apperr.KindOf(err) == apperr.KindNotFound:
+			res.Status = "not_found"
+		case apperr.KindOf(err) == apperr.KindForbidden:
+			res.Status = "forbidden"
+		case db.Unavailable(err):
+			return nil, err // nothing more can succeed; the caller retries the whole request
+		default:
+			res.Status = "error"
+			s.log.Error("bulk delete item failed", "dataset_id", item.DatasetId, "err", err)
+		}
+		if res.Status == "deleted" || res.Status == "detached" {
+			out.Deleted++
+		} else {
+			out.Errors++
+			detail := problemDetail(err)
+			res.Detail = &detail
+		}
+		out.Results = append(out.Results, res)
+	}
+	return out, nil
 }

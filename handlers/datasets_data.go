@@ -24,11 +24,6 @@ func (s *Server) GetDatasetRows(ctx context.Context, request gen.GetDatasetRowsR
 	return nil, notImplemented("getDatasetRows")
 }
 
-// SetTargetStatus: Set Target Status (PATCH /datasets/{dataset_id}/target-status/).
-func (s *Server) SetTargetStatus(ctx context.Context, request gen.SetTargetStatusRequestObject) (gen.SetTargetStatusResponseObject, error) {
-	return nil, notImplemented("setTargetStatus")
-}
-
 // ValidateDataset: Validate Dataset (GET /datasets/{dataset_id}/validate/).
 func (s *Server) ValidateDataset(ctx context.Context, request gen.ValidateDatasetRequestObject) (gen.ValidateDatasetResponseObject, error) {
 	return nil, notImplemented("validateDataset")
@@ -42,6 +37,20 @@ func (s *Server) UpdatePublicationStatus(ctx context.Context, request gen.Update
 		return nil, err
 	}
 	out := gen.UpdatePublicationStatus200JSONResponse{Id: request.DatasetId.String(), RecordStatus: status}
+	if len(warnings) > 0 {
+		out.MetadataWarnings = &warnings
+	}
+	return out, nil
+}
+
+// SetTargetStatus: Set Target Status (PATCH /datasets/{dataset_id}/target-status/). Walks the
+// workflow to the target, every step checked and recorded, all or nothing.
+func (s *Server) SetTargetStatus(ctx context.Context, request gen.SetTargetStatusRequestObject) (gen.SetTargetStatusResponseObject, error) {
+	status, warnings, err := s.catalog.WalkToStatus(ctx, auth.From(ctx), request.DatasetId, request.Body.Status)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.SetTargetStatus200JSONResponse{Id: request.DatasetId.String(), RecordStatus: status}
 	if len(warnings) > 0 {
 		out.MetadataWarnings = &warnings
 	}

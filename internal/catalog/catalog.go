@@ -216,9 +216,12 @@ func (s *Service) writable(ctx context.Context, q *store.Queries, p auth.Princip
 }
 
 // Delete removes the record; an ingested or created dataset's table goes with it, a registered
-// table is only detached (it belongs to the operator). Owner or admin only.
-func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID) error {
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+// table is only detached (it belongs to the operator). Owner or admin only. confirmTitle, when
+// given, must equal the dataset's title (bulk delete's safeguard). It reports whether the
+// dataset was detached rather than dropped.
+func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID, confirmTitle *string) (bool, error) {
+	detached := false
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := s.Q.WithTx(tx)
 		d, err := s.get(ctx, q, p, id, true)
 		if err != nil {
@@ -227,16 +230,24 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID) er
 		if !p.IsAdmin() && (d.Row.CreatedBy == nil || *d.Row.CreatedBy != p.UserID) {
 			return apperr.Forbidden("only the dataset's owner or an admin may delete it")
 		}
+		if confirmTitle != nil && *confirmTitle != d.Row.Title {
+			return ErrTitleMismatch
+		}
 		if err := q.DeleteDatasetRecord(ctx, id); err != nil {
 			return err
 		}
 		if d.Row.Registered {
+			detached = true
 			return nil
 		}
 		_, err = tx.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{d.Row.TableSchema, d.Row.TableName}.Sanitize())
 		return err
 	})
+	return detached, err
 }
+
+// ErrTitleMismatch: the confirmation title does not match the dataset's.
+var ErrTitleMismatch = apperr.Unprocessable("confirm_title does not match the dataset's title")
 
 func history(ctx context.Context, q *store.Queries, id uuid.UUID, version int32, action string, p auth.Principal, changes map[string]any) error {
 	b, err := json.Marshal(changes)

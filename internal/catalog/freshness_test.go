@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -35,5 +36,29 @@ func TestFreshness(t *testing.T) {
 		if got := Freshness(tt.origin, tt.freq, tt.refreshed, now); got != tt.want {
 			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
 		}
+	}
+}
+
+func TestWorkflowPath(t *testing.T) {
+	tests := []struct {
+		from, to string
+		want     string
+	}{
+		{"draft", "published", "ready,internal,published"},
+		{"published", "draft", "internal,ready,draft"},
+		{"ready", "internal", "internal"},
+		{"internal", "internal", "internal"},
+		{"custom", "ready", "ready"},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(path(tt.from, tt.to), ","); got != tt.want {
+			t.Errorf("path(%s, %s) = %s, want %s", tt.from, tt.to, got, tt.want)
+		}
+	}
+	if got := strings.Join(allowedMoves("draft"), ","); got != "ready" {
+		t.Errorf("allowed from draft: %s", got)
+	}
+	if got := strings.Join(allowedMoves("internal"), ","); got != "ready,published" {
+		t.Errorf("allowed from internal: %s", got)
 	}
 }

@@ -62,8 +62,18 @@ func metadataWarnings(d store.CatalogDataset) []string {
 // SetStatus moves the publication status one step (section 3.2). A status outside the workflow
 // answers 422; a move that skips or stays answers 409 naming the allowed moves.
 func (s *Service) SetStatus(ctx context.Context, p auth.Principal, id uuid.UUID, status string) (string, []string, error) {
-	if !slices.Contains(workflow, status) {
-		return "", nil, apperr.Unprocessable("status %q is not one of %s", status, strings.Join(workflow, ", "))
+	return s.moveStatus(ctx, p, id, status, false)
+}
+
+// WalkToStatus moves to target through every intermediate status, each step checked and
+// recorded, all in one transaction: a refused step leaves the dataset as it was.
+func (s *Service) WalkToStatus(ctx context.Context, p auth.Principal, id uuid.UUID, target string) (string, []string, error) {
+	return s.moveStatus(ctx, p, id, target, true)
+}
+
+func (s *Service) moveStatus(ctx context.Context, p auth.Principal, id uuid.UUID, target string, walk bool) (string, []string, error) {
+	if !slices.Contains(workflow, target) {
+		return "", nil, apperr.Unprocessable("status %q is not one of %s", target, strings.Join(workflow, ", "))
 	}
 	var warnings []string
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
@@ -72,19 +82,48 @@ func (s *Service) SetStatus(ctx context.Context, p auth.Principal, id uuid.UUID,
 		if err != nil {
 			return err
 		}
-		from := d.Row.RecordStatus
-		if !slices.Contains(allowedMoves(from), status) {
-			return apperr.Conflict("cannot move from %s to %s; allowed moves from %s: %s", from, status, from,
-				strings.Join(allowedMoves(from), ", "))
+		steps := []string{target}
+		if walk {
+			steps = path(d.Row.RecordStatus, target)
 		}
-		v, err := q.SetDatasetStatus(ctx, store.SetDatasetStatusParams{ID: id, RecordStatus: status, UpdatedBy: &p.UserID})
-		if err != nil {
-			return err
+		from := d.Row.RecordStatus
+		for _, to := range steps {
+			if !slices.Contains(allowedMoves(from), to) {
+				return apperr.Conflict("cannot move from %s to %s; allowed moves from %s: %s", from, to, from,
+					strings.Join(allowedMoves(from), ", "))
+			}
+			v, err := q.SetDatasetStatus(ctx, store.SetDatasetStatusParams{ID: id, RecordStatus: to, UpdatedBy: &p.UserID})
+			if err != nil {
+				return err
+			}
+			if err := history(ctx, q, id, v, "status", p, map[string]any{"record_status": map[string]any{"old": from, "new": to}}); err != nil {
+				return err
+			}
+			from = to
 		}
 		warnings = metadataWarnings(d.Row)
-		return history(ctx, q, id, v, "status", p, map[string]any{"from": from, "to": status})
+		return nil
 	})
-	return status, warnings, err
+	return target, warnings, err
+}
+
+// path lists the statuses from (exclusive) to target (inclusive) along the workflow; staying put
+// yields the target itself, which the one-step rule then refuses.
+func path(from, target string) []string {
+	i, j := slices.Index(workflow, from), slices.Index(workflow, target)
+	if i < 0 || i == j {
+		return []string{target}
+	}
+	var out []string
+	for i != j {
+		if j > i {
+			i++
+		} else {
+			i--
+		}
+		out = append(out, workflow[i])
+	}
+	return out
 }
 
 // Grant is an access grant on a restricted dataset.
