@@ -272,3 +272,55 @@ func TestTargetStatusWalksTheChain(t *testing.T) {
 		t.Fatalf("after two walks: %v %v", d["record_status"], d["current_version"])
 	}
 }
+
+func TestCollections(t *testing.T) {
+	owner, other := newUser(t, "editor"), newUser(t, "editor")
+	pub := createDataset(t, owner, "public", true)
+	priv := createDataset(t, owner, "private", false)
+	name := "Coast " + randomHex(3)
+	r := call(t, "POST", "/catalog/collections/", map[string]any{"name": name, "visibility": "public"}, bearer(owner.Access)...)
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	cid := r.JSON(t)["id"].(string)
+	if r := call(t, "POST", "/catalog/collections/", map[string]any{"name": strings.ToUpper(name)}, bearer(other.Access)...); r.Status != 409 {
+		t.Fatalf("duplicate name: %d", r.Status)
+	}
+	if r := call(t, "POST", "/catalog/collections/", map[string]any{"name": "v" + randomHex(2)}, bearer(newUser(t, "viewer").Access)...); r.Status != 403 {
+		t.Fatalf("viewer creating a collection: %d", r.Status)
+	}
+	// All or nothing: a dataset the caller cannot read stops the whole addition.
+	otherPriv := createDataset(t, other, "private", false)
+	if r := call(t, "POST", "/catalog/collections/"+cid+"/datasets/", map[string]any{"dataset_ids": []any{pub["id"], otherPriv["id"]}}, bearer(owner.Access)...); r.Status != 404 {
+		t.Fatalf("adding an unreadable dataset: %d", r.Status)
+	}
+	add := call(t, "POST", "/catalog/collections/"+cid+"/datasets/", map[string]any{"dataset_ids": []any{pub["id"], priv["id"]}}, bearer(owner.Access)...)
+	if add.Status != 200 || add.JSON(t)["dataset_count"].(float64) != 2 {
+		t.Fatalf("add: %d %s", add.Status, add.Body)
+	}
+	// Anonymous callers see the public collection and only its public, published member.
+	anon := call(t, "GET", "/catalog/collections/"+cid, nil).JSON(t)
+	members := call(t, "GET", "/catalog/collections/"+cid+"/datasets/", nil).JSON(t)
+	if anon["dataset_count"].(float64) != 1 || members["total"].(float64) != 1 {
+		t.Fatalf("anonymous view: %v / %v", anon, members)
+	}
+	d := call(t, "GET", "/datasets/"+pub["id"].(string), nil).JSON(t)
+	if cols := d["collections"].([]any); len(cols) != 1 || cols[0].(map[string]any)["name"] != name {
+		t.Fatalf("dataset collections: %v", d["collections"])
+	}
+	if r := call(t, "PATCH", "/catalog/collections/"+cid, map[string]any{"name": "hijack"}, bearer(other.Access)...); r.Status != 403 {
+		t.Fatalf("non-owner rename: %d", r.Status)
+	}
+	if r := call(t, "DELETE", "/catalog/collections/"+cid+"/datasets/"+priv["id"].(string), nil, bearer(owner.Access)...); r.Status != 204 {
+		t.Fatalf("remove member: %d", r.Status)
+	}
+	if r := call(t, "DELETE", "/catalog/collections/"+cid, nil, bearer(owner.Access)...); r.Status != 204 {
+		t.Fatalf("delete collection: %d", r.Status)
+	}
+	if r := call(t, "GET", "/datasets/"+pub["id"].(string), nil); r.Status != 200 {
+		t.Fatalf("dataset after its collection was deleted: %d", r.Status)
+	}
+	if r := call(t, "GET", "/catalog/collections/"+cid, nil); r.Status != 404 {
+		t.Fatalf("deleted collection: %d", r.Status)
+	}
+}

@@ -14,46 +14,6 @@ import (
 	"meridian/internal/db"
 )
 
-// ListCollections: List Collections (GET /catalog/collections/).
-func (s *Server) ListCollections(ctx context.Context, request gen.ListCollectionsRequestObject) (gen.ListCollectionsResponseObject, error) {
-	return nil, notImplemented("listCollections")
-}
-
-// CreateCollection: Create Collection (POST /catalog/collections/).
-func (s *Server) CreateCollection(ctx context.Context, request gen.CreateCollectionRequestObject) (gen.CreateCollectionResponseObject, error) {
-	return nil, notImplemented("createCollection")
-}
-
-// DeleteCollection: Delete Collection (DELETE /catalog/collections/{collection_id}).
-func (s *Server) DeleteCollection(ctx context.Context, request gen.DeleteCollectionRequestObject) (gen.DeleteCollectionResponseObject, error) {
-	return nil, notImplemented("deleteCollection")
-}
-
-// GetCollection: Get Collection (GET /catalog/collections/{collection_id}).
-func (s *Server) GetCollection(ctx context.Context, request gen.GetCollectionRequestObject) (gen.GetCollectionResponseObject, error) {
-	return nil, notImplemented("getCollection")
-}
-
-// UpdateCollection: Update Collection (PATCH /catalog/collections/{collection_id}).
-func (s *Server) UpdateCollection(ctx context.Context, request gen.UpdateCollectionRequestObject) (gen.UpdateCollectionResponseObject, error) {
-	return nil, notImplemented("updateCollection")
-}
-
-// GetCollectionDatasets: Get Collection Datasets (GET /catalog/collections/{collection_id}/datasets/).
-func (s *Server) GetCollectionDatasets(ctx context.Context, request gen.GetCollectionDatasetsRequestObject) (gen.GetCollectionDatasetsResponseObject, error) {
-	return nil, notImplemented("getCollectionDatasets")
-}
-
-// AddDatasets: Add Datasets (POST /catalog/collections/{collection_id}/datasets/).
-func (s *Server) AddDatasets(ctx context.Context, request gen.AddDatasetsRequestObject) (gen.AddDatasetsResponseObject, error) {
-	return nil, notImplemented("addDatasets")
-}
-
-// RemoveDataset: Remove Dataset (DELETE /catalog/collections/{collection_id}/datasets/{dataset_id}).
-func (s *Server) RemoveDataset(ctx context.Context, request gen.RemoveDatasetRequestObject) (gen.RemoveDatasetResponseObject, error) {
-	return nil, notImplemented("removeDataset")
-}
-
 // ExportDataset: Export Dataset (GET /datasets/{dataset_id}/export).
 func (s *Server) ExportDataset(ctx context.Context, request gen.ExportDatasetRequestObject) (gen.ExportDatasetResponseObject, error) {
 	return nil, notImplemented("exportDataset")
@@ -180,7 +140,11 @@ func (s *Server) CreateDataset(ctx context.Context, request gen.CreateDatasetReq
 	if err != nil {
 		return nil, err
 	}
-	return gen.CreateDataset200JSONResponse(datasetOut(d, true)), nil
+	out, err := s.datasetDetail(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateDataset200JSONResponse(out), nil
 }
 
 // GetSingleDataset: Get Single Dataset (GET /datasets/{dataset_id}). 404 for datasets the caller
@@ -190,7 +154,11 @@ func (s *Server) GetSingleDataset(ctx context.Context, request gen.GetSingleData
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetSingleDataset200JSONResponse(datasetOut(d, true)), nil
+	out, err := s.datasetDetail(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetSingleDataset200JSONResponse(out), nil
 }
 
 // ListAllDatasets: List All Datasets (GET /datasets/). The datasets the caller may see, 50/200.
@@ -233,7 +201,11 @@ func (s *Server) UpdateDatasetMetadata(ctx context.Context, request gen.UpdateDa
 	if err != nil {
 		return nil, err
 	}
-	return gen.UpdateDatasetMetadata200JSONResponse(datasetOut(d, true)), nil
+	out, err := s.datasetDetail(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	return gen.UpdateDatasetMetadata200JSONResponse(out), nil
 }
 
 // DeleteDataset: Delete Dataset (DELETE /datasets/{dataset_id}). Owner or admin; ingested and
@@ -323,5 +295,109 @@ func (s *Server) BulkDeleteDatasets(ctx context.Context, request gen.BulkDeleteD
 		}
 		out.Results = append(out.Results, res)
 	}
+	return out, nil
+}
+
+func collectionOut(c catalog.Collection) gen.CatalogCollection {
+	r := c.Row
+	return gen.CatalogCollection{Id: r.ID, Name: r.Name, Description: r.Description, DatasetCount: c.DatasetCount,
+		Visibility: gen.CatalogCollectionVisibility(r.Visibility), CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
+
+// ListCollections: List Collections (GET /catalog/collections/). 50/200, by name.
+func (s *Server) ListCollections(ctx context.Context, request gen.ListCollectionsRequestObject) (gen.ListCollectionsResponseObject, error) {
+	skip, limit := page(request.Params.Skip, request.Params.Limit, 50, 200)
+	list, total, err := s.catalog.Collections(ctx, auth.From(ctx), request.Params.Q, nil, skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListCollections200JSONResponse{Items: make([]gen.CatalogCollection, len(list)), Total: total, Skip: skip, Limit: limit}
+	for i, c := range list {
+		out.Items[i] = collectionOut(c)
+	}
+	return out, nil
+}
+
+// CreateCollection: Create Collection (POST /catalog/collections/). manage_collections.
+func (s *Server) CreateCollection(ctx context.Context, request gen.CreateCollectionRequestObject) (gen.CreateCollectionResponseObject, error) {
+	b := request.Body
+	c, err := s.catalog.CreateCollection(ctx, auth.From(ctx), b.Name, b.Description, string(val(b.Visibility)))
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateCollection201JSONResponse(collectionOut(c)), nil
+}
+
+// GetCollection: Get Collection (GET /catalog/collections/{collection_id}).
+func (s *Server) GetCollection(ctx context.Context, request gen.GetCollectionRequestObject) (gen.GetCollectionResponseObject, error) {
+	c, err := s.catalog.Collection(ctx, auth.From(ctx), request.CollectionId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetCollection200JSONResponse(collectionOut(c)), nil
+}
+
+// UpdateCollection: Update Collection (PATCH /catalog/collections/{collection_id}). Owner or admin.
+func (s *Server) UpdateCollection(ctx context.Context, request gen.UpdateCollectionRequestObject) (gen.UpdateCollectionResponseObject, error) {
+	b := request.Body
+	c, err := s.catalog.UpdateCollection(ctx, auth.From(ctx), request.CollectionId, b.Name, b.Description, (*string)(b.Visibility))
+	if err != nil {
+		return nil, err
+	}
+	return gen.UpdateCollection200JSONResponse(collectionOut(c)), nil
+}
+
+// DeleteCollection: Delete Collection (DELETE /catalog/collections/{collection_id}). Owner or admin;
+// the datasets stay.
+func (s *Server) DeleteCollection(ctx context.Context, request gen.DeleteCollectionRequestObject) (gen.DeleteCollectionResponseObject, error) {
+	if err := s.catalog.DeleteCollection(ctx, auth.From(ctx), request.CollectionId); err != nil {
+		return nil, err
+	}
+	return gen.DeleteCollection204Response{}, nil
+}
+
+// AddDatasets: Add Datasets (POST /catalog/collections/{collection_id}/datasets/). All or nothing.
+func (s *Server) AddDatasets(ctx context.Context, request gen.AddDatasetsRequestObject) (gen.AddDatasetsResponseObject, error) {
+	c, err := s.catalog.AddToCollection(ctx, auth.From(ctx), request.CollectionId, request.Body.DatasetIds)
+	if err != nil {
+		return nil, err
+	}
+	return gen.AddDatasets200JSONResponse(collectionOut(c)), nil
+}
+
+// RemoveDataset: Remove Dataset (DELETE /catalog/collections/{collection_id}/datasets/{dataset_id}).
+func (s *Server) RemoveDataset(ctx context.Context, request gen.RemoveDatasetRequestObject) (gen.RemoveDatasetResponseObject, error) {
+	if err := s.catalog.RemoveFromCollection(ctx, auth.From(ctx), request.CollectionId, request.DatasetId); err != nil {
+		return nil, err
+	}
+	return gen.RemoveDataset204Response{}, nil
+}
+
+// GetCollectionDatasets: Get Collection Datasets (GET /catalog/collections/{collection_id}/datasets/).
+func (s *Server) GetCollectionDatasets(ctx context.Context, request gen.GetCollectionDatasetsRequestObject) (gen.GetCollectionDatasetsResponseObject, error) {
+	skip, limit := page(request.Params.Skip, request.Params.Limit, 50, 200)
+	list, total, err := s.catalog.CollectionDatasets(ctx, auth.From(ctx), request.CollectionId, skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.GetCollectionDatasets200JSONResponse{Items: make([]gen.DatasetResponse, len(list)), Total: total, Skip: skip, Limit: limit}
+	for i, d := range list {
+		out.Items[i] = datasetOut(d, false)
+	}
+	return out, nil
+}
+
+// datasetDetail is the detail-endpoint form of a dataset: datasetOut plus its collections.
+func (s *Server) datasetDetail(ctx context.Context, d catalog.Dataset) (gen.DatasetResponse, error) {
+	out := datasetOut(d, true)
+	cols, err := s.catalog.CollectionsOf(ctx, auth.From(ctx), d.Row.ID)
+	if err != nil {
+		return out, err
+	}
+	refs := make([]gen.DatasetCollectionRef, len(cols))
+	for i, c := range cols {
+		refs[i] = gen.DatasetCollectionRef{Id: c.ID, Name: c.Name}
+	}
+	out.Collections = &refs
 	return out, nil
 }

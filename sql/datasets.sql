@@ -18,21 +18,14 @@ LEFT JOIN catalog.users eu ON eu.id = d.last_edited_by
 WHERE d.id = @id;
 
 -- name: ListVisibleDatasets :many
--- The visibility rules of internal/auth.CanRead, pushed into SQL so paging counts only what the
--- caller may see.
+-- The visibility rule (catalog.dataset_visible, the SQL twin of internal/auth.CanRead) in the
+-- query, so paging counts only what the caller may see.
 SELECT sqlc.embed(d), coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
     count(*) OVER () AS total
 FROM catalog.datasets d
 LEFT JOIN catalog.users cu ON cu.id = d.created_by
 LEFT JOIN catalog.users eu ON eu.id = d.last_edited_by
-WHERE (@is_admin::bool
-       OR d.created_by = sqlc.narg(caller_id)
-       OR (d.record_status = 'published' AND (
-             d.visibility = 'public'
-          OR (sqlc.narg(caller_id)::uuid IS NOT NULL AND d.visibility = 'internal')
-          OR (sqlc.narg(caller_id)::uuid IS NOT NULL AND d.visibility = 'restricted' AND EXISTS (
-                SELECT 1 FROM catalog.dataset_grants g WHERE g.dataset_id = d.id
-                  AND (g.user_id = sqlc.narg(caller_id) OR g.role = sqlc.narg(caller_role)))))))
+WHERE catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool)
   AND (sqlc.narg(q)::text IS NULL OR d.title ILIKE '%' || sqlc.narg(q) || '%' OR d.summary ILIKE '%' || sqlc.narg(q) || '%')
   AND (sqlc.narg(record_type)::text IS NULL OR d.record_type = sqlc.narg(record_type))
   AND (sqlc.narg(visibility)::text IS NULL OR d.visibility = sqlc.narg(visibility))

@@ -241,14 +241,7 @@ SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d
 FROM catalog.datasets d
 LEFT JOIN catalog.users cu ON cu.id = d.created_by
 LEFT JOIN catalog.users eu ON eu.id = d.last_edited_by
-WHERE ($1::bool
-       OR d.created_by = $2
-       OR (d.record_status = 'published' AND (
-             d.visibility = 'public'
-          OR ($2::uuid IS NOT NULL AND d.visibility = 'internal')
-          OR ($2::uuid IS NOT NULL AND d.visibility = 'restricted' AND EXISTS (
-                SELECT 1 FROM catalog.dataset_grants g WHERE g.dataset_id = d.id
-                  AND (g.user_id = $2 OR g.role = $3))))))
+WHERE catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, $1, $2, $3::bool)
   AND ($4::text IS NULL OR d.title ILIKE '%' || $4 || '%' OR d.summary ILIKE '%' || $4 || '%')
   AND ($5::text IS NULL OR d.record_type = $5)
   AND ($6::text IS NULL OR d.visibility = $6)
@@ -266,9 +259,9 @@ LIMIT $10 OFFSET $9
 `
 
 type ListVisibleDatasetsParams struct {
-	IsAdmin      bool       `json:"is_admin"`
 	CallerID     *uuid.UUID `json:"caller_id"`
 	CallerRole   *string    `json:"caller_role"`
+	IsAdmin      bool       `json:"is_admin"`
 	Q            *string    `json:"q"`
 	RecordType   *string    `json:"record_type"`
 	Visibility   *string    `json:"visibility"`
@@ -285,13 +278,13 @@ type ListVisibleDatasetsRow struct {
 	Total               int64          `json:"total"`
 }
 
-// The visibility rules of internal/auth.CanRead, pushed into SQL so paging counts only what the
-// caller may see.
+// The visibility rule (catalog.dataset_visible, the SQL twin of internal/auth.CanRead) in the
+// query, so paging counts only what the caller may see.
 func (q *Queries) ListVisibleDatasets(ctx context.Context, arg ListVisibleDatasetsParams) ([]ListVisibleDatasetsRow, error) {
 	rows, err := q.db.Query(ctx, listVisibleDatasets,
-		arg.IsAdmin,
 		arg.CallerID,
 		arg.CallerRole,
+		arg.IsAdmin,
 		arg.Q,
 		arg.RecordType,
 		arg.Visibility,

@@ -42,6 +42,22 @@ type CatalogAuditLog struct {
 	PublicID     uuid.UUID       `json:"public_id"`
 }
 
+type CatalogCollection struct {
+	ID          uuid.UUID  `json:"id"`
+	Name        string     `json:"name"`
+	Description *string    `json:"description"`
+	Visibility  string     `json:"visibility"`
+	CreatedBy   *uuid.UUID `json:"created_by"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+}
+
+type CatalogCollectionDataset struct {
+	CollectionID uuid.UUID `json:"collection_id"`
+	DatasetID    uuid.UUID `json:"dataset_id"`
+	AddedAt      time.Time `json:"added_at"`
+}
+
 type CatalogDataset struct {
 	ID                        uuid.UUID   `json:"id"`
 	RecordID                  uuid.UUID   `json:"record_id"`

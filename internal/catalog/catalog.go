@@ -51,11 +51,7 @@ func (s *Service) Get(ctx context.Context, p auth.Principal, id uuid.UUID, write
 }
 
 func (s *Service) get(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.UUID, write bool) (Dataset, error) {
-	var caller *uuid.UUID
-	var role *string
-	if !p.Anonymous() {
-		caller, role = &p.UserID, &p.Role
-	}
+	caller, role := who(p)
 	r, err := q.GetDatasetRecord(ctx, store.GetDatasetRecordParams{ID: id, CallerID: caller, CallerRole: role})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Dataset{}, apperr.NotFound("dataset %s not found", id)
@@ -78,11 +74,9 @@ type Filter struct {
 
 // List returns one page of the datasets the caller may see and how many there are.
 func (s *Service) List(ctx context.Context, p auth.Principal, f Filter) ([]Dataset, int, error) {
-	prm := store.ListVisibleDatasetsParams{IsAdmin: p.IsAdmin(), Q: f.Q, RecordType: f.RecordType, Visibility: f.Visibility,
-		RecordStatus: f.RecordStatus, Sort: f.Sort, Off: int32(f.Skip), Lim: int32(f.Limit)}
-	if !p.Anonymous() {
-		prm.CallerID, prm.CallerRole = &p.UserID, &p.Role
-	}
+	caller, role := who(p)
+	prm := store.ListVisibleDatasetsParams{IsAdmin: p.IsAdmin(), CallerID: caller, CallerRole: role, Q: f.Q, RecordType: f.RecordType,
+		Visibility: f.Visibility, RecordStatus: f.RecordStatus, Sort: f.Sort, Off: int32(f.Skip), Lim: int32(f.Limit)}
 	rows, err := s.Q.ListVisibleDatasets(ctx, prm)
 	if err != nil {
 		return nil, 0, err

@@ -1,0 +1,180 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"meridian/internal/apperr"
+	"meridian/internal/auth"
+	"meridian/store"
+)
+
+// Collection is a catalog collection with the count of members the caller may read.
+type Collection struct {
+	Row          store.CatalogCollection
+	DatasetCount int
+}
+
+// who returns the caller parameters every visibility-aware query takes.
+func who(p auth.Principal) (*uuid.UUID, *string) {
+	if p.Anonymous() {
+		return nil, nil
+	}
+	return &p.UserID, &p.Role
+}
+
+// Collections lists one page of the collections the caller may see.
+func (s *Service) Collections(ctx context.Context, p auth.Principal, q *string, onlyID *uuid.UUID, skip, limit int) ([]Collection, int, error) {
+	caller, role := who(p)
+	rows, err := s.Q.ListCollections(ctx, store.ListCollectionsParams{CallerID: caller, CallerRole: role, IsAdmin: p.IsAdmin(),
+		Q: q, OnlyID: onlyID, Off: int32(skip), Lim: int32(limit)})
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Collection, len(rows))
+	total := 0
+	for i, r := range rows {
+		out[i] = Collection{Row: r.CatalogCollection, DatasetCount: int(r.DatasetCount)}
+		total = int(r.Total)
+	}
+	return out, total, nil
+}
+
+// Collection returns one visible collection or 404.
+func (s *Service) Collection(ctx context.Context, p auth.Principal, id uuid.UUID) (Collection, error) {
+	list, _, err := s.Collections(ctx, p, nil, &id, 0, 1)
+	if err != nil {
+		return Collection{}, err
+	}
+	if len(list) == 0 {
+		return Collection{}, apperr.NotFound("collection %s not found", id)
+	}
+	return list[0], nil
+}
+
+// ownCollection checks that the caller may change the collection: manage_collections and owner
+// (admins may change any). Invisible collections are 404.
+func (s *Service) ownCollection(ctx context.Context, p auth.Principal, id uuid.UUID) (Collection, error) {
+	c, err := s.Collection(ctx, p, id)
+	if err != nil {
+		return c, err
+	}
+	if !p.Can(auth.CapManageCollections) {
+		return c, apperr.Forbidden("changing collections needs the manage_collections capability")
+	}
+	if !p.IsAdmin() && (c.Row.CreatedBy == nil || *c.Row.CreatedBy != p.UserID) {
+		return c, apperr.Forbidden("only the collection's owner or an admin may change it")
+	}
+	return c, nil
+}
+
+// CreateCollection makes an empty collection owned by the caller.
+func (s *Service) CreateCollection(ctx context.Context, p auth.Principal, name string, description *string, visibility string) (Collection, error) {
+	if !p.Can(auth.CapManageCollections) {
+		return Collection{}, apperr.Forbidden("creating collections needs the manage_collections capability")
+	}
+	if visibility == "" {
+		visibility = auth.VisibilityPrivate
+	}
+	row, err := s.Q.CreateCollection(ctx, store.CreateCollectionParams{Name: name, Description: description, Visibility: visibility, CreatedBy: &p.UserID})
+	if err != nil {
+		return Collection{}, nameConflict(err, name)
+	}
+	return Collection{Row: row}, nil
+}
+
+// UpdateCollection renames, redescribes or changes the visibility of a collection.
+func (s *Service) UpdateCollection(ctx context.Context, p auth.Principal, id uuid.UUID, name, description, visibility *string) (Collection, error) {
+	if _, err := s.ownCollection(ctx, p, id); err != nil {
+		return Collection{}, err
+	}
+	if _, err := s.Q.UpdateCollection(ctx, store.UpdateCollectionParams{ID: id, Name: name, Description: description, Visibility: visibility}); err != nil {
+		return Collection{}, nameConflict(err, deref(name))
+	}
+	return s.Collection(ctx, p, id)
+}
+
+// DeleteCollection removes a collection; its datasets only lose the membership.
+func (s *Service) DeleteCollection(ctx context.Context, p auth.Principal, id uuid.UUID) error {
+	if _, err := s.ownCollection(ctx, p, id); err != nil {
+		return err
+	}
+	return s.Q.DeleteCollection(ctx, id)
+}
+
+// AddToCollection adds datasets the caller can read, all or nothing.
+func (s *Service) AddToCollection(ctx context.Context, p auth.Principal, id uuid.UUID, datasets []uuid.UUID) (Collection, error) {
+	if _, err := s.ownCollection(ctx, p, id); err != nil {
+		return Collection{}, err
+	}
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := s.Q.WithTx(tx)
+		for _, d := range datasets {
+			if _, err := s.get(ctx, q, p, d, false); err != nil {
+				return err
+			}
+		}
+		return q.AddCollectionDatasets(ctx, store.AddCollectionDatasetsParams{CollectionID: id, DatasetIds: datasets})
+	})
+	if err != nil {
+		return Collection{}, err
+	}
+	return s.Collection(ctx, p, id)
+}
+
+// RemoveFromCollection drops one membership.
+func (s *Service) RemoveFromCollection(ctx context.Context, p auth.Principal, id, dataset uuid.UUID) error {
+	if _, err := s.ownCollection(ctx, p, id); err != nil {
+		return err
+	}
+	n, err := s.Q.RemoveCollectionDataset(ctx, store.RemoveCollectionDatasetParams{CollectionID: id, DatasetID: dataset})
+	if err == nil && n == 0 {
+		return apperr.NotFound("dataset %s is not in this collection", dataset)
+	}
+	return err
+}
+
+// CollectionDatasets lists the members the caller may read.
+func (s *Service) CollectionDatasets(ctx context.Context, p auth.Principal, id uuid.UUID, skip, limit int) ([]Dataset, int, error) {
+	if _, err := s.Collection(ctx, p, id); err != nil {
+		return nil, 0, err
+	}
+	caller, role := who(p)
+	rows, err := s.Q.ListCollectionDatasets(ctx, store.ListCollectionDatasetsParams{CollectionID: id, CallerID: caller,
+		CallerRole: role, IsAdmin: p.IsAdmin(), Off: int32(skip), Lim: int32(limit)})
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Dataset, len(rows))
+	total := 0
+	for i, r := range rows {
+		out[i] = Dataset{Row: r.CatalogDataset, CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay}
+		total = int(r.Total)
+	}
+	return out, total, nil
+}
+
+// CollectionsOf lists the collections of a dataset the caller may see.
+func (s *Service) CollectionsOf(ctx context.Context, p auth.Principal, dataset uuid.UUID) ([]store.CollectionsOfDatasetRow, error) {
+	caller, _ := who(p)
+	return s.Q.CollectionsOfDataset(ctx, store.CollectionsOfDatasetParams{DatasetID: dataset, CallerID: caller, IsAdmin: p.IsAdmin()})
+}
+
+func nameConflict(err error, name string) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return apperr.Conflict("a collection named %q already exists", name)
+	}
+	return err
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
