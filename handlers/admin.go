@@ -75,16 +75,6 @@ func (s *Server) CleanupStaleJobs(ctx context.Context, request gen.CleanupStaleJ
 	return nil, notImplemented("cleanupStaleJobs")
 }
 
-// GetJobStatus: Get Job Status (GET /jobs/{job_id}).
-func (s *Server) GetJobStatus(ctx context.Context, request gen.GetJobStatusRequestObject) (gen.GetJobStatusResponseObject, error) {
-	return nil, notImplemented("getJobStatus")
-}
-
-// RetryJob: Retry Job (POST /jobs/{job_id}/retry).
-func (s *Server) RetryJob(ctx context.Context, request gen.RetryJobRequestObject) (gen.RetryJobResponseObject, error) {
-	return nil, notImplemented("retryJob")
-}
-
 // UpdateSettings: Update Settings (PUT /settings/).
 func (s *Server) UpdateSettings(ctx context.Context, request gen.UpdateSettingsRequestObject) (gen.UpdateSettingsResponseObject, error) {
 	return nil, notImplemented("updateSettings")
@@ -602,4 +592,23 @@ func (s *Server) GetAPIKeyStatus(ctx context.Context, request gen.GetAPIKeyStatu
 		out.Providers[i] = st
 	}
 	return out, nil
+}
+
+// GetJobStatus: Get Job Status (GET /jobs/{job_id}). The job's creator or an admin.
+func (s *Server) GetJobStatus(ctx context.Context, request gen.GetJobStatusRequestObject) (gen.GetJobStatusResponseObject, error) {
+	job, err := s.jobs.Get(ctx, auth.From(ctx), request.JobId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetJobStatus200JSONResponse(jobOut(job)), nil
+}
+
+// RetryJob: Retry Job (POST /jobs/{job_id}/retry). Failed jobs only (409 otherwise).
+func (s *Server) RetryJob(ctx context.Context, request gen.RetryJobRequestObject) (gen.RetryJobResponseObject, error) {
+	job, err := s.jobs.Retry(ctx, auth.From(ctx), request.JobId)
+	if err != nil {
+		return nil, err
+	}
+	pending := gen.UploadResponseStatusPending
+	return gen.RetryJob200JSONResponse{JobId: job.ID, Status: &pending, Message: "the import is queued again"}, nil
 }

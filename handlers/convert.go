@@ -142,3 +142,19 @@ func problemDetail(err error) string {
 	}
 	return "the server could not complete this item; the request id identifies it in the logs"
 }
+
+func jobOut(j store.CatalogIngestJob) gen.JobStatusResponse {
+	out := gen.JobStatusResponse{Id: j.ID, Status: gen.JobStatusResponseStatus(j.Status), DatasetId: j.DatasetID,
+		SourceFilename: j.SourceFilename, ErrorMessage: j.ErrorMessage, CanRetry: j.CanRetry, RetryReason: j.RetryReason,
+		WarningMessage: j.WarningMessage, Progress: j.Progress, RowsProcessed: j.RowsProcessed, RowsFailed: j.RowsFailed,
+		StartedAt: j.StartedAt, CompletedAt: j.CompletedAt, CreatedAt: j.CreatedAt}
+	if j.CurrentStep != nil {
+		step := gen.JobStatusResponseCurrentStep(*j.CurrentStep)
+		out.CurrentStep = &step
+	}
+	var warnings []gen.JobWarning
+	if json.Unmarshal(j.Warnings, &warnings) == nil && len(warnings) > 0 {
+		out.Warnings = &warnings
+	}
+	return out
+}

@@ -6,12 +6,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"mime"
 
 	"meridian/gen"
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
 	"meridian/internal/db"
+	"meridian/internal/ingest"
 )
 
 // ExportDataset: Export Dataset (GET /datasets/{dataset_id}/export).
@@ -39,11 +42,6 @@ func (s *Server) CommitFanOut(ctx context.Context, request gen.CommitFanOutReque
 	return nil, notImplemented("commitFanOut")
 }
 
-// CommitImport: Commit Import (POST /ingest/commit/{job_id}).
-func (s *Server) CommitImport(ctx context.Context, request gen.CommitImportRequestObject) (gen.CommitImportResponseObject, error) {
-	return nil, notImplemented("commitImport")
-}
-
 // DiscoverTables: Discover Tables (GET /ingest/discover/).
 func (s *Server) DiscoverTables(ctx context.Context, request gen.DiscoverTablesRequestObject) (gen.DiscoverTablesResponseObject, error) {
 	return nil, notImplemented("discoverTables")
@@ -67,11 +65,6 @@ func (s *Server) RegisterTable(ctx context.Context, request gen.RegisterTableReq
 // BulkRegisterTables: Bulk Register Tables (POST /ingest/register/bulk/).
 func (s *Server) BulkRegisterTables(ctx context.Context, request gen.BulkRegisterTablesRequestObject) (gen.BulkRegisterTablesResponseObject, error) {
 	return nil, notImplemented("bulkRegisterTables")
-}
-
-// UploadFile: Upload File (POST /ingest/upload).
-func (s *Server) UploadFile(ctx context.Context, request gen.UploadFileRequestObject) (gen.UploadFileResponseObject, error) {
-	return nil, notImplemented("uploadFile")
 }
 
 // GetUploadConfig: Get Upload Config (GET /ingest/upload/config).
@@ -400,4 +393,46 @@ func (s *Server) datasetDetail(ctx context.Context, d catalog.Dataset) (gen.Data
 	}
 	out.Collections = &refs
 	return out, nil
+}
+
+// UploadFile: Upload File (POST /ingest/upload). The file part is streamed to the staging
+// directory (never held in memory); the job waits, pending, for Commit Import.
+func (s *Server) UploadFile(ctx context.Context, request gen.UploadFileRequestObject) (gen.UploadFileResponseObject, error) {
+	for {
+		part, err := request.Body.NextPart()
+		if errors.Is(err, io.EOF) {
+			return nil, apperr.Unprocessable("the multipart body has no file part")
+		}
+		if err != nil {
+			return nil, apperr.Invalid("malformed multipart body: %v", err)
+		}
+		if part.FormName() != "file" {
+			_ = part.Close()
+			continue
+		}
+		// The raw name, not part.FileName(): that strips directories silently, and a name that
+		// tries to climb out of the staging directory deserves a clear refusal.
+		_, params, _ := mime.ParseMediaType(part.Header.Get("Content-Disposition"))
+		job, err := s.jobs.Upload(ctx, auth.From(ctx), params["filename"], part)
+		if err != nil {
+			return nil, err
+		}
+		pending := gen.UploadResponseStatusPending
+		return gen.UploadFile201JSONResponse{JobId: job.ID, Status: &pending,
+			Message: "file staged; preview it or commit the import with /ingest/commit/{job_id}"}, nil
+	}
+}
+
+// CommitImport: Commit Import (POST /ingest/commit/{job_id}). Queues the import; 202 with the job.
+func (s *Server) CommitImport(ctx context.Context, request gen.CommitImportRequestObject) (gen.CommitImportResponseObject, error) {
+	var opts ingest.Options
+	if b := request.Body; b != nil {
+		opts = ingest.Options{Title: val(b.Title), Summary: val(b.Summary), LayerName: val(b.LayerName),
+			Visibility: string(val(b.Visibility)), SourceSRID: val(b.SourceSrid)}
+	}
+	job, err := s.jobs.Commit(ctx, auth.From(ctx), request.JobId, opts)
+	if err != nil {
+		return nil, err
+	}
+	return gen.CommitImport202JSONResponse(jobOut(job)), nil
 }

@@ -19,6 +19,7 @@ import (
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
 	"meridian/internal/config"
+	"meridian/internal/ingest"
 	"meridian/internal/mail"
 	"meridian/internal/oauth"
 	"meridian/internal/secretbox"
@@ -31,6 +32,7 @@ type Deps struct {
 	Config config.Config
 	Pool   *pgxpool.Pool
 	Log    *slog.Logger
+	Queue  *ingest.Queue // nil where no imports run (tests of the handler set)
 }
 
 // Server implements gen.StrictServerInterface.
@@ -47,6 +49,7 @@ type Server struct {
 	oauthFlow    *oauth.Flow
 	catalog      *catalog.Service
 	downloads    *auth.DownloadTokens
+	jobs         *ingest.Jobs
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -67,6 +70,7 @@ func New(d Deps) *Server {
 	c := d.Config
 	s.box = secretbox.New(c.JWTSecretKey)
 	s.downloads = auth.NewDownloadTokens(c.JWTSecretKey)
+	s.jobs = &ingest.Jobs{Pool: d.Pool, Q: s.q, Queue: d.Queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes}
 	s.providers = &accounts.Providers{Q: s.q, Box: s.box, Log: d.Log}
 	s.oauthFlow = oauth.NewFlow(&http.Client{Timeout: 15 * time.Second})
 	s.registration = &accounts.Registration{Pool: d.Pool, Q: s.q, Log: d.Log, BaseURL: c.BaseURL,

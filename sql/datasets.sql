@@ -1,8 +1,10 @@
 -- name: InsertDataset :one
-INSERT INTO catalog.datasets (table_schema, table_name, title, record_type, origin, source_format, srid,
-    geometry_type, has_generic_geometry, is_3d, n_dims, feature_count, column_info, created_by, updated_by)
-VALUES (@table_schema, @table_name, @title, @record_type, @origin, @source_format, @srid,
-    @geometry_type, @has_generic_geometry, @is_3d, @n_dims, @feature_count, @column_info, @created_by, @created_by)
+INSERT INTO catalog.datasets (table_schema, table_name, title, summary, visibility, record_type, origin, source_format,
+    source_filename, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max,
+    feature_count, extent_bbox, column_info, created_by, updated_by)
+VALUES (@table_schema, @table_name, @title, @summary, @visibility, @record_type, @origin, @source_format,
+    @source_filename, @srid, @original_srid, @geometry_type, @has_generic_geometry, @is_3d, @n_dims, @z_min, @z_max,
+    @feature_count, @extent_bbox, @column_info, @created_by, @created_by)
 RETURNING id;
 
 -- name: GetDatasetRecord :one

@@ -144,10 +144,12 @@ func (q *Queries) GetDatasetRecord(ctx context.Context, arg GetDatasetRecordPara
 }
 
 const insertDataset = `-- name: InsertDataset :one
-INSERT INTO catalog.datasets (table_schema, table_name, title, record_type, origin, source_format, srid,
-    geometry_type, has_generic_geometry, is_3d, n_dims, feature_count, column_info, created_by, updated_by)
-VALUES ($1, $2, $3, $4, $5, $6, $7,
-    $8, $9, $10, $11, $12, $13, $14, $14)
+INSERT INTO catalog.datasets (table_schema, table_name, title, summary, visibility, record_type, origin, source_format,
+    source_filename, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max,
+    feature_count, extent_bbox, column_info, created_by, updated_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
+    $9, $10, $11, $12, $13, $14, $15, $16, $17,
+    $18, $19, $20, $21, $21)
 RETURNING id
 `
 
@@ -155,15 +157,22 @@ type InsertDatasetParams struct {
 	TableSchema        string     `json:"table_schema"`
 	TableName          string     `json:"table_name"`
 	Title              string     `json:"title"`
+	Summary            *string    `json:"summary"`
+	Visibility         string     `json:"visibility"`
 	RecordType         string     `json:"record_type"`
 	Origin             *string    `json:"origin"`
 	SourceFormat       *string    `json:"source_format"`
+	SourceFilename     *string    `json:"source_filename"`
 	Srid               *int32     `json:"srid"`
+	OriginalSrid       *int32     `json:"original_srid"`
 	GeometryType       *string    `json:"geometry_type"`
 	HasGenericGeometry bool       `json:"has_generic_geometry"`
 	Is3d               *bool      `json:"is_3d"`
 	NDims              *int32     `json:"n_dims"`
+	ZMin               *float64   `json:"z_min"`
+	ZMax               *float64   `json:"z_max"`
 	FeatureCount       *int64     `json:"feature_count"`
+	ExtentBbox         []float64  `json:"extent_bbox"`
 	ColumnInfo         []byte     `json:"column_info"`
 	CreatedBy          *uuid.UUID `json:"created_by"`
 }
@@ -173,15 +182,22 @@ func (q *Queries) InsertDataset(ctx context.Context, arg InsertDatasetParams) (u
 		arg.TableSchema,
 		arg.TableName,
 		arg.Title,
+		arg.Summary,
+		arg.Visibility,
 		arg.RecordType,
 		arg.Origin,
 		arg.SourceFormat,
+		arg.SourceFilename,
 		arg.Srid,
+		arg.OriginalSrid,
 		arg.GeometryType,
 		arg.HasGenericGeometry,
 		arg.Is3d,
 		arg.NDims,
+		arg.ZMin,
+		arg.ZMax,
 		arg.FeatureCount,
+		arg.ExtentBbox,
 		arg.ColumnInfo,
 		arg.CreatedBy,
 	)

@@ -144,6 +144,30 @@ type CatalogEmailVerification struct {
 	UsedAt    *time.Time `json:"used_at"`
 }
 
+type CatalogIngestJob struct {
+	ID             uuid.UUID       `json:"id"`
+	Status         string          `json:"status"`
+	CurrentStep    *string         `json:"current_step"`
+	Progress       *float64        `json:"progress"`
+	RowsProcessed  *int64          `json:"rows_processed"`
+	RowsFailed     *int64          `json:"rows_failed"`
+	DatasetID      *uuid.UUID      `json:"dataset_id"`
+	SourceFilename *string         `json:"source_filename"`
+	StagingPath    *string         `json:"staging_path"`
+	ErrorMessage   *string         `json:"error_message"`
+	CanRetry       bool            `json:"can_retry"`
+	RetryReason    *string         `json:"retry_reason"`
+	WarningMessage *string         `json:"warning_message"`
+	Warnings       json.RawMessage `json:"warnings"`
+	Options        json.RawMessage `json:"options"`
+	Committed      bool            `json:"committed"`
+	CreatedBy      *uuid.UUID      `json:"created_by"`
+	StartedAt      *time.Time      `json:"started_at"`
+	CompletedAt    *time.Time      `json:"completed_at"`
+	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+}
+
 type CatalogOauthAccount struct {
 	ID         uuid.UUID `json:"id"`
 	ProviderID uuid.UUID `json:"provider_id"`

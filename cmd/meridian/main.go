@@ -15,13 +15,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"meridian/handlers"
 	"meridian/internal/accounts"
 	"meridian/internal/apidocs"
 	"meridian/internal/config"
 	"meridian/internal/db"
+	"meridian/internal/ingest"
 	"meridian/internal/web"
 	"meridian/openapi"
+	"meridian/store"
 )
 
 func main() {
@@ -97,6 +101,12 @@ func serve() error {
 	if err := retry(ctx, log, "migrate", func() error { return db.Migrate(pool) }); err != nil {
 		return err
 	}
+	if err := migrateRiver(ctx, pool); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("DATA_DIR: %w", err)
+	}
 	created, err := accounts.EnsureAdmin(ctx, pool, cfg.AdminUsername, cfg.AdminEmail, cfg.AdminPassword)
 	if err != nil {
 		return err
@@ -105,14 +115,46 @@ func serve() error {
 		log.Info("created the first admin account", "username", cfg.AdminUsername)
 	}
 
+	importer := &ingest.Importer{Pool: pool, Q: store.New(pool), Log: log, DataDir: cfg.DataDir}
+	queue, err := ingest.NewQueue(pool, importer, log, cfg.ImportWorkers)
+	if err != nil {
+		return err
+	}
+	if err := queue.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		_ = queue.Stop(sctx)
+	}()
+
 	e := web.New(cfg, log)
-	srv := handlers.New(handlers.Deps{Config: cfg, Pool: pool, Log: log})
+	srv := handlers.New(handlers.Deps{Config: cfg, Pool: pool, Log: log, Queue: queue})
 	handlers.Mount(e, doc, cfg, srv)
 	if err := apidocs.Register(e, "/api", doc, openapi.YAML); err != nil {
 		return err
 	}
 	log.Info("meridian listening", "addr", cfg.ListenAddr, "api", cfg.BaseURL+"/api", "version", config.Version, "build", config.Build)
 	return web.Serve(ctx, e, cfg, log)
+}
+
+// migrateRiver applies River's own migrations under an advisory lock, so replicas starting
+// together do not race on them.
+func migrateRiver(ctx context.Context, pool *pgxpool.Pool) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(hashtext('meridian.river_migrate'))"); err != nil {
+		return err
+	}
+	defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock(hashtext('meridian.river_migrate'))")
+	if err := ingest.MigrateRiver(ctx, pool); err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	return nil
 }
 
 // retry runs f until it succeeds, for up to a minute while the database is unreachable, so a

@@ -149,13 +149,11 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, title string, co
 		q := s.Q.WithTx(tx)
 		origin, format, srid, gtype, dims, zero := "created", "none", int32(4326), "Geometry", int32(2), int64(0)
 		var err error
-		id, err = q.InsertDataset(ctx, store.InsertDatasetParams{TableSchema: "data", TableName: table, Title: title,
-			RecordType: "vector_dataset", Origin: &origin, SourceFormat: &format, Srid: &srid, GeometryType: &gtype,
-			HasGenericGeometry: true, Is3d: ptr(false), NDims: &dims, FeatureCount: &zero, ColumnInfo: colInfo, CreatedBy: &p.UserID})
-		if err != nil {
-			return err
-		}
-		return history(ctx, q, id, 1, "create", p, map[string]any{"title": title, "columns": info})
+		id, err = AddRecord(ctx, q, store.InsertDatasetParams{TableSchema: "data", TableName: table, Title: title,
+			Visibility: auth.VisibilityPrivate, RecordType: "vector_dataset", Origin: &origin, SourceFormat: &format,
+			Srid: &srid, GeometryType: &gtype, HasGenericGeometry: true, Is3d: ptr(false), NDims: &dims, FeatureCount: &zero,
+			ColumnInfo: colInfo, CreatedBy: &p.UserID}, p)
+		return err
 	})
 	if err != nil {
 		return Dataset{}, err
@@ -242,6 +240,18 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID, co
 
 // ErrTitleMismatch: the confirmation title does not match the dataset's.
 var ErrTitleMismatch = apperr.Unprocessable("confirm_title does not match the dataset's title")
+
+// AddRecord inserts the catalog record of a dataset whose table exists (created, ingested) and
+// writes version 1 of its history, inside the caller's transaction.
+func AddRecord(ctx context.Context, q *store.Queries, prm store.InsertDatasetParams, p auth.Principal) (uuid.UUID, error) {
+	id, err := q.InsertDataset(ctx, prm)
+	if err != nil {
+		return id, err
+	}
+	var cols any
+	_ = json.Unmarshal(prm.ColumnInfo, &cols)
+	return id, history(ctx, q, id, 1, "create", p, map[string]any{"title": prm.Title, "origin": prm.Origin, "columns": cols})
+}
 
 func history(ctx context.Context, q *store.Queries, id uuid.UUID, version int32, action string, p auth.Principal, changes map[string]any) error {
 	b, err := json.Marshal(changes)

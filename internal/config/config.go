@@ -24,6 +24,7 @@ type Config struct {
 	AdminEmail    string
 
 	DBMaxConns           int32
+	ImportWorkers        int // concurrent ogr2ogr imports per replica
 	QueryTimeout         time.Duration
 	BackupMaxAgeMinutes  int
 	MaxUploadBytes       int64
@@ -87,6 +88,7 @@ func load(get func(string) string) (Config, error) {
 
 		DBMaxConns:           int32(p.integer("DB_MAX_CONNS", 20, 1, 80)),
 		QueryTimeout:         p.duration("QUERY_TIMEOUT", 30*time.Second),
+		ImportWorkers:        p.integer("IMPORT_WORKERS", 2, 1, 64),
 		BackupMaxAgeMinutes:  p.integer("BACKUP_MAX_AGE_MINUTES", 1560, 1, 1<<20),
 		MaxUploadBytes:       p.int64("MAX_UPLOAD_BYTES", 500<<20),
 		MaxBodyBytes:         p.int64("MAX_BODY_BYTES", 10<<20),

@@ -1,0 +1,184 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// upload sends one file as multipart/form-data to /ingest/upload.
+func upload(t *testing.T, s session, filename string, content []byte) reply {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fw, err := mw.CreateFormFile("file", filename)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = fw.Write(content)
+	_ = mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, server.APIRoot+"/ingest/upload", &buf)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+s.Access)
+	res, err := httpc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return reply{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// importFile uploads, commits and waits for the job to end; it returns the final job.
+func importFile(t *testing.T, s session, filename string, content []byte, commit map[string]any) map[string]any {
+	t.Helper()
+	up := upload(t, s, filename, content)
+	if up.Status != 201 || up.JSON(t)["status"] != "pending" {
+		t.Fatalf("upload %s: %d %s", filename, up.Status, up.Body)
+	}
+	id := up.JSON(t)["job_id"].(string)
+	if commit == nil {
+		commit = map[string]any{}
+	}
+	c := call(t, "POST", "/ingest/commit/"+id, commit, bearer(s.Access)...)
+	if c.Status != 202 {
+		t.Fatalf("commit: %d %s", c.Status, c.Body)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		job := call(t, "GET", "/jobs/"+id, nil, bearer(s.Access)...).JSON(t)
+		if job["status"] == "complete" || job["status"] == "failed" {
+			return job
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("job %s did not finish", id)
+	return nil
+}
+
+func pointsGeoJSON(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"type":"FeatureCollection","features":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"type":"Feature","properties":{"name":"p%d","rank":%d},"geometry":{"type":"Point","coordinates":[%g,%g]}}`,
+			i, i, 5+float64(i)*0.01, 50+float64(i)*0.01)
+	}
+	b.WriteString("]}")
+	return []byte(b.String())
+}
+
+func dataTables(t *testing.T) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, server.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'data'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestIngestGeoJSONEndToEnd(t *testing.T) {
+	u := newUser(t, "editor")
+	job := importFile(t, u, "places.geojson", pointsGeoJSON(25), map[string]any{"title": "Places", "visibility": "internal"})
+	if job["status"] != "complete" || job["current_step"] != "complete" || job["progress"].(float64) != 1 || job["dataset_id"] == nil {
+		t.Fatalf("job: %v", job)
+	}
+	d := call(t, "GET", "/datasets/"+job["dataset_id"].(string), nil, bearer(u.Access)...).JSON(t)
+	bbox := d["extent_bbox"].([]any)
+	if d["title"] != "Places" || d["feature_count"].(float64) != 25 || d["geometry_type"] != "MULTIPOINT" || d["srid"].(float64) != 4326 ||
+		d["source_format"] != "GeoJSON" || d["source_filename"] != "places.geojson" || d["visibility"] != "internal" ||
+		bbox[0].(float64) != 5 || bbox[1].(float64) != 50 || len(d["column_info"].([]any)) != 2 {
+		t.Fatalf("dataset record: %v", d)
+	}
+	if r := call(t, "POST", "/jobs/"+job["id"].(string)+"/retry", nil, bearer(u.Access)...); r.Status != 409 {
+		t.Fatalf("retry of a complete job: %d", r.Status)
+	}
+	if r := call(t, "GET", "/jobs/"+job["id"].(string), nil, bearer(newUser(t, "editor").Access)...); r.Status != 404 {
+		t.Fatalf("job of another user: %d", r.Status)
+	}
+	if r := call(t, "POST", "/ingest/commit/"+job["id"].(string), nil, bearer(u.Access)...); r.Status != 409 {
+		t.Fatalf("second commit: %d", r.Status)
+	}
+}
+
+func TestIngestCSVWithCoordinates(t *testing.T) {
+	u := newUser(t, "editor")
+	csv := "name,lon,lat,when\nA,4.9,52.37,2024-01-02\nB,-0.12,51.5,2024-03-04\n"
+	job := importFile(t, u, "cities.csv", []byte(csv), nil)
+	if job["status"] != "complete" {
+		t.Fatalf("csv job: %v", job)
+	}
+	d := call(t, "GET", "/datasets/"+job["dataset_id"].(string), nil, bearer(u.Access)...).JSON(t)
+	if d["feature_count"].(float64) != 2 || d["title"] != "cities" {
+		t.Fatalf("csv dataset: %v", d)
+	}
+}
+
+// Bad input ends in a clear problem or a failed job with a clear error_message, and nothing
+// half-written is left behind.
+func TestIngestBadInput(t *testing.T) {
+	u := newUser(t, "editor")
+	t.Run("truncated GeoJSON", func(t *testing.T) {
+		before := dataTables(t)
+		full := pointsGeoJSON(10)
+		job := importFile(t, u, "broken.geojson", full[:len(full)/2], nil)
+		if job["status"] != "failed" || job["can_retry"] != true || !strings.Contains(job["error_message"].(string), "broken.geojson") {
+			t.Fatalf("job: %v", job)
+		}
+		if after := dataTables(t); after != before {
+			t.Fatalf("a failed import left a table behind: %d -> %d", before, after)
+		}
+		r := call(t, "POST", "/jobs/"+job["id"].(string)+"/retry", nil, bearer(u.Access)...)
+		if r.Status != 200 || r.JSON(t)["status"] != "pending" {
+			t.Fatalf("retry of a failed job: %d %s", r.Status, r.Body)
+		}
+	})
+	t.Run("CSV without coordinates", func(t *testing.T) {
+		job := importFile(t, u, "nocoords.csv", []byte("name,value\na,1\nb,2\n"), nil)
+		if job["status"] != "failed" || !strings.Contains(job["error_message"].(string), "coordinates") {
+			t.Fatalf("job: %v", job)
+		}
+	})
+	t.Run("extension lies about the content", func(t *testing.T) {
+		job := importFile(t, u, "image.gpkg", []byte("this is not a geopackage at all"), nil)
+		if job["status"] != "failed" || job["error_message"] == "" {
+			t.Fatalf("job: %v", job)
+		}
+	})
+	for name, tc := range map[string]struct {
+		filename string
+		content  []byte
+		status   int
+	}{
+		"0-byte upload":              {"empty.geojson", nil, 422},
+		"path traversal in the name": {"../../x.gpkg", []byte("x"), 422},
+		"unsupported extension":      {"notes.exe", []byte("x"), 422},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if r := upload(t, u, tc.filename, tc.content); r.Status != tc.status {
+				t.Fatalf("%d %s", r.Status, r.Body)
+			}
+		})
+	}
+	t.Run("viewer cannot upload", func(t *testing.T) {
+		if r := upload(t, newUser(t, "viewer"), "a.geojson", pointsGeoJSON(1)); r.Status != 403 {
+			t.Fatalf("%d", r.Status)
+		}
+	})
+}

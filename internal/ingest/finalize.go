@@ -1,0 +1,103 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"meridian/internal/auth"
+	"meridian/internal/catalog"
+	"meridian/store"
+)
+
+// sourceFormats names the source by extension, as the catalog shows it.
+var sourceFormats = map[string]string{
+	".zip": "ESRI Shapefile", ".gpkg": "GPKG", ".geojson": "GeoJSON", ".json": "GeoJSON", ".geojsonl": "GeoJSONSeq",
+	".geojsons": "GeoJSONSeq", ".csv": "CSV", ".fgb": "FlatGeobuf", ".kml": "KML", ".xlsx": "XLSX",
+}
+
+// finalize reads what ogr2ogr made (geometry column, extent, columns, count) in PostGIS and
+// creates the catalog record, in one transaction.
+func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, opts Options, table, ext string) (uuid.UUID, int64, error) {
+	ident := pgx.Identifier{"data", table}.Sanitize()
+	var id uuid.UUID
+	var count int64
+	err := pgx.BeginFunc(ctx, im.Pool, func(tx pgx.Tx) error {
+		var gtype string
+		var dims int32
+		err := tx.QueryRow(ctx, `SELECT type, coord_dimension FROM geometry_columns
+			WHERE f_table_schema = 'data' AND f_table_name = $1 AND f_geometry_column = 'geom'`, table).Scan(&gtype, &dims)
+		if err == pgx.ErrNoRows {
+			return &ImportError{Msg: "no geometry found: the file has no coordinates (a CSV needs lon/lat or x/y columns, or a WKT column)"}
+		}
+		if err != nil {
+			return err
+		}
+		var xmin, ymin, xmax, ymax, zmin, zmax *float64
+		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+ident+`), ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e),
+			ST_ZMin(e), ST_ZMax(e) FROM (SELECT ST_3DExtent(geom) AS e FROM `+ident+`) x`).Scan(&count, &xmin, &ymin, &xmax, &ymax, &zmin, &zmax); err != nil {
+			return err
+		}
+		if count == 0 {
+			return &ImportError{Msg: "the file holds no features"}
+		}
+		cols, err := columnInfo(ctx, tx, table)
+		if err != nil {
+			return err
+		}
+		info, _ := json.Marshal(cols)
+		title := opts.Title
+		if title == "" {
+			title = strings.TrimSuffix(deref(job.SourceFilename), filepath.Ext(deref(job.SourceFilename)))
+		}
+		visibility := opts.Visibility
+		if visibility == "" {
+			visibility = auth.VisibilityPrivate
+		}
+		prm := store.InsertDatasetParams{TableSchema: "data", TableName: table, Title: title, Visibility: visibility,
+			RecordType: "vector_dataset", Origin: ptr("upload"), SourceFormat: ptr(sourceFormats[ext]), SourceFilename: job.SourceFilename,
+			Srid: ptr(int32(4326)), GeometryType: ptr(gtype), HasGenericGeometry: gtype == "GEOMETRY", Is3d: ptr(dims >= 3),
+			NDims: &dims, FeatureCount: &count, ColumnInfo: info, CreatedBy: job.CreatedBy}
+		if opts.Summary != "" {
+			prm.Summary = &opts.Summary
+		}
+		if opts.SourceSRID > 0 {
+			prm.OriginalSrid = ptr(int32(opts.SourceSRID))
+		}
+		if xmin != nil {
+			prm.ExtentBbox = []float64{*xmin, *ymin, *xmax, *ymax}
+		}
+		if dims >= 3 {
+			prm.ZMin, prm.ZMax = zmin, zmax
+		}
+		actor := auth.Principal{}
+		if job.CreatedBy != nil {
+			actor.UserID = *job.CreatedBy
+		}
+		id, err = catalog.AddRecord(ctx, store.New(tx), prm, actor)
+		return err
+	})
+	return id, count, err
+}
+
+type column struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+func columnInfo(ctx context.Context, tx pgx.Tx, table string) ([]column, error) {
+	rows, err := tx.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
+		WHERE table_schema = 'data' AND table_name = $1 AND column_name NOT IN ('gid', 'geom') ORDER BY ordinal_position`, table)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (column, error) {
+		var c column
+		err := r.Scan(&c.Name, &c.Type)
+		return c, err
+	})
+}

@@ -1,0 +1,93 @@
+// Package ingest turns uploaded files into datasets: staging on disk, the import job on River,
+// ogr2ogr into the data schema, and the finishing of the catalog record.
+package ingest
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/google/uuid"
+
+	"meridian/internal/apperr"
+)
+
+// Extensions this build ingests (vector formats GDAL reads here).
+var Extensions = []string{".zip", ".gpkg", ".geojson", ".json", ".geojsonl", ".geojsons", ".csv", ".fgb", ".kml", ".xlsx"}
+
+// CheckFilename refuses names that are not a plain file name with a supported extension.
+func CheckFilename(name string) error {
+	switch {
+	case name == "" || len(name) > 255:
+		return apperr.Unprocessable("filename must be 1 to 255 characters")
+	case strings.ContainsAny(name, `/\`) || strings.Contains(name, "..") || strings.HasPrefix(name, "."):
+		return apperr.Unprocessable("filename %q must be a plain file name, without directories", name)
+	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) }) >= 0:
+		return apperr.Unprocessable("filename contains control characters")
+	}
+	if !slices.Contains(Extensions, strings.ToLower(filepath.Ext(name))) {
+		return apperr.Unprocessable("files of type %q are not supported; use one of %s", filepath.Ext(name), strings.Join(Extensions, " "))
+	}
+	return nil
+}
+
+// StageDir is where a job's files live until the job is done with them.
+func StageDir(dataDir string, job uuid.UUID) string {
+	return filepath.Join(dataDir, "staging", job.String())
+}
+
+// Stage streams r into the job's staging directory, never holding the file in memory. More than
+// max bytes answers 413 and an empty file 422; either way nothing is left on disk.
+func Stage(dataDir string, job uuid.UUID, name string, r io.Reader, max int64) (string, int64, error) {
+	if err := CheckFilename(name); err != nil {
+		return "", 0, err
+	}
+	dir := StageDir(dataDir, job)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", 0, err
+	}
+	path := filepath.Join(dir, name)
+	f, err := os.CreateTemp(dir, ".upload-*")
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := io.Copy(f, io.LimitReader(r, max+1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case err != nil:
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			err = apperr.TooLarge("the upload exceeds the limit of %d bytes", max)
+		}
+	case n > max:
+		err = apperr.TooLarge("the upload exceeds the limit of %d bytes", max)
+	case n == 0:
+		err = apperr.Unprocessable("the uploaded file is empty")
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", 0, err
+	}
+	return path, n, nil
+}
+
+// Discard removes a job's staging directory.
+func Discard(dataDir string, job uuid.UUID) error { return os.RemoveAll(StageDir(dataDir, job)) }
+
+// sourcePath is what GDAL opens: zip archives through its virtual file system.
+func sourcePath(path string) string {
+	if strings.EqualFold(filepath.Ext(path), ".zip") {
+		return "/vsizip/" + path
+	}
+	return path
+}

@@ -1,0 +1,42 @@
+-- name: CreateIngestJob :one
+INSERT INTO catalog.ingest_jobs (id, source_filename, staging_path, created_by, current_step)
+VALUES (@id, @source_filename, @staging_path, @created_by, 'queued')
+RETURNING *;
+
+-- name: GetIngestJob :one
+SELECT * FROM catalog.ingest_jobs WHERE id = @id;
+
+-- name: CommitIngestJob :one
+-- Only an uncommitted pending job can be committed, once.
+UPDATE catalog.ingest_jobs SET committed = true, options = @options, updated_at = now()
+WHERE id = @id AND status = 'pending' AND NOT committed
+RETURNING *;
+
+-- name: StartIngestJob :exec
+UPDATE catalog.ingest_jobs SET status = 'running', current_step = 'validating', progress = 0,
+    started_at = now(), completed_at = NULL, error_message = NULL, can_retry = false, retry_reason = NULL,
+    updated_at = now()
+WHERE id = @id;
+
+-- name: SetIngestJobStep :exec
+UPDATE catalog.ingest_jobs SET current_step = @current_step, progress = @progress,
+    rows_processed = coalesce(sqlc.narg(rows_processed), rows_processed), updated_at = now()
+WHERE id = @id;
+
+-- name: CompleteIngestJob :exec
+UPDATE catalog.ingest_jobs SET status = 'complete', current_step = 'complete', progress = 1,
+    dataset_id = @dataset_id, rows_processed = @rows_processed, rows_failed = @rows_failed,
+    warnings = @warnings, completed_at = now(), updated_at = now()
+WHERE id = @id;
+
+-- name: FailIngestJob :exec
+-- The staging file is kept so the job can be retried.
+UPDATE catalog.ingest_jobs SET status = 'failed', error_message = @error_message, can_retry = @can_retry,
+    retry_reason = @retry_reason, completed_at = now(), updated_at = now()
+WHERE id = @id;
+
+-- name: RequeueIngestJob :one
+UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL,
+    error_message = NULL, can_retry = false, retry_reason = NULL, completed_at = NULL, updated_at = now()
+WHERE id = @id AND status = 'failed'
+RETURNING *;
