@@ -182,3 +182,47 @@ func TestIngestBadInput(t *testing.T) {
 		}
 	})
 }
+
+func TestJobsAdministration(t *testing.T) {
+	u, a := newUser(t, "editor"), admin(t)
+	job := importFile(t, u, "few.geojson", pointsGeoJSON(3), nil)
+	ds := job["dataset_id"].(string)
+	if r := call(t, "GET", "/jobs/by-dataset/"+ds, nil, bearer(u.Access)...); r.Status != 200 || r.JSON(t)["id"] != job["id"] {
+		t.Fatalf("job by dataset: %d %s", r.Status, r.Body)
+	}
+	list := call(t, "GET", "/admin/jobs/?created_by="+u.ID, nil, bearer(a.Access)...).JSON(t)
+	if list["total"].(float64) != 1 {
+		t.Fatalf("admin jobs: %v", list)
+	}
+	cfg := call(t, "GET", "/ingest/upload/config", nil, bearer(u.Access)...).JSON(t)
+	if cfg["max_file_size_bytes"].(float64) != 500<<20 || !strings.Contains(fmt.Sprint(cfg["allowed_extensions"]), ".gpkg") {
+		t.Fatalf("upload config: %v", cfg)
+	}
+
+	// A job left "running" by a server that died: cleanup finds it and makes it retryable.
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, server.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var stale string
+	if err := conn.QueryRow(ctx, `INSERT INTO catalog.ingest_jobs (status, current_step, source_filename, created_by, updated_at)
+		VALUES ('running', 'ogr2ogr', 'lost.gpkg', $1, now() - interval '3 hours') RETURNING id::text`, u.ID).Scan(&stale); err != nil {
+		t.Fatal(err)
+	}
+	dry := call(t, "POST", "/jobs/cleanup/stale/", map[string]any{"dry_run": true}, bearer(a.Access)...).JSON(t)
+	if !strings.Contains(fmt.Sprint(dry["job_ids"]), stale) || dry["dry_run"] != true {
+		t.Fatalf("dry run: %v", dry)
+	}
+	if j := call(t, "GET", "/jobs/"+stale, nil, bearer(u.Access)...).JSON(t); j["status"] != "running" {
+		t.Fatalf("dry run changed the job: %v", j)
+	}
+	call(t, "POST", "/jobs/cleanup/stale/", map[string]any{}, bearer(a.Access)...)
+	if j := call(t, "GET", "/jobs/"+stale, nil, bearer(u.Access)...).JSON(t); j["status"] != "failed" || j["can_retry"] != true {
+		t.Fatalf("after cleanup: %v", j)
+	}
+	if j := call(t, "GET", "/jobs/"+job["id"].(string), nil, bearer(u.Access)...).JSON(t); j["status"] != "complete" {
+		t.Fatalf("cleanup touched a finished job: %v", j)
+	}
+}

@@ -5,15 +5,18 @@ package handlers
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"meridian/gen"
 	"meridian/internal/accounts"
+	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/oauth"
 	"meridian/internal/settings"
@@ -45,11 +48,6 @@ func (s *Server) GetInfrastructure(ctx context.Context, request gen.GetInfrastru
 	return nil, notImplemented("getInfrastructure")
 }
 
-// ListAdminJobs: List Admin Jobs (GET /admin/jobs/).
-func (s *Server) ListAdminJobs(ctx context.Context, request gen.ListAdminJobsRequestObject) (gen.ListAdminJobsResponseObject, error) {
-	return nil, notImplemented("listAdminJobs")
-}
-
 // ListShareTokens: List Share Tokens (GET /admin/share-tokens/).
 func (s *Server) ListShareTokens(ctx context.Context, request gen.ListShareTokensRequestObject) (gen.ListShareTokensResponseObject, error) {
 	return nil, notImplemented("listShareTokens")
@@ -63,16 +61,6 @@ func (s *Server) AdminRevokeShareToken(ctx context.Context, request gen.AdminRev
 // GetCatalogStats: Get Catalog Stats (GET /admin/stats/).
 func (s *Server) GetCatalogStats(ctx context.Context, request gen.GetCatalogStatsRequestObject) (gen.GetCatalogStatsResponseObject, error) {
 	return nil, notImplemented("getCatalogStats")
-}
-
-// GetJobStatusByDataset: Get Job Status By Dataset (GET /jobs/by-dataset/{dataset_id}).
-func (s *Server) GetJobStatusByDataset(ctx context.Context, request gen.GetJobStatusByDatasetRequestObject) (gen.GetJobStatusByDatasetResponseObject, error) {
-	return nil, notImplemented("getJobStatusByDataset")
-}
-
-// CleanupStaleJobs: Cleanup Stale Jobs (POST /jobs/cleanup/stale/).
-func (s *Server) CleanupStaleJobs(ctx context.Context, request gen.CleanupStaleJobsRequestObject) (gen.CleanupStaleJobsResponseObject, error) {
-	return nil, notImplemented("cleanupStaleJobs")
 }
 
 // UpdateSettings: Update Settings (PUT /settings/).
@@ -611,4 +599,63 @@ func (s *Server) RetryJob(ctx context.Context, request gen.RetryJobRequestObject
 	}
 	pending := gen.UploadResponseStatusPending
 	return gen.RetryJob200JSONResponse{JobId: job.ID, Status: &pending, Message: "the import is queued again"}, nil
+}
+
+// ListAdminJobs: List Admin Jobs (GET /admin/jobs/). Admin only; newest first, 50/200.
+func (s *Server) ListAdminJobs(ctx context.Context, request gen.ListAdminJobsRequestObject) (gen.ListAdminJobsResponseObject, error) {
+	if _, err := requireCapability(ctx, auth.CapManageSettings); err != nil {
+		return nil, err
+	}
+	prm := request.Params
+	skip, limit := page(prm.Skip, prm.Limit, 50, 200)
+	rows, err := s.q.ListIngestJobs(ctx, store.ListIngestJobsParams{Status: (*string)(prm.Status), CreatedBy: prm.CreatedBy,
+		DatasetID: prm.DatasetId, Since: prm.Since, Off: int32(skip), Lim: int32(limit)})
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListAdminJobs200JSONResponse{Items: make([]gen.JobStatusResponse, len(rows)), Skip: skip, Limit: limit}
+	for i, r := range rows {
+		out.Total = int(r.Total)
+		out.Items[i] = jobOut(r.CatalogIngestJob)
+	}
+	return out, nil
+}
+
+// GetJobStatusByDataset: Get Job Status By Dataset (GET /jobs/by-dataset/{dataset_id}). The latest
+// job of a dataset the caller may read.
+func (s *Server) GetJobStatusByDataset(ctx context.Context, request gen.GetJobStatusByDatasetRequestObject) (gen.GetJobStatusByDatasetResponseObject, error) {
+	p := auth.From(ctx)
+	if _, err := s.catalog.Get(ctx, p, request.DatasetId, false); err != nil {
+		return nil, err
+	}
+	job, err := s.q.LatestJobOfDataset(ctx, &request.DatasetId)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, apperr.NotFound("dataset %s has no ingestion job", request.DatasetId)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetJobStatusByDataset200JSONResponse(jobOut(job)), nil
+}
+
+// CleanupStaleJobs: Cleanup Stale Jobs (POST /jobs/cleanup/stale/). Admin only.
+func (s *Server) CleanupStaleJobs(ctx context.Context, request gen.CleanupStaleJobsRequestObject) (gen.CleanupStaleJobsResponseObject, error) {
+	if _, err := requireCapability(ctx, auth.CapManageSettings); err != nil {
+		return nil, err
+	}
+	older, dry := 60, false
+	if b := request.Body; b != nil {
+		older, dry = val(b.OlderThanMinutes), val(b.DryRun)
+		if b.OlderThanMinutes == nil {
+			older = 60
+		}
+	}
+	ids, err := s.jobs.CleanupStale(ctx, older, dry)
+	if err != nil {
+		return nil, err
+	}
+	if ids == nil {
+		ids = []uuid.UUID{}
+	}
+	return gen.CleanupStaleJobs200JSONResponse{CleanedCount: len(ids), DryRun: dry, JobIds: ids}, nil
 }

@@ -67,11 +67,6 @@ func (s *Server) BulkRegisterTables(ctx context.Context, request gen.BulkRegiste
 	return nil, notImplemented("bulkRegisterTables")
 }
 
-// GetUploadConfig: Get Upload Config (GET /ingest/upload/config).
-func (s *Server) GetUploadConfig(ctx context.Context, request gen.GetUploadConfigRequestObject) (gen.GetUploadConfigResponseObject, error) {
-	return nil, notImplemented("getUploadConfig")
-}
-
 // RequestPresignedUpload: Request Presigned Upload (POST /ingest/upload/presigned).
 func (s *Server) RequestPresignedUpload(ctx context.Context, request gen.RequestPresignedUploadRequestObject) (gen.RequestPresignedUploadResponseObject, error) {
 	return nil, notImplemented("requestPresignedUpload")
@@ -435,4 +430,15 @@ func (s *Server) CommitImport(ctx context.Context, request gen.CommitImportReque
 		return nil, err
 	}
 	return gen.CommitImport202JSONResponse(jobOut(job)), nil
+}
+
+// GetUploadConfig: Get Upload Config (GET /ingest/upload/config). What the upload form needs to
+// know before sending a file.
+func (s *Server) GetUploadConfig(ctx context.Context, request gen.GetUploadConfigRequestObject) (gen.GetUploadConfigResponseObject, error) {
+	return gen.GetUploadConfig200JSONResponse{
+		AllowedExtensions: ingest.Extensions, MaxFileSizeBytes: s.cfg.MaxUploadBytes,
+		// Presigned uploads arrive with the object-storage capability; until then files go
+		// through Upload File.
+		PresignedUploads: false, PresignedThresholdBytes: 100 << 20,
+	}, nil
 }

@@ -40,3 +40,21 @@ UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', prog
     error_message = NULL, can_retry = false, retry_reason = NULL, completed_at = NULL, updated_at = now()
 WHERE id = @id AND status = 'failed'
 RETURNING *;
+
+-- name: LatestJobOfDataset :one
+SELECT * FROM catalog.ingest_jobs WHERE dataset_id = @dataset_id ORDER BY created_at DESC LIMIT 1;
+
+-- name: ListIngestJobs :many
+SELECT sqlc.embed(j), count(*) OVER () AS total FROM catalog.ingest_jobs j
+WHERE (sqlc.narg(status)::text IS NULL OR j.status = sqlc.narg(status))
+  AND (sqlc.narg(created_by)::uuid IS NULL OR j.created_by = sqlc.narg(created_by))
+  AND (sqlc.narg(dataset_id)::uuid IS NULL OR j.dataset_id = sqlc.narg(dataset_id))
+  AND (sqlc.narg(since)::timestamptz IS NULL OR j.created_at >= sqlc.narg(since))
+ORDER BY j.created_at DESC, j.id
+LIMIT @lim OFFSET @off;
+
+-- name: FailStaleJobs :exec
+UPDATE catalog.ingest_jobs SET status = 'failed', can_retry = true,
+    error_message = 'the import stopped without finishing (the server running it went away)',
+    retry_reason = 'retry to run the import again from the kept staging file', completed_at = now(), updated_at = now()
+WHERE id = ANY(@ids::uuid[]) AND status = 'running';

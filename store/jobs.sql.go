@@ -8,6 +8,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -150,6 +151,18 @@ func (q *Queries) FailIngestJob(ctx context.Context, arg FailIngestJobParams) er
 	return err
 }
 
+const failStaleJobs = `-- name: FailStaleJobs :exec
+UPDATE catalog.ingest_jobs SET status = 'failed', can_retry = true,
+    error_message = 'the import stopped without finishing (the server running it went away)',
+    retry_reason = 'retry to run the import again from the kept staging file', completed_at = now(), updated_at = now()
+WHERE id = ANY($1::uuid[]) AND status = 'running'
+`
+
+func (q *Queries) FailStaleJobs(ctx context.Context, ids []uuid.UUID) error {
+	_, err := q.db.Exec(ctx, failStaleJobs, ids)
+	return err
+}
+
 const getIngestJob = `-- name: GetIngestJob :one
 SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at FROM catalog.ingest_jobs WHERE id = $1
 `
@@ -181,6 +194,113 @@ func (q *Queries) GetIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngest
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const latestJobOfDataset = `-- name: LatestJobOfDataset :one
+SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at FROM catalog.ingest_jobs WHERE dataset_id = $1 ORDER BY created_at DESC LIMIT 1
+`
+
+func (q *Queries) LatestJobOfDataset(ctx context.Context, datasetID *uuid.UUID) (CatalogIngestJob, error) {
+	row := q.db.QueryRow(ctx, latestJobOfDataset, datasetID)
+	var i CatalogIngestJob
+	err := row.Scan(
+		&i.ID,
+		&i.Status,
+		&i.CurrentStep,
+		&i.Progress,
+		&i.RowsProcessed,
+		&i.RowsFailed,
+		&i.DatasetID,
+		&i.SourceFilename,
+		&i.StagingPath,
+		&i.ErrorMessage,
+		&i.CanRetry,
+		&i.RetryReason,
+		&i.WarningMessage,
+		&i.Warnings,
+		&i.Options,
+		&i.Committed,
+		&i.CreatedBy,
+		&i.StartedAt,
+		&i.CompletedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const listIngestJobs = `-- name: ListIngestJobs :many
+SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, count(*) OVER () AS total FROM catalog.ingest_jobs j
+WHERE ($1::text IS NULL OR j.status = $1)
+  AND ($2::uuid IS NULL OR j.created_by = $2)
+  AND ($3::uuid IS NULL OR j.dataset_id = $3)
+  AND ($4::timestamptz IS NULL OR j.created_at >= $4)
+ORDER BY j.created_at DESC, j.id
+LIMIT $6 OFFSET $5
+`
+
+type ListIngestJobsParams struct {
+	Status    *string    `json:"status"`
+	CreatedBy *uuid.UUID `json:"created_by"`
+	DatasetID *uuid.UUID `json:"dataset_id"`
+	Since     *time.Time `json:"since"`
+	Off       int32      `json:"off"`
+	Lim       int32      `json:"lim"`
+}
+
+type ListIngestJobsRow struct {
+	CatalogIngestJob CatalogIngestJob `json:"catalog_ingest_job"`
+	Total            int64            `json:"total"`
+}
+
+func (q *Queries) ListIngestJobs(ctx context.Context, arg ListIngestJobsParams) ([]ListIngestJobsRow, error) {
+	rows, err := q.db.Query(ctx, listIngestJobs,
+		arg.Status,
+		arg.CreatedBy,
+		arg.DatasetID,
+		arg.Since,
+		arg.Off,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListIngestJobsRow{}
+	for rows.Next() {
+		var i ListIngestJobsRow
+		if err := rows.Scan(
+			&i.CatalogIngestJob.ID,
+			&i.CatalogIngestJob.Status,
+			&i.CatalogIngestJob.CurrentStep,
+			&i.CatalogIngestJob.Progress,
+			&i.CatalogIngestJob.RowsProcessed,
+			&i.CatalogIngestJob.RowsFailed,
+			&i.CatalogIngestJob.DatasetID,
+			&i.CatalogIngestJob.SourceFilename,
+			&i.CatalogIngestJob.StagingPath,
+			&i.CatalogIngestJob.ErrorMessage,
+			&i.CatalogIngestJob.CanRetry,
+			&i.CatalogIngestJob.RetryReason,
+			&i.CatalogIngestJob.WarningMessage,
+			&i.CatalogIngestJob.Warnings,
+			&i.CatalogIngestJob.Options,
+			&i.CatalogIngestJob.Committed,
+			&i.CatalogIngestJob.CreatedBy,
+			&i.CatalogIngestJob.StartedAt,
+			&i.CatalogIngestJob.CompletedAt,
+			&i.CatalogIngestJob.CreatedAt,
+			&i.CatalogIngestJob.UpdatedAt,
+			&i.Total,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const requeueIngestJob = `-- name: RequeueIngestJob :one

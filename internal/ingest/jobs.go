@@ -98,3 +98,26 @@ func (j *Jobs) Retry(ctx context.Context, p auth.Principal, id uuid.UUID) (store
 	})
 	return job, err
 }
+
+// staleJobs finds jobs that claim to run but have no live River job (the replica running them
+// died and River gave up) and have not moved for a while. Written here rather than in sql/
+// because River's tables come from River's own migrations, which sqlc does not read.
+const staleJobs = `SELECT j.id FROM catalog.ingest_jobs j
+WHERE j.status = 'running' AND j.updated_at < now() - make_interval(mins => $1)
+  AND NOT EXISTS (SELECT 1 FROM river.river_job r
+                  WHERE r.kind = 'ingest_import' AND r.args->>'job_id' = j.id::text
+                    AND r.state IN ('available', 'running', 'retryable', 'scheduled'))`
+
+// CleanupStale marks stale running jobs failed with can_retry (their staging files are kept), so
+// no job is left running forever. dryRun only reports them.
+func (j *Jobs) CleanupStale(ctx context.Context, olderThanMinutes int, dryRun bool) ([]uuid.UUID, error) {
+	rows, err := j.Pool.Query(ctx, staleJobs, olderThanMinutes)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil || dryRun || len(ids) == 0 {
+		return ids, err
+	}
+	return ids, j.Q.FailStaleJobs(ctx, ids)
+}
