@@ -3,10 +3,17 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +231,62 @@ func TestJobsAdministration(t *testing.T) {
 	}
 	if j := call(t, "GET", "/jobs/"+job["id"].(string), nil, bearer(u.Access)...).JSON(t); j["status"] != "complete" {
 		t.Fatalf("cleanup touched a finished job: %v", j)
+	}
+}
+
+// ogrCount opens a file with GDAL and returns its feature count.
+func ogrCount(t *testing.T, path string) int {
+	t.Helper()
+	out, err := exec.Command("ogrinfo", "-ro", "-so", "-al", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ogrinfo %s: %v\n%s", path, err, out)
+	}
+	m := regexp.MustCompile(`Feature Count: (\d+)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no feature count in %s", out)
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}
+
+func TestExportFormats(t *testing.T) {
+	u := newUser(t, "editor")
+	job := importFile(t, u, "exp.geojson", pointsGeoJSON(12), map[string]any{"title": "Export me"})
+	id := job["dataset_id"].(string)
+	dir := t.TempDir()
+	for _, f := range []struct{ format, ext string }{{"geojson", "geojson"}, {"csv", "csv"}, {"gpkg", "gpkg"}, {"fgb", "fgb"}, {"shp", "zip"}} {
+		t.Run(f.format, func(t *testing.T) {
+			r := call(t, "GET", "/datasets/"+id+"/export?format="+f.format, nil, bearer(u.Access)...)
+			if r.Status != 200 || !strings.Contains(r.Header.Get("Content-Disposition"), "Export_me."+f.ext) {
+				t.Fatalf("%d %v %s", r.Status, r.Header, r.Body)
+			}
+			path := filepath.Join(dir, "out."+f.ext)
+			if err := os.WriteFile(path, r.Body, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			open := path
+			if f.ext == "zip" {
+				open = "/vsizip/" + path
+			}
+			if n := ogrCount(t, open); n != 12 {
+				t.Fatalf("%s export holds %d features, want 12", f.format, n)
+			}
+		})
+	}
+	r := call(t, "GET", "/datasets/"+id+"/export?format=geojson&bbox=4.9,49.9,5.05,50.05", nil, bearer(u.Access)...)
+	var fc struct{ Features []any }
+	if err := json.Unmarshal(r.Body, &fc); err != nil || len(fc.Features) != 6 {
+		t.Fatalf("bbox export: %d features (%v)", len(fc.Features), err)
+	}
+	// The dataset is private: anonymous callers need a download token.
+	if r := call(t, "GET", "/datasets/"+id+"/export?format=csv", nil); r.Status != 404 {
+		t.Fatalf("anonymous export of a private dataset: %d", r.Status)
+	}
+	tok := call(t, "POST", "/auth/download-token/"+id, nil, bearer(u.Access)...).JSON(t)["token"].(string)
+	if r := call(t, "GET", "/datasets/"+id+"/export?format=csv&token="+url.QueryEscape(tok), nil); r.Status != 200 || !strings.Contains(string(r.Body), "POINT") {
+		t.Fatalf("export with a download token: %d %s", r.Status, r.Body)
+	}
+	if r := call(t, "GET", "/datasets/"+id+"/export?format=csv&token=forged", nil); r.Status != 401 {
+		t.Fatalf("export with a forged token: %d", r.Status)
 	}
 }

@@ -6,6 +6,7 @@ package handlers
 import (
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
 	"meridian/internal/config"
+	"meridian/internal/export"
 	"meridian/internal/ingest"
 	"meridian/internal/mail"
 	"meridian/internal/oauth"
@@ -50,6 +52,7 @@ type Server struct {
 	catalog      *catalog.Service
 	downloads    *auth.DownloadTokens
 	jobs         *ingest.Jobs
+	exporter     *export.Exporter
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -70,6 +73,7 @@ func New(d Deps) *Server {
 	c := d.Config
 	s.box = secretbox.New(c.JWTSecretKey)
 	s.downloads = auth.NewDownloadTokens(c.JWTSecretKey)
+	s.exporter = &export.Exporter{Pool: d.Pool, TmpDir: filepath.Join(c.DataDir, "exports")}
 	s.jobs = &ingest.Jobs{Pool: d.Pool, Q: s.q, Queue: d.Queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes}
 	s.providers = &accounts.Providers{Q: s.q, Box: s.box, Log: d.Log}
 	s.oauthFlow = oauth.NewFlow(&http.Client{Timeout: 15 * time.Second})

@@ -90,3 +90,13 @@ func Unavailable(err error) bool {
 	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "unexpected EOF") ||
 		strings.Contains(msg, "connection reset")
 }
+
+// OGRConnection is the GDAL connection string ("PG:...") of the pool's database and the password
+// to pass in PGPASSWORD, so it never shows on a command line other processes can read.
+func OGRConnection(pool *pgxpool.Pool) (conn, password string) {
+	c := pool.Config().ConnConfig
+	q := func(v string) string {
+		return "'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), `'`, `\'`) + "'"
+	}
+	return fmt.Sprintf("PG:host=%s port=%d dbname=%s user=%s", q(c.Host), c.Port, q(c.Database), q(c.User)), c.Password
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"meridian/internal/db"
 	"meridian/store"
 )
 
@@ -96,7 +97,8 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 		return uuid.Nil, 0, &ImportError{Msg: "the staging file is gone; upload the file again"}
 	}
 	_ = im.Q.SetIngestJobStep(ctx, store.SetIngestJobStepParams{ID: job.ID, CurrentStep: ptr("ogr2ogr"), Progress: ptr(0.0)})
-	args := []string{"-f", "PostgreSQL", im.pgTarget(), sourcePath(path)}
+	target, password := db.OGRConnection(im.Pool)
+	args := []string{"-f", "PostgreSQL", target, sourcePath(path)}
 	if opts.LayerName != "" {
 		args = append(args, opts.LayerName)
 	}
@@ -113,7 +115,7 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 			"-oo", "GEOM_POSSIBLE_NAMES=wkt,geometry,geom,the_geom", "-oo", "KEEP_GEOM_COLUMNS=NO", "-oo", "AUTODETECT_TYPE=YES")
 	}
 	cmd := exec.CommandContext(ctx, "ogr2ogr", args...)
-	cmd.Env = append(os.Environ(), "PGPASSWORD="+im.Pool.Config().ConnConfig.Password, "CPL_LOG=/dev/null")
+	cmd.Env = append(os.Environ(), "PGPASSWORD="+password, "CPL_LOG=/dev/null")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -163,16 +165,6 @@ func ogrMessage(stderr, file string) string {
 		}
 	}
 	return fmt.Sprintf("%s could not be read as a vector dataset", file)
-}
-
-// pgTarget is the ogr2ogr connection string of the pool's database; the password travels in
-// PGPASSWORD, not on the command line where other processes could read it.
-func (im *Importer) pgTarget() string {
-	c := im.Pool.Config().ConnConfig
-	q := func(v string) string {
-		return "'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), `'`, `\'`) + "'"
-	}
-	return fmt.Sprintf("PG:host=%s port=%d dbname=%s user=%s", q(c.Host), c.Port, q(c.Database), q(c.User))
 }
 
 func deref(s *string) string {
