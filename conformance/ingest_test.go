@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -141,11 +142,28 @@ func TestIngestCSVWithCoordinates(t *testing.T) {
 // half-written is left behind.
 func TestIngestBadInput(t *testing.T) {
 	u := newUser(t, "editor")
-	t.Run("truncated GeoJSON", func(t *testing.T) {
+	// Unreadable files are refused at commit, naming the file.
+	for name, tc := range map[string]struct {
+		file    string
+		content []byte
+	}{
+		"truncated GeoJSON":                {"broken.geojson", pointsGeoJSON(10)[:200]},
+		"extension lies about the content": {"image.gpkg", []byte("this is not a geopackage at all")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			id := upload(t, u, tc.file, tc.content).JSON(t)["job_id"].(string)
+			r := call(t, "POST", "/ingest/commit/"+id, map[string]any{}, bearer(u.Access)...)
+			if r.Status != 422 || !strings.Contains(r.JSON(t)["detail"].(string), tc.file) {
+				t.Fatalf("commit: %d %s", r.Status, r.Body)
+			}
+		})
+	}
+	// A file GDAL reads but that holds no geometry fails its job clearly, leaves no table, keeps
+	// its staging file and can be retried.
+	t.Run("CSV without coordinates", func(t *testing.T) {
 		before := dataTables(t)
-		full := pointsGeoJSON(10)
-		job := importFile(t, u, "broken.geojson", full[:len(full)/2], nil)
-		if job["status"] != "failed" || job["can_retry"] != true || !strings.Contains(job["error_message"].(string), "broken.geojson") {
+		job := importFile(t, u, "nocoords.csv", []byte("name,value\na,1\nb,2\n"), nil)
+		if job["status"] != "failed" || job["can_retry"] != true || !strings.Contains(job["error_message"].(string), "coordinates") {
 			t.Fatalf("job: %v", job)
 		}
 		if after := dataTables(t); after != before {
@@ -154,18 +172,6 @@ func TestIngestBadInput(t *testing.T) {
 		r := call(t, "POST", "/jobs/"+job["id"].(string)+"/retry", nil, bearer(u.Access)...)
 		if r.Status != 200 || r.JSON(t)["status"] != "pending" {
 			t.Fatalf("retry of a failed job: %d %s", r.Status, r.Body)
-		}
-	})
-	t.Run("CSV without coordinates", func(t *testing.T) {
-		job := importFile(t, u, "nocoords.csv", []byte("name,value\na,1\nb,2\n"), nil)
-		if job["status"] != "failed" || !strings.Contains(job["error_message"].(string), "coordinates") {
-			t.Fatalf("job: %v", job)
-		}
-	})
-	t.Run("extension lies about the content", func(t *testing.T) {
-		job := importFile(t, u, "image.gpkg", []byte("this is not a geopackage at all"), nil)
-		if job["status"] != "failed" || job["error_message"] == "" {
-			t.Fatalf("job: %v", job)
 		}
 	})
 	for name, tc := range map[string]struct {
@@ -288,5 +294,111 @@ func TestExportFormats(t *testing.T) {
 	}
 	if r := call(t, "GET", "/datasets/"+id+"/export?format=csv&token=forged", nil); r.Status != 401 {
 		t.Fatalf("export with a forged token: %d", r.Status)
+	}
+}
+
+// gdal runs a GDAL command line tool for fixture files.
+func gdal(t *testing.T, tool string, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(tool, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", tool, args, err, out)
+	}
+}
+
+func TestMultiLayerPreviewAndFanOut(t *testing.T) {
+	u := newUser(t, "editor")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "p.geojson")
+	if err := os.WriteFile(src, pointsGeoJSON(4), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gpkg := filepath.Join(dir, "two.gpkg")
+	gdal(t, "ogr2ogr", "-f", "GPKG", gpkg, src, "-nln", "roads")
+	gdal(t, "ogr2ogr", "-f", "GPKG", "-update", gpkg, src, "-nln", "parks", "-t_srs", "EPSG:3857")
+	content, _ := os.ReadFile(gpkg)
+
+	up := upload(t, u, "two.gpkg", content).JSON(t)
+	id := up["job_id"].(string)
+	pv := call(t, "POST", "/ingest/preview/"+id, map[string]any{"sample_size": 2}, bearer(u.Access)...)
+	if pv.Status != 200 {
+		t.Fatalf("preview: %d %s", pv.Status, pv.Body)
+	}
+	layers := pv.JSON(t)["layers"].([]any)
+	if len(layers) != 2 {
+		t.Fatalf("preview layers: %s", pv.Body)
+	}
+	parks := layers[1].(map[string]any)
+	if parks["name"] != "parks" || parks["crs"].(float64) != 3857 || parks["feature_count"].(float64) != 4 || len(parks["sample_rows"].([]any)) != 2 {
+		t.Fatalf("parks preview: %v", parks)
+	}
+	if r := call(t, "POST", "/ingest/commit/"+id, map[string]any{}, bearer(u.Access)...); r.Status != 422 || !strings.Contains(string(r.Body), "parks") {
+		t.Fatalf("commit of a two-layer file without a layer: %d %s", r.Status, r.Body)
+	}
+	fo := call(t, "POST", "/ingest/commit-fan-out/"+id, map[string]any{}, bearer(u.Access)...)
+	if fo.Status != 202 || fo.JSON(t)["status"] != "fanned_out" || len(fo.JSON(t)["items"].([]any)) != 2 {
+		t.Fatalf("fan out: %d %s", fo.Status, fo.Body)
+	}
+	if j := call(t, "GET", "/jobs/"+id, nil, bearer(u.Access)...).JSON(t); j["status"] != "fanned_out" {
+		t.Fatalf("parent job: %v", j)
+	}
+	for _, it := range fo.JSON(t)["items"].([]any) {
+		child := it.(map[string]any)["job_id"].(string)
+		var job map[string]any
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if job = call(t, "GET", "/jobs/"+child, nil, bearer(u.Access)...).JSON(t); job["status"] == "complete" || job["status"] == "failed" {
+				break
+			}
+		}
+		if job["status"] != "complete" {
+			t.Fatalf("child job: %v", job)
+		}
+		d := call(t, "GET", "/datasets/"+job["dataset_id"].(string), nil, bearer(u.Access)...).JSON(t)
+		if d["title"] == "parks" && d["original_srid"].(float64) != 3857 {
+			t.Fatalf("parks kept no original SRID: %v", d)
+		}
+		if d["feature_count"].(float64) != 4 {
+			t.Fatalf("layer dataset: %v", d)
+		}
+	}
+}
+
+func TestIngestBrokenContainers(t *testing.T) {
+	u := newUser(t, "editor")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "p.geojson")
+	_ = os.WriteFile(src, pointsGeoJSON(3), 0o600)
+
+	// A GeoPackage whose only layer was dropped: zero layers.
+	gpkg := filepath.Join(dir, "empty.gpkg")
+	gdal(t, "ogr2ogr", "-f", "GPKG", gpkg, src, "-nln", "gone")
+	gdal(t, "ogrinfo", gpkg, "-sql", "DROP TABLE gone")
+	empty, _ := os.ReadFile(gpkg)
+
+	// A zipped Shapefile without its .shx index.
+	shpDir := filepath.Join(dir, "shp")
+	gdal(t, "ogr2ogr", "-f", "ESRI Shapefile", shpDir, src, "-nln", "pts")
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	for _, ext := range []string{"shp", "dbf", "prj"} {
+		b, _ := os.ReadFile(filepath.Join(shpDir, "pts."+ext))
+		w, _ := zw.Create("pts." + ext)
+		_, _ = w.Write(b)
+	}
+	_ = zw.Close()
+
+	for name, tc := range map[string]struct {
+		file    string
+		content []byte
+	}{"GeoPackage with zero layers": {"empty.gpkg", empty}, "zip without .shx": {"noshx.zip", zbuf.Bytes()}} {
+		t.Run(name, func(t *testing.T) {
+			id := upload(t, u, tc.file, tc.content).JSON(t)["job_id"].(string)
+			r := call(t, "POST", "/ingest/commit/"+id, map[string]any{}, bearer(u.Access)...)
+			if r.Status != 422 {
+				t.Fatalf("commit: %d %s", r.Status, r.Body)
+			}
+			if d := r.JSON(t)["detail"].(string); d == "" {
+				t.Fatal("no reason given")
+			}
+		})
 	}
 }

@@ -39,11 +39,6 @@ func (s *Server) ListDatasetRefreshRuns(ctx context.Context, request gen.ListDat
 	return nil, notImplemented("listDatasetRefreshRuns")
 }
 
-// CommitFanOut: Commit Fan Out (POST /ingest/commit-fan-out/{job_id}).
-func (s *Server) CommitFanOut(ctx context.Context, request gen.CommitFanOutRequestObject) (gen.CommitFanOutResponseObject, error) {
-	return nil, notImplemented("commitFanOut")
-}
-
 // DiscoverTables: Discover Tables (GET /ingest/discover/).
 func (s *Server) DiscoverTables(ctx context.Context, request gen.DiscoverTablesRequestObject) (gen.DiscoverTablesResponseObject, error) {
 	return nil, notImplemented("discoverTables")
@@ -52,11 +47,6 @@ func (s *Server) DiscoverTables(ctx context.Context, request gen.DiscoverTablesR
 // ApplyManifest: Apply Manifest (POST /ingest/manifest/apply).
 func (s *Server) ApplyManifest(ctx context.Context, request gen.ApplyManifestRequestObject) (gen.ApplyManifestResponseObject, error) {
 	return nil, notImplemented("applyManifest")
-}
-
-// PreviewFile: Preview File (POST /ingest/preview/{job_id}).
-func (s *Server) PreviewFile(ctx context.Context, request gen.PreviewFileRequestObject) (gen.PreviewFileResponseObject, error) {
-	return nil, notImplemented("previewFile")
 }
 
 // RegisterTable: Register Table (POST /ingest/register/).
@@ -526,4 +516,62 @@ func (r exportResponse) VisitExportDatasetResponse(w http.ResponseWriter) error 
 	w.WriteHeader(http.StatusOK)
 	_, err := io.Copy(w, r.body)
 	return err
+}
+
+// PreviewFile: Preview File (POST /ingest/preview/{job_id}). Every layer of the staged file with
+// its columns, CRS, count, extent and a few sample rows (sample_size, default 5, at most 50).
+func (s *Server) PreviewFile(ctx context.Context, request gen.PreviewFileRequestObject) (gen.PreviewFileResponseObject, error) {
+	n := 5
+	if request.Body != nil && request.Body.SampleSize != nil {
+		n = min(max(*request.Body.SampleSize, 0), 50)
+	}
+	job, layers, samples, err := s.jobs.Preview(ctx, auth.From(ctx), request.JobId, n)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.PreviewFile200JSONResponse{JobId: job.ID, SourceFilename: job.SourceFilename, Layers: make([]gen.IngestPreviewLayer, len(layers))}
+	for i, l := range layers {
+		pl := gen.IngestPreviewLayer{Name: l.Name, SampleRows: samples[i], Columns: make([]gen.DatasetColumnType, len(l.Columns))}
+		for k, c := range l.Columns {
+			pl.Columns[k] = gen.DatasetColumnType{Name: c.Name, Type: c.Type}
+		}
+		if l.GeometryType != "" {
+			pl.GeometryType = &l.GeometryType
+		}
+		if l.FeatureCount >= 0 {
+			pl.FeatureCount = &l.FeatureCount
+		}
+		if l.SRID > 0 {
+			pl.Crs = &l.SRID
+		}
+		if len(l.Extent) == 4 {
+			// ogrinfo prints (minx, miny) - (maxx, maxy) in the layer's CRS.
+			bbox := []float64{l.Extent[0], l.Extent[1], l.Extent[2], l.Extent[3]}
+			pl.ExtentBbox = &bbox
+		}
+		out.Layers[i] = pl
+	}
+	return out, nil
+}
+
+// CommitFanOut: Commit Fan Out (POST /ingest/commit-fan-out/{job_id}). One dataset per layer.
+func (s *Server) CommitFanOut(ctx context.Context, request gen.CommitFanOutRequestObject) (gen.CommitFanOutResponseObject, error) {
+	var choices []ingest.FanOutChoice
+	var base ingest.Options
+	if b := request.Body; b != nil {
+		for _, c := range val(b.Layers) {
+			choices = append(choices, ingest.FanOutChoice{Layer: c.LayerName, Title: val(c.Title)})
+		}
+		base = ingest.Options{Summary: val(b.Summary), Visibility: string(val(b.Visibility))}
+	}
+	children, names, err := s.jobs.FanOut(ctx, auth.From(ctx), request.JobId, choices, base)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.CommitFanOut202JSONResponse{JobId: request.JobId, Status: gen.IngestCommitFanOutResponseStatusFannedOut,
+		Items: make([]gen.IngestFanOutItem, len(children))}
+	for i, c := range children {
+		out.Items[i] = gen.IngestFanOutItem{JobId: c.ID, LayerName: names[i], Status: gen.IngestFanOutItemStatusPending}
+	}
+	return out, nil
 }

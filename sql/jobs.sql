@@ -58,3 +58,13 @@ UPDATE catalog.ingest_jobs SET status = 'failed', can_retry = true,
     error_message = 'the import stopped without finishing (the server running it went away)',
     retry_reason = 'retry to run the import again from the kept staging file', completed_at = now(), updated_at = now()
 WHERE id = ANY(@ids::uuid[]) AND status = 'running';
+
+-- name: FanOutIngestJob :execrows
+UPDATE catalog.ingest_jobs SET status = 'fanned_out', committed = true, current_step = 'complete',
+    completed_at = now(), updated_at = now()
+WHERE id = @id AND status = 'pending' AND NOT committed;
+
+-- name: OtherJobsNeedStaging :one
+-- Whether another job may still read this staging file (fan-out children share their parent's).
+SELECT EXISTS (SELECT 1 FROM catalog.ingest_jobs
+               WHERE staging_path = @staging_path AND id <> @id AND status IN ('pending', 'running', 'failed'))::bool;

@@ -163,6 +163,20 @@ func (q *Queries) FailStaleJobs(ctx context.Context, ids []uuid.UUID) error {
 	return err
 }
 
+const fanOutIngestJob = `-- name: FanOutIngestJob :execrows
+UPDATE catalog.ingest_jobs SET status = 'fanned_out', committed = true, current_step = 'complete',
+    completed_at = now(), updated_at = now()
+WHERE id = $1 AND status = 'pending' AND NOT committed
+`
+
+func (q *Queries) FanOutIngestJob(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, fanOutIngestJob, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getIngestJob = `-- name: GetIngestJob :one
 SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at FROM catalog.ingest_jobs WHERE id = $1
 `
@@ -301,6 +315,24 @@ func (q *Queries) ListIngestJobs(ctx context.Context, arg ListIngestJobsParams) 
 		return nil, err
 	}
 	return items, nil
+}
+
+const otherJobsNeedStaging = `-- name: OtherJobsNeedStaging :one
+SELECT EXISTS (SELECT 1 FROM catalog.ingest_jobs
+               WHERE staging_path = $1 AND id <> $2 AND status IN ('pending', 'running', 'failed'))::bool
+`
+
+type OtherJobsNeedStagingParams struct {
+	StagingPath *string   `json:"staging_path"`
+	ID          uuid.UUID `json:"id"`
+}
+
+// Whether another job may still read this staging file (fan-out children share their parent's).
+func (q *Queries) OtherJobsNeedStaging(ctx context.Context, arg OtherJobsNeedStagingParams) (bool, error) {
+	row := q.db.QueryRow(ctx, otherJobsNeedStaging, arg.StagingPath, arg.ID)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
 }
 
 const requeueIngestJob = `-- name: RequeueIngestJob :one

@@ -79,7 +79,11 @@ func (im *Importer) Run(ctx context.Context, id uuid.UUID) error {
 		RowsFailed: &zero, Warnings: []byte("[]")}); err != nil {
 		return err
 	}
-	return Discard(im.DataDir, id)
+	// The staging file goes once no other job (a fan-out sibling, a failed one awaiting retry) needs it.
+	if busy, err := im.Q.OtherJobsNeedStaging(ctx, store.OtherJobsNeedStagingParams{StagingPath: job.StagingPath, ID: id}); err == nil && !busy {
+		return os.RemoveAll(filepath.Dir(deref(job.StagingPath)))
+	}
+	return nil
 }
 
 func (im *Importer) drop(table string) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -51,11 +52,82 @@ func (j *Jobs) Get(ctx context.Context, p auth.Principal, id uuid.UUID) (store.C
 	return job, err
 }
 
-// Commit records the import options and queues the import, once.
-func (j *Jobs) Commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts Options) (store.CatalogIngestJob, error) {
-	if _, err := j.Get(ctx, p, id); err != nil {
-		return store.CatalogIngestJob{}, err
+// layersOf inspects a job's staged file.
+func (j *Jobs) layersOf(ctx context.Context, job store.CatalogIngestJob) ([]Layer, error) {
+	layers, _, err := Inspect(ctx, deref(job.StagingPath))
+	var ie *ImportError
+	if errors.As(err, &ie) {
+		return nil, apperr.Unprocessable("%s", ie.Msg)
 	}
+	return layers, err
+}
+
+// Preview lists every layer of the staged file with its columns, CRS, count and sample rows.
+func (j *Jobs) Preview(ctx context.Context, p auth.Principal, id uuid.UUID, samples int) (store.CatalogIngestJob, []Layer, [][]map[string]any, error) {
+	job, err := j.Get(ctx, p, id)
+	if err != nil {
+		return job, nil, nil, err
+	}
+	layers, err := j.layersOf(ctx, job)
+	if err != nil {
+		return job, nil, nil, err
+	}
+	rows := make([][]map[string]any, len(layers))
+	for i, l := range layers {
+		if rows[i], err = Samples(ctx, deref(job.StagingPath), l.Name, samples); err != nil {
+			rows[i] = []map[string]any{} // a layer GDAL cannot sample still previews its schema
+		}
+	}
+	return job, layers, rows, nil
+}
+
+// chooseLayer checks the layer a commit names, or that there is only one to take.
+func chooseLayer(layers []Layer, name string) (Layer, error) {
+	if name == "" {
+		if len(layers) > 1 {
+			names := make([]string, len(layers))
+			for i, l := range layers {
+				names[i] = l.Name
+			}
+			return Layer{}, apperr.Unprocessable("the file has %d layers (%s): name one in layer_name, or use Commit Fan Out",
+				len(layers), strings.Join(names, ", "))
+		}
+		return layers[0], nil
+	}
+	for _, l := range layers {
+		if l.Name == name {
+			return l, nil
+		}
+	}
+	return Layer{}, apperr.Unprocessable("the file has no layer %q", name)
+}
+
+// Commit records the import options and queues the import, once. The file is inspected first, so
+// a file GDAL cannot read, an empty one or an ambiguous layer choice is refused at once.
+func (j *Jobs) Commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts Options) (store.CatalogIngestJob, error) {
+	cur, err := j.Get(ctx, p, id)
+	if err != nil {
+		return cur, err
+	}
+	if cur.Status != "pending" || cur.Committed {
+		return cur, apperr.Conflict("job %s was committed already or is not pending", id)
+	}
+	layers, err := j.layersOf(ctx, cur)
+	if err != nil {
+		return cur, err
+	}
+	layer, err := chooseLayer(layers, opts.LayerName)
+	if err != nil {
+		return cur, err
+	}
+	opts.LayerName = layer.Name
+	if opts.SourceSRID == 0 {
+		opts.SourceSRID = layer.SRID
+	}
+	return j.enqueue(ctx, id, opts)
+}
+
+func (j *Jobs) enqueue(ctx context.Context, id uuid.UUID, opts Options) (store.CatalogIngestJob, error) {
 	raw, _ := json.Marshal(opts)
 	var job store.CatalogIngestJob
 	err := pgx.BeginFunc(ctx, j.Pool, func(tx pgx.Tx) error {
@@ -70,6 +142,68 @@ func (j *Jobs) Commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts 
 		return j.Queue.Enqueue(ctx, tx, id)
 	})
 	return job, err
+}
+
+// FanOutChoice names a layer to import and, optionally, its dataset title.
+type FanOutChoice struct{ Layer, Title string }
+
+// FanOut imports every chosen layer (all when none are chosen) as its own dataset, each in a job
+// of its own; the upload's job ends as fanned_out.
+func (j *Jobs) FanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choices []FanOutChoice, base Options) ([]store.CatalogIngestJob, []string, error) {
+	cur, err := j.Get(ctx, p, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cur.Status != "pending" || cur.Committed {
+		return nil, nil, apperr.Conflict("job %s was committed already or is not pending", id)
+	}
+	layers, err := j.layersOf(ctx, cur)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(choices) == 0 {
+		for _, l := range layers {
+			choices = append(choices, FanOutChoice{Layer: l.Name})
+		}
+	}
+	var children []store.CatalogIngestJob
+	var names []string
+	err = pgx.BeginFunc(ctx, j.Pool, func(tx pgx.Tx) error {
+		q := j.Q.WithTx(tx)
+		if n, err := q.FanOutIngestJob(ctx, id); err != nil || n == 0 {
+			if err == nil {
+				err = apperr.Conflict("job %s was committed already or is not pending", id)
+			}
+			return err
+		}
+		for _, c := range choices {
+			layer, err := chooseLayer(layers, c.Layer)
+			if err != nil {
+				return err
+			}
+			opts := base
+			opts.LayerName, opts.Title, opts.SourceSRID = layer.Name, c.Title, layer.SRID
+			if opts.Title == "" {
+				opts.Title = layer.Name
+			}
+			raw, _ := json.Marshal(opts)
+			child, err := q.CreateIngestJob(ctx, store.CreateIngestJobParams{ID: uuid.New(), SourceFilename: cur.SourceFilename,
+				StagingPath: cur.StagingPath, CreatedBy: cur.CreatedBy})
+			if err != nil {
+				return err
+			}
+			if child, err = q.CommitIngestJob(ctx, store.CommitIngestJobParams{ID: child.ID, Options: raw}); err != nil {
+				return err
+			}
+			if err := j.Queue.Enqueue(ctx, tx, child.ID); err != nil {
+				return err
+			}
+			children = append(children, child)
+			names = append(names, layer.Name)
+		}
+		return nil
+	})
+	return children, names, err
 }
 
 // Retry queues a failed job again with its kept staging file.
