@@ -402,3 +402,30 @@ func TestIngestBrokenContainers(t *testing.T) {
 		})
 	}
 }
+
+// Source fields that collide with the reserved columns, or whose names are too long for
+// PostgreSQL, are renamed and reported.
+func TestIngestRenamesReservedAndLongFields(t *testing.T) {
+	u := newUser(t, "editor")
+	long := strings.Repeat("x", 300)
+	gj := `{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"gid":7,"geom":"a","` + long + `":1,"ok":true},` +
+		`"geometry":{"type":"Point","coordinates":[1,2]}}]}`
+	job := importFile(t, u, "reserved.geojson", []byte(gj), nil)
+	if job["status"] != "complete" {
+		t.Fatalf("job: %v", job)
+	}
+	ws := job["warnings"].([]any)
+	if len(ws) != 2 {
+		t.Fatalf("warnings: %v", ws)
+	}
+	rr := ws[0].(map[string]any)
+	details := fmt.Sprint(rr["details"])
+	if rr["kind"] != "reserved_rename" || !strings.Contains(details, "gid_src") || !strings.Contains(details, "geom_src") {
+		t.Fatalf("reserved_rename warning: %v", rr)
+	}
+	d := call(t, "GET", "/datasets/"+job["dataset_id"].(string), nil, bearer(u.Access)...).JSON(t)
+	cols := fmt.Sprint(d["column_info"])
+	if !strings.Contains(cols, "gid_src") || !strings.Contains(cols, strings.Repeat("x", 63)) || strings.Contains(cols, strings.Repeat("x", 64)) {
+		t.Fatalf("columns: %s", cols)
+	}
+}

@@ -59,7 +59,7 @@ func (im *Importer) Run(ctx context.Context, id uuid.UUID) error {
 		return err
 	}
 	table := "ds_" + strings.ReplaceAll(uuid.NewString(), "-", "")
-	datasetID, rows, err := im.load(ctx, job, opts, table)
+	datasetID, rows, warns, err := im.load(ctx, job, opts, table)
 	if err != nil {
 		im.drop(table)
 		msg, retry := "the import failed; see the server log", true
@@ -75,8 +75,12 @@ func (im *Importer) Run(ctx context.Context, id uuid.UUID) error {
 		return im.Q.FailIngestJob(context.WithoutCancel(ctx), store.FailIngestJobParams{ID: id, ErrorMessage: &msg, CanRetry: retry, RetryReason: &reason})
 	}
 	zero := int64(0)
+	if warns == nil {
+		warns = []Warning{}
+	}
+	wj, _ := json.Marshal(warns)
 	if err := im.Q.CompleteIngestJob(ctx, store.CompleteIngestJobParams{ID: id, DatasetID: &datasetID, RowsProcessed: &rows,
-		RowsFailed: &zero, Warnings: []byte("[]")}); err != nil {
+		RowsFailed: &zero, Warnings: wj}); err != nil {
 		return err
 	}
 	// The staging file goes once no other job (a fan-out sibling, a failed one awaiting retry) needs it.
@@ -95,21 +99,33 @@ func (im *Importer) drop(table string) {
 
 var progressMark = regexp.MustCompile(`(\d+)\.\.\.`)
 
-func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts Options, table string) (uuid.UUID, int64, error) {
+func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts Options, table string) (uuid.UUID, int64, []Warning, error) {
 	path := deref(job.StagingPath)
 	if _, err := os.Stat(path); err != nil {
-		return uuid.Nil, 0, &ImportError{Msg: "the staging file is gone; upload the file again"}
+		return uuid.Nil, 0, nil, &ImportError{Msg: "the staging file is gone; upload the file again"}
 	}
 	_ = im.Q.SetIngestJobStep(ctx, store.SetIngestJobStepParams{ID: job.ID, CurrentStep: ptr("ogr2ogr"), Progress: ptr(0.0)})
+	ext := strings.ToLower(filepath.Ext(path))
 	target, password := db.OGRConnection(im.Pool)
 	args := []string{"-f", "PostgreSQL", target, sourcePath(path)}
-	if opts.LayerName != "" {
+	var warns []Warning
+	// Source fields named like the reserved columns, or too long for PostgreSQL, are renamed
+	// through an OGR SQL projection; otherwise the layer is copied as it is. (CSV coordinates are
+	// consumed by the driver's open options, so CSV fields keep the plain path.)
+	if layers, _, err := Inspect(ctx, path); err == nil && ext != ".csv" {
+		if layer, err := chooseLayer(layers, opts.LayerName); err == nil {
+			names, reserved, shortened := planColumns(layer.Columns)
+			if warns = warnings(reserved, shortened); len(warns) > 0 {
+				args = append(args, "-sql", renameSQL(layer.Name, layer.Columns, names), "-dialect", "OGRSQL")
+			}
+		}
+	}
+	if len(warns) == 0 && opts.LayerName != "" {
 		args = append(args, opts.LayerName)
 	}
 	args = append(args, "-nln", table, "-lco", "SCHEMA=data", "-lco", "GEOMETRY_NAME=geom", "-lco", "FID=gid",
 		"-lco", "SPATIAL_INDEX=GIST", "-lco", "LAUNDER=YES", "-nlt", "PROMOTE_TO_MULTI", "-t_srs", "EPSG:4326",
 		"--config", "PG_USE_COPY", "YES", "-progress", "-skipfailures")
-	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".csv" {
 		srs := "EPSG:4326"
 		if opts.SourceSRID > 0 {
@@ -124,10 +140,10 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return uuid.Nil, 0, err
+		return uuid.Nil, 0, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return uuid.Nil, 0, err
+		return uuid.Nil, 0, nil, err
 	}
 	// ogr2ogr prints 0...10...20 where the driver knows the feature count; forward it as progress.
 	sc := bufio.NewScanner(stdout)
@@ -139,10 +155,11 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 		}
 	}
 	if err := cmd.Wait(); err != nil {
-		return uuid.Nil, 0, &ImportError{Msg: ogrMessage(stderr.String(), filepath.Base(path))}
+		return uuid.Nil, 0, nil, &ImportError{Msg: ogrMessage(stderr.String(), filepath.Base(path))}
 	}
 	_ = im.Q.SetIngestJobStep(ctx, store.SetIngestJobStepParams{ID: job.ID, CurrentStep: ptr("finalize"), Progress: ptr(0.95)})
-	return im.finalize(ctx, job, opts, table, ext)
+	id, rows, err := im.finalize(ctx, job, opts, table, ext)
+	return id, rows, warns, err
 }
 
 // scanDots splits ogr2ogr's progress output at each "..." so progress arrives as it happens.
