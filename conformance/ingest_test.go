@@ -429,3 +429,54 @@ func TestIngestRenamesReservedAndLongFields(t *testing.T) {
 		t.Fatalf("columns: %s", cols)
 	}
 }
+
+func TestRowsStatsValuesAndValidation(t *testing.T) {
+	u := newUser(t, "editor")
+	gj := `{"type":"FeatureCollection","features":[` +
+		`{"type":"Feature","properties":{"kind":"shop","size":10},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}},` +
+		`{"type":"Feature","properties":{"kind":"shop","size":30},"geometry":{"type":"Polygon","coordinates":[[[0,0],[2,2],[2,0],[0,2],[0,0]]]}},` +
+		`{"type":"Feature","properties":{"kind":"park","size":null},"geometry":null}]}`
+	job := importFile(t, u, "lots.geojson", []byte(gj), map[string]any{"title": "Lots"})
+	if job["status"] != "complete" {
+		t.Fatalf("job: %v", job)
+	}
+	id := job["dataset_id"].(string)
+	rows := call(t, "GET", "/datasets/"+id+"/rows/?sort=-size&columns=size", nil, bearer(u.Access)...).JSON(t)
+	first := rows["rows"].([]any)[0].(map[string]any)
+	if rows["total"].(float64) != 3 || first["size"].(float64) != 30 || first["kind"] != nil || first["gid"] == nil {
+		t.Fatalf("rows: %v", rows)
+	}
+	if r := call(t, "GET", "/datasets/"+id+"/rows/?sort=nope", nil, bearer(u.Access)...); r.Status != 422 {
+		t.Fatalf("sort by an unknown column: %d", r.Status)
+	}
+	if q := call(t, "GET", "/datasets/"+id+"/rows/?q=PARK", nil, bearer(u.Access)...).JSON(t); q["total"].(float64) != 1 {
+		t.Fatalf("row search: %v", q)
+	}
+	st := call(t, "GET", "/datasets/"+id+"/columns/size/stats/", nil, bearer(u.Access)...).JSON(t)
+	if st["count"].(float64) != 3 || st["null_count"].(float64) != 1 || st["mean"].(float64) != 20 || st["min"].(float64) != 10 || st["median"].(float64) != 20 {
+		t.Fatalf("stats: %v", st)
+	}
+	vals := call(t, "GET", "/datasets/"+id+"/columns/kind/values/", nil, bearer(u.Access)...).JSON(t)
+	top := vals["items"].([]any)[0].(map[string]any)
+	if vals["total"].(float64) != 2 || top["value"] != "shop" || top["count"].(float64) != 2 {
+		t.Fatalf("values: %v", vals)
+	}
+	if r := call(t, "GET", "/datasets/"+id+"/columns/"+url.PathEscape(`x"; DROP TABLE catalog.users; --`)+"/values/", nil, bearer(u.Access)...); r.Status != 404 {
+		t.Fatalf("unknown column: %d", r.Status)
+	}
+	v := call(t, "GET", "/datasets/"+id+"/validate/", nil, bearer(u.Access)...).JSON(t)
+	if v["valid"] != false || v["invalid_geometry_count"].(float64) != 1 || v["null_geometry_count"].(float64) != 1 || v["crs_defined"] != true {
+		t.Fatalf("validation: %v", v)
+	}
+	if !strings.Contains(fmt.Sprint(v["issues"]), "Self-intersection") {
+		t.Fatalf("no ST_IsValidReason in the issues: %v", v["issues"])
+	}
+	d := call(t, "GET", "/datasets/"+id, nil, bearer(u.Access)...).JSON(t)
+	qd := d["quality_detail"].(map[string]any)
+	if qd["geometry_validity"].(float64) != 33.3 || qd["crs_defined"].(float64) != 100 {
+		t.Fatalf("stored quality: %v", qd)
+	}
+	if r := call(t, "GET", "/datasets/"+id+"/rows/", nil, bearer(newUser(t, "viewer").Access)...); r.Status != 404 {
+		t.Fatalf("rows of a private dataset, other user: %d", r.Status)
+	}
+}

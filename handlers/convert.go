@@ -102,6 +102,12 @@ func datasetOut(d catalog.Dataset, detail bool) gen.DatasetResponse {
 			out.ColumnInfo = &cols
 		}
 	}
+	if len(r.QualityDetail) > 0 {
+		var q gen.QualityDetail
+		if json.Unmarshal(r.QualityDetail, &q) == nil {
+			out.QualityDetail = &q
+		}
+	}
 	if len(r.OriginRef) > 0 {
 		var ref map[string]any
 		if json.Unmarshal(r.OriginRef, &ref) == nil {

@@ -4,9 +4,16 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
 
 	"meridian/gen"
 	"meridian/internal/auth"
+	"meridian/internal/catalog"
+	"meridian/internal/features"
+	"meridian/store"
 )
 
 // DatasetMaps: Dataset Maps (GET /datasets/{dataset_id}/maps/).
@@ -17,16 +24,6 @@ func (s *Server) DatasetMaps(ctx context.Context, request gen.DatasetMapsRequest
 // ListRelatedDatasets: List Related Datasets (GET /datasets/{dataset_id}/related/).
 func (s *Server) ListRelatedDatasets(ctx context.Context, request gen.ListRelatedDatasetsRequestObject) (gen.ListRelatedDatasetsResponseObject, error) {
 	return nil, notImplemented("listRelatedDatasets")
-}
-
-// GetDatasetRows: Get Dataset Rows (GET /datasets/{dataset_id}/rows/).
-func (s *Server) GetDatasetRows(ctx context.Context, request gen.GetDatasetRowsRequestObject) (gen.GetDatasetRowsResponseObject, error) {
-	return nil, notImplemented("getDatasetRows")
-}
-
-// ValidateDataset: Validate Dataset (GET /datasets/{dataset_id}/validate/).
-func (s *Server) ValidateDataset(ctx context.Context, request gen.ValidateDatasetRequestObject) (gen.ValidateDatasetResponseObject, error) {
-	return nil, notImplemented("validateDataset")
 }
 
 // UpdatePublicationStatus: Update Publication Status (PATCH /datasets/{dataset_id}/status/). One
@@ -54,5 +51,65 @@ func (s *Server) SetTargetStatus(ctx context.Context, request gen.SetTargetStatu
 	if len(warnings) > 0 {
 		out.MetadataWarnings = &warnings
 	}
+	return out, nil
+}
+
+// datasetTable is the table of a dataset the caller may read.
+func (s *Server) datasetTable(ctx context.Context, id uuid.UUID) (catalog.Dataset, features.Table, error) {
+	d, err := s.catalog.Get(ctx, auth.From(ctx), id, false)
+	if err != nil {
+		return d, features.Table{}, err
+	}
+	t, err := s.tables.Describe(ctx, d.Row.TableSchema, d.Row.TableName)
+	return d, t, err
+}
+
+// GetDatasetRows: Get Dataset Rows (GET /datasets/{dataset_id}/rows/). Attribute rows, 50/500.
+func (s *Server) GetDatasetRows(ctx context.Context, request gen.GetDatasetRowsRequestObject) (gen.GetDatasetRowsResponseObject, error) {
+	_, t, err := s.datasetTable(ctx, request.DatasetId)
+	if err != nil {
+		return nil, err
+	}
+	prm := request.Params
+	skip, limit := page(prm.Skip, prm.Limit, 50, 500)
+	rows, total, cols, err := s.tables.Rows(ctx, t, features.RowsQuery{Sort: val(prm.Sort), Q: val(prm.Q), Columns: val(prm.Columns), Skip: skip, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := gen.GetDatasetRows200JSONResponse{Rows: rows, Total: int(total), Skip: skip, Limit: limit,
+		Columns: []gen.DatasetColumnType{{Name: "gid", Type: "bigint"}}}
+	for _, c := range cols {
+		out.Columns = append(out.Columns, gen.DatasetColumnType{Name: c.Name, Type: c.Type})
+	}
+	return out, nil
+}
+
+// ValidateDataset: Validate Dataset (GET /datasets/{dataset_id}/validate/). Invalid, empty, null
+// and out-of-range geometries (first 100 listed with ST_IsValidReason), CRS presence, and the
+// quality scores, which are also stored on the record.
+func (s *Server) ValidateDataset(ctx context.Context, request gen.ValidateDatasetRequestObject) (gen.ValidateDatasetResponseObject, error) {
+	d, t, err := s.datasetTable(ctx, request.DatasetId)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.tables.Validate(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	q := catalog.ComputeQuality(d.Row, v.FeatureCount, v.Invalid, v.Empty, v.Null, v.AttributeCompleteness, v.CRSDefined, now)
+	qd := gen.QualityDetail{Overall: q.Overall, MetadataCompleteness: q.MetadataCompleteness, AttributeCompleteness: q.AttributeCompleteness,
+		GeometryValidity: q.GeometryValidity, CrsDefined: q.CRSDefined, ComputedAt: &q.ComputedAt}
+	raw, _ := json.Marshal(qd)
+	if err := s.q.SetDatasetQuality(ctx, store.SetDatasetQualityParams{ID: d.Row.ID, QualityDetail: raw}); err != nil {
+		return nil, err
+	}
+	out := gen.ValidateDataset200JSONResponse{DatasetId: d.Row.ID, CheckedAt: now, FeatureCount: &v.FeatureCount,
+		InvalidGeometryCount: v.Invalid, EmptyGeometryCount: v.Empty, NullGeometryCount: v.Null, OutOfRangeCount: v.OutOfRange,
+		CrsDefined: v.CRSDefined, IssuesTruncated: v.Truncated, QualityDetail: qd, Issues: make([]gen.DatasetValidationIssue, len(v.Issues))}
+	for i, is := range v.Issues {
+		out.Issues[i] = gen.DatasetValidationIssue{Gid: is.Gid, Kind: gen.DatasetValidationIssueKind(is.Kind), Message: is.Message}
+	}
+	out.Valid = v.Invalid == 0 && v.Empty == 0 && v.Null == 0 && v.OutOfRange == 0 && v.CRSDefined
 	return out, nil
 }

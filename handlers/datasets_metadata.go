@@ -4,8 +4,10 @@ package handlers
 
 import (
 	"context"
+	"time"
 
 	"meridian/gen"
+	"meridian/internal/features"
 )
 
 // DeleteDatasetRelationship: Delete Dataset Relationship (DELETE /datasets/relationships/{relationship_id}/).
@@ -33,16 +35,6 @@ func (s *Server) ResetAttribute(ctx context.Context, request gen.ResetAttributeR
 	return nil, notImplemented("resetAttribute")
 }
 
-// GetColumnStats: Get Column Stats (GET /datasets/{dataset_id}/columns/{column_name}/stats/).
-func (s *Server) GetColumnStats(ctx context.Context, request gen.GetColumnStatsRequestObject) (gen.GetColumnStatsResponseObject, error) {
-	return nil, notImplemented("getColumnStats")
-}
-
-// GetColumnValues: Get Column Values (GET /datasets/{dataset_id}/columns/{column_name}/values/).
-func (s *Server) GetColumnValues(ctx context.Context, request gen.GetColumnValuesRequestObject) (gen.GetColumnValuesResponseObject, error) {
-	return nil, notImplemented("getColumnValues")
-}
-
 // GetFeatureRelatedRecords: Get Feature Related Records (GET /datasets/{dataset_id}/features/{gid}/related/{relationship_id}/).
 func (s *Server) GetFeatureRelatedRecords(ctx context.Context, request gen.GetFeatureRelatedRecordsRequestObject) (gen.GetFeatureRelatedRecordsResponseObject, error) {
 	return nil, notImplemented("getFeatureRelatedRecords")
@@ -61,4 +53,49 @@ func (s *Server) CreateDatasetRelationship(ctx context.Context, request gen.Crea
 // GetDatasetVersions: Get Dataset Versions (GET /datasets/{dataset_id}/versions/).
 func (s *Server) GetDatasetVersions(ctx context.Context, request gen.GetDatasetVersionsRequestObject) (gen.GetDatasetVersionsResponseObject, error) {
 	return nil, notImplemented("getDatasetVersions")
+}
+
+// GetColumnStats: Get Column Stats (GET /datasets/{dataset_id}/columns/{column_name}/stats/).
+func (s *Server) GetColumnStats(ctx context.Context, request gen.GetColumnStatsRequestObject) (gen.GetColumnStatsResponseObject, error) {
+	_, t, err := s.datasetTable(ctx, request.DatasetId)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.tables.ColumnStats(ctx, t, request.ColumnName)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.GetColumnStats200JSONResponse{Column: st.Column, Type: st.Type, Count: st.Count, NullCount: st.NullCount,
+		DistinctCount: &st.DistinctCount, Min: st.Min, Max: st.Max, Mean: st.Mean, Stddev: st.Stddev, P25: st.P25,
+		Median: st.Median, P75: st.P75, ComputedAt: time.Now().UTC()}
+	if st.TopValues != nil {
+		top := valueCounts(st.TopValues)
+		out.TopValues = &top
+	}
+	return out, nil
+}
+
+// GetColumnValues: Get Column Values (GET /datasets/{dataset_id}/columns/{column_name}/values/).
+// Distinct values with counts, most frequent first (sort=value orders by value), 100/500.
+func (s *Server) GetColumnValues(ctx context.Context, request gen.GetColumnValuesRequestObject) (gen.GetColumnValuesResponseObject, error) {
+	_, t, err := s.datasetTable(ctx, request.DatasetId)
+	if err != nil {
+		return nil, err
+	}
+	prm := request.Params
+	skip, limit := page(prm.Skip, prm.Limit, 100, 500)
+	byValue := prm.Sort != nil && *prm.Sort == gen.GetColumnValuesParamsSortValue
+	vals, total, err := s.tables.Values(ctx, t, request.ColumnName, val(prm.Q), byValue, skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetColumnValues200JSONResponse{Column: request.ColumnName, Items: valueCounts(vals), Total: int(total), Skip: skip, Limit: limit}, nil
+}
+
+func valueCounts(vs []features.ValueCount) []gen.DatasetValueCount {
+	out := make([]gen.DatasetValueCount, len(vs))
+	for i, v := range vs {
+		out[i] = gen.DatasetValueCount{Value: v.Value, Count: v.Count}
+	}
+	return out
 }

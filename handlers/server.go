@@ -21,6 +21,7 @@ import (
 	"meridian/internal/catalog"
 	"meridian/internal/config"
 	"meridian/internal/export"
+	"meridian/internal/features"
 	"meridian/internal/ingest"
 	"meridian/internal/mail"
 	"meridian/internal/oauth"
@@ -53,6 +54,7 @@ type Server struct {
 	downloads    *auth.DownloadTokens
 	jobs         *ingest.Jobs
 	exporter     *export.Exporter
+	tables       features.Reader
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -73,6 +75,7 @@ func New(d Deps) *Server {
 	c := d.Config
 	s.box = secretbox.New(c.JWTSecretKey)
 	s.downloads = auth.NewDownloadTokens(c.JWTSecretKey)
+	s.tables = features.Reader{Pool: d.Pool}
 	s.exporter = &export.Exporter{Pool: d.Pool, TmpDir: filepath.Join(c.DataDir, "exports")}
 	s.jobs = &ingest.Jobs{Pool: d.Pool, Q: s.q, Queue: d.Queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes}
 	s.providers = &accounts.Providers{Q: s.q, Box: s.box, Log: d.Log}

@@ -99,3 +99,7 @@ DELETE FROM catalog.dataset_grants WHERE id = @id AND dataset_id = @dataset_id;
 
 -- name: CountOwnedDatasets :one
 SELECT count(*) FROM catalog.datasets WHERE created_by = @user_id;
+
+-- name: SetDatasetQuality :exec
+-- Derived data: no version bump, no history entry.
+UPDATE catalog.datasets SET quality_detail = @quality_detail WHERE id = @id;

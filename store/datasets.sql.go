@@ -52,7 +52,7 @@ func (q *Queries) DeleteDatasetRecord(ctx context.Context, id uuid.UUID) error {
 }
 
 const getDatasetRecord = `-- name: GetDatasetRecord :one
-SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
+SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
     coalesce((SELECT g.level FROM catalog.dataset_grants g
       WHERE g.dataset_id = d.id AND (g.user_id = $1 OR g.role = $2)
       ORDER BY (g.level = 'write') DESC LIMIT 1), '')::text AS caller_grant
@@ -136,6 +136,7 @@ func (q *Queries) GetDatasetRecord(ctx context.Context, arg GetDatasetRecordPara
 		&i.CatalogDataset.LastEditedAt,
 		&i.CatalogDataset.CreatedAt,
 		&i.CatalogDataset.UpdatedAt,
+		&i.CatalogDataset.QualityDetail,
 		&i.CreatedByDisplay,
 		&i.LastEditedByDisplay,
 		&i.CallerGrant,
@@ -252,7 +253,7 @@ func (q *Queries) ListDatasetGrants(ctx context.Context, datasetID uuid.UUID) ([
 }
 
 const listVisibleDatasets = `-- name: ListVisibleDatasets :many
-SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
+SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
     count(*) OVER () AS total
 FROM catalog.datasets d
 LEFT JOIN catalog.users cu ON cu.id = d.created_by
@@ -372,6 +373,7 @@ func (q *Queries) ListVisibleDatasets(ctx context.Context, arg ListVisibleDatase
 			&i.CatalogDataset.LastEditedAt,
 			&i.CatalogDataset.CreatedAt,
 			&i.CatalogDataset.UpdatedAt,
+			&i.CatalogDataset.QualityDetail,
 			&i.CreatedByDisplay,
 			&i.LastEditedByDisplay,
 			&i.Total,
@@ -409,6 +411,21 @@ func (q *Queries) RecordDatasetHistory(ctx context.Context, arg RecordDatasetHis
 		arg.ActorDisplay,
 		arg.Changes,
 	)
+	return err
+}
+
+const setDatasetQuality = `-- name: SetDatasetQuality :exec
+UPDATE catalog.datasets SET quality_detail = $1 WHERE id = $2
+`
+
+type SetDatasetQualityParams struct {
+	QualityDetail []byte    `json:"quality_detail"`
+	ID            uuid.UUID `json:"id"`
+}
+
+// Derived data: no version bump, no history entry.
+func (q *Queries) SetDatasetQuality(ctx context.Context, arg SetDatasetQualityParams) error {
+	_, err := q.db.Exec(ctx, setDatasetQuality, arg.QualityDetail, arg.ID)
 	return err
 }
 

@@ -114,6 +114,7 @@ type CatalogDataset struct {
 	LastEditedAt              *time.Time  `json:"last_edited_at"`
 	CreatedAt                 time.Time   `json:"created_at"`
 	UpdatedAt                 time.Time   `json:"updated_at"`
+	QualityDetail             []byte      `json:"quality_detail"`
 }
 
 type CatalogDatasetGrant struct {

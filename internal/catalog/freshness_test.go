@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"meridian/store"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +61,22 @@ func TestWorkflowPath(t *testing.T) {
 	}
 	if got := strings.Join(allowedMoves("internal"), ","); got != "ready,published" {
 		t.Errorf("allowed from internal: %s", got)
+	}
+}
+
+func TestComputeQuality(t *testing.T) {
+	s := func(v string) *string { return &v }
+	d := store.CatalogDataset{Summary: s("Roads of the city"), License: s("CC-BY-4.0"), Attribution: s(" "), ThemeCategory: []string{"transportation"}}
+	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	q := ComputeQuality(d, 200, 10, 5, 5, 0.75, true, now)
+	if q.MetadataCompleteness != 37.5 || q.AttributeCompleteness != 75 || *q.GeometryValidity != 90 || *q.CRSDefined != 100 {
+		t.Fatalf("quality %+v", q)
+	}
+	if q.Overall != 75.6 {
+		t.Fatalf("overall %v, want the mean 75.6", q.Overall)
+	}
+	empty := ComputeQuality(store.CatalogDataset{}, 0, 0, 0, 0, 1, false, now)
+	if empty.GeometryValidity != nil || *empty.CRSDefined != 0 || empty.Overall != round((0+100+0)/3.0) {
+		t.Fatalf("empty dataset quality %+v", empty)
 	}
 }

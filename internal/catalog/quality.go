@@ -1,0 +1,58 @@
+package catalog
+
+import (
+	"math"
+	"strings"
+	"time"
+
+	"meridian/store"
+)
+
+// Quality is the QualityDetail of spec 2.5: scores from 0 to 100.
+type Quality struct {
+	Overall, MetadataCompleteness, AttributeCompleteness float64
+	GeometryValidity, CRSDefined                         *float64
+	ComputedAt                                           time.Time
+}
+
+// metadataFields are the catalog fields a complete record fills.
+func metadataFields(d store.CatalogDataset) []bool {
+	has := func(s *string) bool { return s != nil && strings.TrimSpace(*s) != "" }
+	return []bool{has(d.Summary), has(d.License), has(d.Attribution), has(d.SourceOrganization), has(d.UpdateFrequency),
+		has(d.LineageSummary), has(d.Language), len(d.ThemeCategory) > 0}
+}
+
+// ComputeQuality scores a dataset: metadata completeness (share of the catalog fields filled),
+// geometry validity (share of features with a valid, non-empty geometry), attribute completeness
+// (share of non-null attribute values) and CRS presence; overall is their mean.
+func ComputeQuality(d store.CatalogDataset, features, invalid, empty, null int64, attrCompleteness float64, crs bool, now time.Time) Quality {
+	filled := 0
+	fields := metadataFields(d)
+	for _, ok := range fields {
+		if ok {
+			filled++
+		}
+	}
+	q := Quality{MetadataCompleteness: round(100 * float64(filled) / float64(len(fields))),
+		AttributeCompleteness: round(100 * attrCompleteness), ComputedAt: now}
+	parts := []float64{q.MetadataCompleteness, q.AttributeCompleteness}
+	if features > 0 {
+		v := round(100 * float64(features-invalid-empty-null) / float64(features))
+		q.GeometryValidity = &v
+		parts = append(parts, v)
+	}
+	c := 0.0
+	if crs {
+		c = 100
+	}
+	q.CRSDefined = &c
+	parts = append(parts, c)
+	sum := 0.0
+	for _, p := range parts {
+		sum += p
+	}
+	q.Overall = round(sum / float64(len(parts)))
+	return q
+}
+
+func round(v float64) float64 { return math.Round(v*10) / 10 }

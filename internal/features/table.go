@@ -1,0 +1,171 @@
+// Package features holds the SQL over dataset tables: rows, column statistics and values,
+// geometry validation. It is the one place that builds SQL around user-chosen column names, and
+// it only ever does so after finding the name among the table's real columns (information
+// schema), quoting it with pgx.Identifier; every value travels as a parameter.
+package features
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"meridian/internal/apperr"
+)
+
+// Column is a column of a dataset table.
+type Column struct{ Name, Type string }
+
+// Table is a dataset table with its attribute columns (gid and geom excluded).
+type Table struct {
+	Schema, Name string
+	Columns      []Column
+}
+
+func (t Table) ident() string { return pgx.Identifier{t.Schema, t.Name}.Sanitize() }
+
+// Column finds an attribute column by name; an unknown name is a 404 for that column.
+func (t Table) Column(name string) (Column, error) {
+	for _, c := range t.Columns {
+		if c.Name == name {
+			return c, nil
+		}
+	}
+	return Column{}, apperr.NotFound("the dataset has no column %q", name)
+}
+
+// Reader runs the reads against the pool.
+type Reader struct{ Pool *pgxpool.Pool }
+
+// Describe reads a table's attribute columns from the information schema.
+func (r Reader) Describe(ctx context.Context, schema, name string) (Table, error) {
+	rows, err := r.Pool.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
+		WHERE table_schema = $1 AND table_name = $2 AND column_name NOT IN ('gid', 'geom') ORDER BY ordinal_position`, schema, name)
+	if err != nil {
+		return Table{}, err
+	}
+	cols, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Column, error) {
+		var c Column
+		return c, row.Scan(&c.Name, &c.Type)
+	})
+	return Table{Schema: schema, Name: name, Columns: cols}, err
+}
+
+// RowsQuery pages through a table's attributes.
+type RowsQuery struct {
+	Sort        string   // column, "-column" for descending; default gid
+	Q           string   // case-insensitive text match over the whole row
+	Columns     []string // projection; all when empty
+	Skip, Limit int
+}
+
+// Rows returns one page of rows as JSON objects (gid first, no geometry) and the matching total.
+func (r Reader) Rows(ctx context.Context, t Table, q RowsQuery) ([]map[string]any, int64, []Column, error) {
+	cols := t.Columns
+	if len(q.Columns) > 0 {
+		cols = nil
+		for _, name := range q.Columns {
+			c, err := t.Column(name)
+			if err != nil {
+				return nil, 0, nil, apperr.Unprocessable("columns: the dataset has no column %q", name)
+			}
+			cols = append(cols, c)
+		}
+	}
+	// jsonb_build_object keeps PostgreSQL types (numbers stay numbers) without a Go round trip
+	// through interface{} per column.
+	pairs := []string{"'gid', t.gid"}
+	args := []any{}
+	for _, c := range cols {
+		args = append(args, c.Name)
+		pairs = append(pairs, "$"+itoa(len(args))+"::text, t."+pgx.Identifier{c.Name}.Sanitize())
+	}
+	order := "t.gid"
+	if q.Sort != "" {
+		name, desc := strings.CutPrefix(q.Sort, "-")
+		if _, err := t.Column(name); err != nil && name != "gid" {
+			return nil, 0, nil, apperr.Unprocessable("sort: the dataset has no column %q", name)
+		}
+		order = "t." + pgx.Identifier{name}.Sanitize()
+		if desc {
+			order += " DESC NULLS LAST"
+		}
+		order += ", t.gid"
+	}
+	where := ""
+	if q.Q != "" {
+		args = append(args, "%"+q.Q+"%")
+		where = " WHERE (to_jsonb(t) - 'geom')::text ILIKE $" + itoa(len(args))
+	}
+	args = append(args, q.Limit, q.Skip)
+	sql := "SELECT jsonb_build_object(" + strings.Join(pairs, ", ") + "), count(*) OVER () FROM " + t.ident() + " t" + where +
+		" ORDER BY " + order + " LIMIT $" + itoa(len(args)-1) + " OFFSET $" + itoa(len(args))
+	rows, err := r.Pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	defer rows.Close()
+	out := []map[string]any{}
+	var total int64
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw, &total); err != nil {
+			return nil, 0, nil, err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, 0, nil, err
+		}
+		out = append(out, m)
+	}
+	return out, total, cols, rows.Err()
+}
+
+// ValueCount is one distinct value and how often it occurs.
+type ValueCount struct {
+	Value any
+	Count int64
+}
+
+// Values lists a column's distinct values with their counts, most frequent first (or by value).
+func (r Reader) Values(ctx context.Context, t Table, column, q string, byValue bool, skip, limit int) ([]ValueCount, int64, error) {
+	c, err := t.Column(column)
+	if err != nil {
+		return nil, 0, err
+	}
+	col := "t." + pgx.Identifier{c.Name}.Sanitize()
+	args := []any{limit, skip}
+	where := ""
+	if q != "" {
+		args = append(args, "%"+q+"%")
+		where = " WHERE " + col + "::text ILIKE $3"
+	}
+	order := "count(*) DESC, 1"
+	if byValue {
+		order = "1"
+	}
+	sql := "SELECT to_jsonb(" + col + "), count(*), count(*) OVER () FROM " + t.ident() + " t" + where +
+		" GROUP BY " + col + " ORDER BY " + order + " LIMIT $1 OFFSET $2"
+	rows, err := r.Pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []ValueCount{}
+	var total int64
+	for rows.Next() {
+		var raw []byte
+		var vc ValueCount
+		if err := rows.Scan(&raw, &vc.Count, &total); err != nil {
+			return nil, 0, err
+		}
+		_ = json.Unmarshal(raw, &vc.Value)
+		out = append(out, vc)
+	}
+	return out, total, rows.Err()
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
