@@ -324,3 +324,41 @@ func TestCollections(t *testing.T) {
 		t.Fatalf("deleted collection: %d", r.Status)
 	}
 }
+
+func TestHistoryAndVersions(t *testing.T) {
+	owner := newUser(t, "editor")
+	id := createDataset(t, owner, "internal", false)["id"].(string)
+	if r := call(t, "PATCH", "/datasets/"+id, map[string]any{"summary": "Cadastral parcels", "license": "CC-BY-4.0"}, bearer(owner.Access)...); r.Status != 200 {
+		t.Fatalf("edit: %d", r.Status)
+	}
+	// An edit that changes nothing adds no version.
+	before := call(t, "GET", "/datasets/"+id, nil, bearer(owner.Access)...).JSON(t)["current_version"].(float64)
+	call(t, "PATCH", "/datasets/"+id, map[string]any{"license": "CC-BY-4.0"}, bearer(owner.Access)...)
+	if after := call(t, "GET", "/datasets/"+id, nil, bearer(owner.Access)...).JSON(t)["current_version"].(float64); after != before {
+		t.Fatalf("a no-op edit moved the version from %v to %v", before, after)
+	}
+	call(t, "PATCH", "/datasets/"+id+"/status/", map[string]any{"status": "ready"}, bearer(owner.Access)...)
+	h := call(t, "GET", "/datasets/"+id+"/history", nil, bearer(owner.Access)...).JSON(t)
+	items := h["items"].([]any)
+	actions := []string{}
+	for _, it := range items {
+		actions = append(actions, it.(map[string]any)["action"].(string))
+	}
+	if strings.Join(actions, ",") != "status,update_metadata,update_metadata,create" {
+		t.Fatalf("history actions: %v", actions)
+	}
+	edit := items[1].(map[string]any)
+	lic := edit["changes"].(map[string]any)["license"].(map[string]any)
+	if lic["old"] != nil || lic["new"] != "CC-BY-4.0" || edit["actor_display"] != owner.Username {
+		t.Fatalf("edit entry: %v", edit)
+	}
+	st := items[0].(map[string]any)["changes"].(map[string]any)["record_status"].(map[string]any)
+	if st["old"] != "draft" || st["new"] != "ready" {
+		t.Fatalf("status entry: %v", st)
+	}
+	v := call(t, "GET", "/datasets/"+id+"/versions/", nil, bearer(owner.Access)...).JSON(t)
+	vs := v["items"].([]any)
+	if len(vs) != 1 || vs[0].(map[string]any)["reason"] != "created" || vs[0].(map[string]any)["is_current"] != true {
+		t.Fatalf("versions: %v", v)
+	}
+}

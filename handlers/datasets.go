@@ -24,11 +24,6 @@ import (
 	"meridian/internal/ingest"
 )
 
-// GetDatasetHistory: Get Dataset History (GET /datasets/{dataset_id}/history).
-func (s *Server) GetDatasetHistory(ctx context.Context, request gen.GetDatasetHistoryRequestObject) (gen.GetDatasetHistoryResponseObject, error) {
-	return nil, notImplemented("getDatasetHistory")
-}
-
 // GetQuicklook: Get Quicklook (GET /datasets/{dataset_id}/quicklook).
 func (s *Server) GetQuicklook(ctx context.Context, request gen.GetQuicklookRequestObject) (gen.GetQuicklookResponseObject, error) {
 	return nil, notImplemented("getQuicklook")
@@ -174,10 +169,7 @@ func (s *Server) UpdateDatasetMetadata(ctx context.Context, request gen.UpdateDa
 	if b.DataVintageEnd != nil {
 		ch.DataVintageEnd = &b.DataVintageEnd.Time
 	}
-	raw, _ := json.Marshal(b)
-	var changes map[string]any
-	_ = json.Unmarshal(raw, &changes)
-	d, err := s.catalog.UpdateMetadata(ctx, auth.From(ctx), request.DatasetId, ch, changes)
+	d, err := s.catalog.UpdateMetadata(ctx, auth.From(ctx), request.DatasetId, ch)
 	if err != nil {
 		return nil, err
 	}
@@ -572,6 +564,26 @@ func (s *Server) CommitFanOut(ctx context.Context, request gen.CommitFanOutReque
 		Items: make([]gen.IngestFanOutItem, len(children))}
 	for i, c := range children {
 		out.Items[i] = gen.IngestFanOutItem{JobId: c.ID, LayerName: names[i], Status: gen.IngestFanOutItemStatusPending}
+	}
+	return out, nil
+}
+
+// GetDatasetHistory: Get Dataset History (GET /datasets/{dataset_id}/history). Newest first, 50/200.
+func (s *Server) GetDatasetHistory(ctx context.Context, request gen.GetDatasetHistoryRequestObject) (gen.GetDatasetHistoryResponseObject, error) {
+	skip, limit := page(request.Params.Skip, request.Params.Limit, 50, 200)
+	rows, err := s.catalog.History(ctx, auth.From(ctx), request.DatasetId, false, skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.GetDatasetHistory200JSONResponse{Items: make([]gen.DatasetHistoryEntry, len(rows)), Skip: skip, Limit: limit}
+	for i, r := range rows {
+		out.Total = int(r.Total)
+		changes := map[string]gen.DatasetFieldChange{}
+		_ = json.Unmarshal(r.Changes, &changes)
+		version := int(r.Version)
+		display := r.ActorDisplay
+		out.Items[i] = gen.DatasetHistoryEntry{Id: r.PublicID, Action: r.Action, ActorId: r.ActorID, ActorDisplay: &display,
+			Changes: &changes, OccurredAt: r.OccurredAt, Version: &version}
 	}
 	return out, nil
 }

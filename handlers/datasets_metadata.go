@@ -4,9 +4,11 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"meridian/gen"
+	"meridian/internal/auth"
 	"meridian/internal/features"
 )
 
@@ -48,11 +50,6 @@ func (s *Server) ListDatasetRelationships(ctx context.Context, request gen.ListD
 // CreateDatasetRelationship: Create Dataset Relationship (POST /datasets/{dataset_id}/relationships/).
 func (s *Server) CreateDatasetRelationship(ctx context.Context, request gen.CreateDatasetRelationshipRequestObject) (gen.CreateDatasetRelationshipResponseObject, error) {
 	return nil, notImplemented("createDatasetRelationship")
-}
-
-// GetDatasetVersions: Get Dataset Versions (GET /datasets/{dataset_id}/versions/).
-func (s *Server) GetDatasetVersions(ctx context.Context, request gen.GetDatasetVersionsRequestObject) (gen.GetDatasetVersionsResponseObject, error) {
-	return nil, notImplemented("getDatasetVersions")
 }
 
 // GetColumnStats: Get Column Stats (GET /datasets/{dataset_id}/columns/{column_name}/stats/).
@@ -98,4 +95,41 @@ func valueCounts(vs []features.ValueCount) []gen.DatasetValueCount {
 		out[i] = gen.DatasetValueCount{Value: v.Value, Count: v.Count}
 	}
 	return out
+}
+
+// versionReasons maps history actions to DatasetVersion reasons.
+var versionReasons = map[string]gen.DatasetVersionReason{"ingest": gen.DatasetVersionReasonIngest,
+	"reupload": gen.DatasetVersionReasonReupload, "refresh": gen.DatasetVersionReasonRefresh,
+	"analysis": gen.DatasetVersionReasonAnalysis, "schema_change": gen.DatasetVersionReasonSchemaChange,
+	"regenerate": gen.DatasetVersionReasonRegenerate}
+
+// GetDatasetVersions: Get Dataset Versions (GET /datasets/{dataset_id}/versions/). The content
+// versions (creation, reuploads, refreshes ...), newest first, 50/200.
+func (s *Server) GetDatasetVersions(ctx context.Context, request gen.GetDatasetVersionsRequestObject) (gen.GetDatasetVersionsResponseObject, error) {
+	skip, limit := page(request.Params.Skip, request.Params.Limit, 50, 200)
+	rows, err := s.catalog.History(ctx, auth.From(ctx), request.DatasetId, true, skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.GetDatasetVersions200JSONResponse{Items: make([]gen.DatasetVersion, len(rows)), Skip: skip, Limit: limit}
+	for i, r := range rows {
+		out.Total = int(r.Total)
+		var ch struct {
+			Origin         struct{ New *string } `json:"origin"`
+			FeatureCount   struct{ New *int64 }  `json:"feature_count"`
+			SourceFilename struct{ New *string } `json:"source_filename"`
+		}
+		_ = json.Unmarshal(r.Changes, &ch)
+		reason, ok := versionReasons[r.Action]
+		if !ok {
+			reason = gen.DatasetVersionReasonCreated
+			if o := ch.Origin.New; o != nil && *o == "upload" {
+				reason = gen.DatasetVersionReasonIngest
+			}
+		}
+		display := r.ActorDisplay
+		out.Items[i] = gen.DatasetVersion{Version: int(r.Version), Reason: reason, CreatedAt: r.OccurredAt, CreatedBy: r.ActorID,
+			CreatedByDisplay: &display, FeatureCount: ch.FeatureCount.New, SourceFilename: ch.SourceFilename.New, IsCurrent: i == 0 && skip == 0}
+	}
+	return out, nil
 }

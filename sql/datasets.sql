@@ -103,3 +103,12 @@ SELECT count(*) FROM catalog.datasets WHERE created_by = @user_id;
 -- name: SetDatasetQuality :exec
 -- Derived data: no version bump, no history entry.
 UPDATE catalog.datasets SET quality_detail = @quality_detail WHERE id = @id;
+
+-- name: ListDatasetHistory :many
+-- data_only keeps the entries that changed the data as a whole (the dataset's versions).
+SELECT h.*, count(*) OVER () AS total
+FROM catalog.dataset_history h
+WHERE h.dataset_id = @dataset_id
+  AND (NOT @data_only::bool OR h.action IN ('create', 'ingest', 'reupload', 'refresh', 'analysis', 'schema_change', 'regenerate'))
+ORDER BY h.id DESC
+LIMIT @lim OFFSET @off;

@@ -252,6 +252,72 @@ func (q *Queries) ListDatasetGrants(ctx context.Context, datasetID uuid.UUID) ([
 	return items, nil
 }
 
+const listDatasetHistory = `-- name: ListDatasetHistory :many
+SELECT h.id, h.dataset_id, h.version, h.action, h.actor_id, h.actor_display, h.changes, h.occurred_at, h.public_id, count(*) OVER () AS total
+FROM catalog.dataset_history h
+WHERE h.dataset_id = $1
+  AND (NOT $2::bool OR h.action IN ('create', 'ingest', 'reupload', 'refresh', 'analysis', 'schema_change', 'regenerate'))
+ORDER BY h.id DESC
+LIMIT $4 OFFSET $3
+`
+
+type ListDatasetHistoryParams struct {
+	DatasetID uuid.UUID `json:"dataset_id"`
+	DataOnly  bool      `json:"data_only"`
+	Off       int32     `json:"off"`
+	Lim       int32     `json:"lim"`
+}
+
+type ListDatasetHistoryRow struct {
+	ID           int64           `json:"id"`
+	DatasetID    uuid.UUID       `json:"dataset_id"`
+	Version      int32           `json:"version"`
+	Action       string          `json:"action"`
+	ActorID      *uuid.UUID      `json:"actor_id"`
+	ActorDisplay string          `json:"actor_display"`
+	Changes      json.RawMessage `json:"changes"`
+	OccurredAt   time.Time       `json:"occurred_at"`
+	PublicID     uuid.UUID       `json:"public_id"`
+	Total        int64           `json:"total"`
+}
+
+// data_only keeps the entries that changed the data as a whole (the dataset's versions).
+func (q *Queries) ListDatasetHistory(ctx context.Context, arg ListDatasetHistoryParams) ([]ListDatasetHistoryRow, error) {
+	rows, err := q.db.Query(ctx, listDatasetHistory,
+		arg.DatasetID,
+		arg.DataOnly,
+		arg.Off,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListDatasetHistoryRow{}
+	for rows.Next() {
+		var i ListDatasetHistoryRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.DatasetID,
+			&i.Version,
+			&i.Action,
+			&i.ActorID,
+			&i.ActorDisplay,
+			&i.Changes,
+			&i.OccurredAt,
+			&i.PublicID,
+			&i.Total,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listVisibleDatasets = `-- name: ListVisibleDatasets :many
 SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
     count(*) OVER () AS total

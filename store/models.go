@@ -136,6 +136,7 @@ type CatalogDatasetHistory struct {
 	ActorDisplay string          `json:"actor_display"`
 	Changes      json.RawMessage `json:"changes"`
 	OccurredAt   time.Time       `json:"occurred_at"`
+	PublicID     uuid.UUID       `json:"public_id"`
 }
 
 type CatalogEmailVerification struct {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meridian/internal/apperr"
@@ -171,11 +172,16 @@ type Change struct {
 }
 
 // UpdateMetadata applies ch for a caller with write access and the edit_metadata capability.
-func (s *Service) UpdateMetadata(ctx context.Context, p auth.Principal, id uuid.UUID, ch Change, changes map[string]any) (Dataset, error) {
+func (s *Service) UpdateMetadata(ctx context.Context, p auth.Principal, id uuid.UUID, ch Change) (Dataset, error) {
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := s.Q.WithTx(tx)
-		if _, err := s.writable(ctx, q, p, id); err != nil {
+		before, err := s.writable(ctx, q, p, id)
+		if err != nil {
 			return err
+		}
+		changes := ch.diff(before.Row)
+		if len(changes) == 0 {
+			return nil // nothing changes: no new version, no history entry
 		}
 		v, err := q.UpdateDatasetMetadata(ctx, store.UpdateDatasetMetadataParams{ID: id, UpdatedBy: &p.UserID,
 			Title: ch.Title, Summary: ch.Summary, Visibility: ch.Visibility, License: ch.License, Attribution: ch.Attribution,
@@ -250,7 +256,9 @@ func AddRecord(ctx context.Context, q *store.Queries, prm store.InsertDatasetPar
 	}
 	var cols any
 	_ = json.Unmarshal(prm.ColumnInfo, &cols)
-	return id, history(ctx, q, id, 1, "create", p, map[string]any{"title": prm.Title, "origin": prm.Origin, "columns": cols})
+	return id, history(ctx, q, id, 1, "create", p, map[string]any{
+		"title": change(nil, prm.Title), "origin": change(nil, prm.Origin), "columns": change(nil, cols),
+		"feature_count": change(nil, prm.FeatureCount), "source_filename": change(nil, prm.SourceFilename)})
 }
 
 func history(ctx context.Context, q *store.Queries, id uuid.UUID, version int32, action string, p auth.Principal, changes map[string]any) error {
@@ -267,3 +275,49 @@ func history(ctx context.Context, q *store.Queries, id uuid.UUID, version int32,
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// change is one field's entry in the history: {old, new}.
+func change(old, new any) map[string]any { return map[string]any{"old": old, "new": new} }
+
+// diff lists the fields ch actually changes, with their values before and after.
+func (ch Change) diff(d store.CatalogDataset) map[string]any {
+	out := map[string]any{}
+	str := func(name string, before *string, after *string) {
+		if after != nil && (before == nil || *before != *after) {
+			out[name] = change(before, *after)
+		}
+	}
+	str("title", &d.Title, ch.Title)
+	str("summary", d.Summary, ch.Summary)
+	str("visibility", &d.Visibility, ch.Visibility)
+	str("license", d.License, ch.License)
+	str("attribution", d.Attribution, ch.Attribution)
+	str("source_organization", d.SourceOrganization, ch.SourceOrganization)
+	str("source_url", d.SourceUrl, ch.SourceURL)
+	str("quality_statement", d.QualityStatement, ch.QualityStatement)
+	str("lineage_summary", d.LineageSummary, ch.LineageSummary)
+	str("update_frequency", d.UpdateFrequency, ch.UpdateFrequency)
+	str("usage_constraints", d.UsageConstraints, ch.UsageConstraints)
+	str("access_constraints", d.AccessConstraints, ch.AccessConstraints)
+	str("sensitivity_classification", d.SensitivityClassification, ch.SensitivityClassification)
+	str("owner_org", d.OwnerOrg, ch.OwnerOrg)
+	str("language", d.Language, ch.Language)
+	if ch.ThemeCategory != nil && !slices.Equal(ch.ThemeCategory, d.ThemeCategory) {
+		out["theme_category"] = change(d.ThemeCategory, ch.ThemeCategory)
+	}
+	if ch.TileColumns != nil && !slices.Equal(ch.TileColumns, d.TileColumns) {
+		out["tile_columns"] = change(d.TileColumns, ch.TileColumns)
+	}
+	dates := func(name string, before pgtype.Date, after *time.Time) {
+		if after != nil && (!before.Valid || !before.Time.Equal(*after)) {
+			var old any
+			if before.Valid {
+				old = before.Time.Format(time.DateOnly)
+			}
+			out[name] = change(old, after.Format(time.DateOnly))
+		}
+	}
+	dates("data_vintage_start", d.DataVintageStart, ch.DataVintageStart)
+	dates("data_vintage_end", d.DataVintageEnd, ch.DataVintageEnd)
+	return out
+}

@@ -96,7 +96,7 @@ func (s *Service) moveStatus(ctx context.Context, p auth.Principal, id uuid.UUID
 			if err != nil {
 				return err
 			}
-			if err := history(ctx, q, id, v, "status", p, map[string]any{"record_status": map[string]any{"old": from, "new": to}}); err != nil {
+			if err := history(ctx, q, id, v, "status", p, map[string]any{"record_status": change(from, to)}); err != nil {
 				return err
 			}
 			from = to
@@ -201,4 +201,12 @@ func date(t *time.Time) pgtype.Date {
 		return pgtype.Date{}
 	}
 	return pgtype.Date{Time: *t, Valid: true}
+}
+
+// History lists a dataset's changes, newest first; dataOnly keeps the content versions.
+func (s *Service) History(ctx context.Context, p auth.Principal, id uuid.UUID, dataOnly bool, skip, limit int) ([]store.ListDatasetHistoryRow, error) {
+	if _, err := s.Get(ctx, p, id, false); err != nil {
+		return nil, err
+	}
+	return s.Q.ListDatasetHistory(ctx, store.ListDatasetHistoryParams{DatasetID: id, DataOnly: dataOnly, Off: int32(skip), Lim: int32(limit)})
 }
