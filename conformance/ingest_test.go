@@ -480,3 +480,34 @@ func TestRowsStatsValuesAndValidation(t *testing.T) {
 		t.Fatalf("rows of a private dataset, other user: %d", r.Status)
 	}
 }
+
+func TestIngestRecordDetails(t *testing.T) {
+	u := newUser(t, "editor")
+	gj := `{"type":"FeatureCollection","features":[` +
+		`{"type":"Feature","properties":{"site_id":"A1","kind":"buoy","depth":12.5,"observed":"2024-05-01"},"geometry":{"type":"Point","coordinates":[179.5,-17]}},` +
+		`{"type":"Feature","properties":{"site_id":"A2","kind":"buoy","depth":30,"observed":"2024-05-02"},"geometry":{"type":"Point","coordinates":[-179.5,-16]}},` +
+		`{"type":"Feature","properties":{"site_id":"A3","kind":"buoy","depth":7,"observed":"2024-05-03"},"geometry":{"type":"Point","coordinates":[-179.8,-16.5]}}]}`
+	job := importFile(t, u, "fiji.geojson", []byte(gj), nil)
+	if job["status"] != "complete" {
+		t.Fatalf("job: %v", job)
+	}
+	d := call(t, "GET", "/datasets/"+job["dataset_id"].(string), nil, bearer(u.Access)...).JSON(t)
+	bbox := d["extent_bbox"].([]any)
+	if bbox[0].(float64) != 179.5 || bbox[2].(float64) != -179.5 {
+		t.Fatalf("antimeridian extent %v, want west 179.5 > east -179.5", bbox)
+	}
+	roles := map[string]string{}
+	for _, c := range d["column_info"].([]any) {
+		m := c.(map[string]any)
+		roles[m["name"].(string)] = fmt.Sprint(m["semantic_role"])
+		if len(m["sample_values"].([]any)) == 0 || m["stats"].(map[string]any)["count"].(float64) != 3 {
+			t.Fatalf("column %v lacks samples or stats", m)
+		}
+	}
+	want := map[string]string{"site_id": "identifier", "kind": "category", "depth": "measure", "observed": "temporal"}
+	for k, v := range want {
+		if roles[k] != v {
+			t.Errorf("semantic role of %s: %s, want %s", k, roles[k], v)
+		}
+	}
+}

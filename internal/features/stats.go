@@ -39,7 +39,11 @@ func (r Reader) ColumnStats(ctx context.Context, t Table, column string) (Stats,
 			st.P25, st.Median, st.P75 = q[0], q[1], q[2]
 		}
 	} else {
-		err = r.Pool.QueryRow(ctx, "SELECT count(*), count(*) - count("+col+"), count(DISTINCT "+col+"), to_jsonb(min("+col+")), to_jsonb(max("+col+")) FROM "+t.ident()+" t").
+		minmax := "NULL::jsonb, NULL::jsonb"
+		if orderable(c.Type) {
+			minmax = "to_jsonb(min(" + col + ")), to_jsonb(max(" + col + "))"
+		}
+		err = r.Pool.QueryRow(ctx, "SELECT count(*), count(*) - count("+col+"), count(DISTINCT "+col+"), "+minmax+" FROM "+t.ident()+" t").
 			Scan(&st.Count, &st.NullCount, &st.DistinctCount, &minRaw, &maxRaw)
 		if err == nil {
 			st.TopValues, _, err = r.Values(ctx, t, column, "", false, 0, 10)

@@ -11,6 +11,7 @@ import (
 
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
+	"meridian/internal/features"
 	"meridian/store"
 )
 
@@ -45,7 +46,12 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		if count == 0 {
 			return &ImportError{Msg: "the file holds no features"}
 		}
-		cols, err := columnInfo(ctx, tx, table)
+		reader := features.Reader{Pool: im.Pool}
+		t, err := reader.Describe(ctx, "data", table)
+		if err != nil {
+			return err
+		}
+		cols, err := reader.Profile(ctx, t, count)
 		if err != nil {
 			return err
 		}
@@ -70,6 +76,18 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		}
 		if xmin != nil {
 			prm.ExtentBbox = []float64{*xmin, *ymin, *xmax, *ymax}
+			if *xmax-*xmin > 180 {
+				// Data on both sides of the antimeridian: if shifting longitudes to 0..360 makes
+				// the box narrower, report it the RFC 7946 way, west greater than east.
+				var sxmin, sxmax float64
+				if err := tx.QueryRow(ctx, `SELECT ST_XMin(e), ST_XMax(e) FROM (SELECT ST_Extent(ST_ShiftLongitude(geom)) AS e FROM `+ident+`) x`).
+					Scan(&sxmin, &sxmax); err != nil {
+					return err
+				}
+				if sxmax-sxmin < *xmax-*xmin {
+					prm.ExtentBbox[0], prm.ExtentBbox[2] = wrap(sxmin), wrap(sxmax)
+				}
+			}
 		}
 		if dims >= 3 {
 			prm.ZMin, prm.ZMax = zmin, zmax
@@ -84,20 +102,10 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 	return id, count, err
 }
 
-type column struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-}
-
-func columnInfo(ctx context.Context, tx pgx.Tx, table string) ([]column, error) {
-	rows, err := tx.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
-		WHERE table_schema = 'data' AND table_name = $1 AND column_name NOT IN ('gid', 'geom') ORDER BY ordinal_position`, table)
-	if err != nil {
-		return nil, err
+// wrap brings a shifted longitude back into -180..180.
+func wrap(lon float64) float64 {
+	if lon > 180 {
+		return lon - 360
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (column, error) {
-		var c column
-		err := r.Scan(&c.Name, &c.Type)
-		return c, err
-	})
+	return lon
 }
