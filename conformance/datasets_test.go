@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // createDataset makes an empty dataset as s, sets its visibility and walks it to published.
@@ -114,11 +112,7 @@ func TestCreateDatasetRecordAndLimits(t *testing.T) {
 		t.Fatalf("column_info: %v", cols)
 	}
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, server.DBURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := dbConn(t)
 	var cols, idx int
 	table := d["table_name"].(string)
 	_ = conn.QueryRow(ctx, "SELECT count(*) FROM information_schema.columns WHERE table_schema='data' AND table_name=$1", table).Scan(&cols)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/jackc/pgx/v5"
 	"io"
 	"net/http"
 	"net/url"
@@ -158,4 +159,17 @@ func startFresh(t *testing.T, env ...string) *Server {
 	}
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// dbConn opens a connection to the shared server's database for checks the API does not expose
+// (what tables exist, settings the typed settings API will own later); closed with the test.
+func dbConn(t *testing.T) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, server.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	return conn
 }

@@ -18,8 +18,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // upload sends one file as multipart/form-data to /ingest/upload.
@@ -89,11 +87,7 @@ func pointsGeoJSON(n int) []byte {
 func dataTables(t *testing.T) int {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, server.DBURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := dbConn(t)
 	var n int
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'data'").Scan(&n); err != nil {
 		t.Fatal(err)
@@ -214,11 +208,7 @@ func TestJobsAdministration(t *testing.T) {
 
 	// A job left "running" by a server that died: cleanup finds it and makes it retryable.
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, server.DBURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := dbConn(t)
 	var stale string
 	if err := conn.QueryRow(ctx, `INSERT INTO catalog.ingest_jobs (status, current_step, source_filename, created_by, updated_at)
 		VALUES ('running', 'ogr2ogr', 'lost.gpkg', $1, now() - interval '3 hours') RETURNING id::text`, u.ID).Scan(&stale); err != nil {

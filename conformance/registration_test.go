@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/url"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // setSetting writes a runtime setting directly: the typed settings API (PUT /settings/) is part of
@@ -13,11 +11,7 @@ import (
 func setSetting(t *testing.T, key string, jsonValue string) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, server.DBURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := dbConn(t)
 	if _, err := conn.Exec(ctx, `INSERT INTO catalog.settings (key, value) VALUES ($1, $2::jsonb)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, jsonValue); err != nil {
 		t.Fatal(err)
