@@ -501,3 +501,106 @@ func TestIngestRecordDetails(t *testing.T) {
 		}
 	}
 }
+
+// putPart sends one part to a presigned URL (outside the contract: it stands for object storage).
+func putPart(t *testing.T, u string, body []byte) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPut, u, bytes.NewReader(body))
+	res, err := plain.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode, res.Header.Get("ETag")
+}
+
+func TestPresignedUploadSinglePart(t *testing.T) {
+	u := newUser(t, "editor")
+	content := pointsGeoJSON(5)
+	r := call(t, "POST", "/ingest/upload/presigned", map[string]any{"filename": "direct.geojson", "file_size": len(content)}, bearer(u.Access)...)
+	if r.Status != 200 {
+		t.Fatalf("presigned: %d %s", r.Status, r.Body)
+	}
+	ps := r.JSON(t)
+	urls := ps["urls"].([]any)
+	if len(urls) != 1 || ps["upload_id"] != nil || ps["part_size"] != nil {
+		t.Fatalf("single-part answer: %v", ps)
+	}
+	tampered := strings.Replace(urls[0].(string), "sig=", "sig=0", 1)
+	if code, _ := putPart(t, tampered, content); code != 403 {
+		t.Fatalf("tampered URL: %d", code)
+	}
+	if code, _ := putPart(t, urls[0].(string), append(content, ' ')); code != 413 {
+		t.Fatalf("more bytes than declared: %d", code)
+	}
+	if code, etag := putPart(t, urls[0].(string), content); code != 200 || etag == "" {
+		t.Fatalf("put: %d %q", code, etag)
+	}
+	id := ps["job_id"].(string)
+	if r := call(t, "POST", "/ingest/upload/presigned/"+id+"/complete", map[string]any{}, bearer(u.Access)...); r.Status != 200 {
+		t.Fatalf("complete: %d %s", r.Status, r.Body)
+	}
+	if r := call(t, "POST", "/ingest/upload/presigned/"+id+"/complete", map[string]any{}, bearer(u.Access)...); r.Status != 409 {
+		t.Fatalf("second complete: %d", r.Status)
+	}
+	if r := call(t, "POST", "/ingest/commit/"+id, map[string]any{}, bearer(u.Access)...); r.Status != 202 {
+		t.Fatalf("commit: %d %s", r.Status, r.Body)
+	}
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if j := call(t, "GET", "/jobs/"+id, nil, bearer(u.Access)...).JSON(t); j["status"] == "complete" {
+			return
+		}
+	}
+	t.Fatal("the presigned import did not complete")
+}
+
+func TestPresignedUploadMultipartAndLimits(t *testing.T) {
+	s := startFresh(t, "PRESIGNED_THRESHOLD_BYTES=100", "PRESIGNED_PART_BYTES=64", "MAX_UPLOAD_BYTES=100000", "RATE_LIMIT_ENABLED=false")
+	c, _ := NewContract(mustDoc(t), s.APIRoot)
+	hc := c.Client()
+	tok := callAt(t, hc, s.APIRoot, "POST", "/auth/login", url.Values{"username": {"admin"}, "password": {AdminPassword}}).JSON(t)["access_token"].(string)
+	content := pointsGeoJSON(3)
+	if r := callAt(t, hc, s.APIRoot, "POST", "/ingest/upload/presigned", map[string]any{"filename": "big.geojson", "file_size": 100001}, bearer(tok)...); r.Status != 413 {
+		t.Fatalf("over the maximum: %d", r.Status)
+	}
+	if r := callAt(t, hc, s.APIRoot, "POST", "/ingest/upload/presigned", map[string]any{"filename": "zero.geojson", "file_size": 0}, bearer(tok)...); r.Status != 422 {
+		t.Fatalf("zero bytes: %d", r.Status)
+	}
+	r := callAt(t, hc, s.APIRoot, "POST", "/ingest/upload/presigned", map[string]any{"filename": "multi.geojson", "file_size": len(content)}, bearer(tok)...)
+	ps := r.JSON(t)
+	urls := ps["urls"].([]any)
+	want := (len(content) + 63) / 64
+	if r.Status != 200 || len(urls) != want || ps["part_size"].(float64) != 64 || ps["upload_id"] == nil {
+		t.Fatalf("multipart answer (%d bytes): %v", len(content), ps)
+	}
+	id := ps["job_id"].(string)
+	var parts []map[string]any
+	for i, u := range urls {
+		chunk := content[i*64 : min((i+1)*64, len(content))]
+		code, etag := putPart(t, u.(string), chunk)
+		if code != 200 {
+			t.Fatalf("part %d: %d", i+1, code)
+		}
+		if i < len(urls)-1 { // leave the last one out first
+			parts = append(parts, map[string]any{"part_number": i + 1, "etag": etag})
+		} else {
+			defer func(etag string) {
+				bad := append(append([]map[string]any{}, parts...), map[string]any{"part_number": i + 1, "etag": `"deadbeef"`})
+				if r := callAt(t, hc, s.APIRoot, "POST", "/ingest/upload/presigned/"+id+"/complete", map[string]any{"parts": bad}, bearer(tok)...); r.Status != 422 {
+					t.Errorf("wrong ETag: %d", r.Status)
+				}
+				good := append(parts, map[string]any{"part_number": i + 1, "etag": etag})
+				if r := callAt(t, hc, s.APIRoot, "POST", "/ingest/upload/presigned/"+id+"/complete", map[string]any{"parts": good}, bearer(tok)...); r.Status != 200 {
+					t.Errorf("complete: %d %s", r.Status, r.Body)
+				}
+				pv := callAt(t, hc, s.APIRoot, "POST", "/ingest/preview/"+id, map[string]any{}, bearer(tok)...)
+				if pv.Status != 200 || !strings.Contains(string(pv.Body), `"feature_count":3`) {
+					t.Errorf("preview of the assembled file: %d %s", pv.Status, pv.Body)
+				}
+			}(etag)
+		}
+	}
+	if r := callAt(t, hc, s.APIRoot, "POST", "/ingest/upload/presigned/"+id+"/complete", map[string]any{"parts": parts}, bearer(tok)...); r.Status != 422 {
+		t.Fatalf("missing part: %d %s", r.Status, r.Body)
+	}
+}

@@ -54,16 +54,6 @@ func (s *Server) BulkRegisterTables(ctx context.Context, request gen.BulkRegiste
 	return nil, notImplemented("bulkRegisterTables")
 }
 
-// RequestPresignedUpload: Request Presigned Upload (POST /ingest/upload/presigned).
-func (s *Server) RequestPresignedUpload(ctx context.Context, request gen.RequestPresignedUploadRequestObject) (gen.RequestPresignedUploadResponseObject, error) {
-	return nil, notImplemented("requestPresignedUpload")
-}
-
-// CompletePresignedUpload: Complete Presigned Upload (POST /ingest/upload/presigned/{job_id}/complete).
-func (s *Server) CompletePresignedUpload(ctx context.Context, request gen.CompletePresignedUploadRequestObject) (gen.CompletePresignedUploadResponseObject, error) {
-	return nil, notImplemented("completePresignedUpload")
-}
-
 // CreateVRT: Create VRT (POST /ingest/vrt/create).
 func (s *Server) CreateVRT(ctx context.Context, request gen.CreateVRTRequestObject) (gen.CreateVRTResponseObject, error) {
 	return nil, notImplemented("createVRT")
@@ -421,9 +411,8 @@ func (s *Server) CommitImport(ctx context.Context, request gen.CommitImportReque
 func (s *Server) GetUploadConfig(ctx context.Context, request gen.GetUploadConfigRequestObject) (gen.GetUploadConfigResponseObject, error) {
 	return gen.GetUploadConfig200JSONResponse{
 		AllowedExtensions: ingest.Extensions, MaxFileSizeBytes: s.cfg.MaxUploadBytes,
-		// Presigned uploads arrive with the object-storage capability; until then files go
-		// through Upload File.
-		PresignedUploads: false, PresignedThresholdBytes: 100 << 20,
+		// The local backend always offers presigned uploads; large files go multipart above the threshold.
+		PresignedUploads: true, PresignedThresholdBytes: s.cfg.PresignedThresholdBytes,
 	}, nil
 }
 
@@ -586,4 +575,38 @@ func (s *Server) GetDatasetHistory(ctx context.Context, request gen.GetDatasetHi
 			Changes: &changes, OccurredAt: r.OccurredAt, Version: &version}
 	}
 	return out, nil
+}
+
+// RequestPresignedUpload: Request Presigned Upload (POST /ingest/upload/presigned). The local
+// storage backend signs PUT URLs that Meridian itself accepts under /storage/uploads/.
+func (s *Server) RequestPresignedUpload(ctx context.Context, request gen.RequestPresignedUploadRequestObject) (gen.RequestPresignedUploadResponseObject, error) {
+	b := request.Body
+	ps, err := s.jobs.RequestPresigned(ctx, auth.From(ctx), b.Filename, b.FileSize)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.RequestPresignedUpload200JSONResponse{JobId: ps.Job.ID, Urls: ps.URLs, PartSize: ps.PartSize,
+		S3Key: "staging/" + ps.Job.ID.String() + "/" + b.Filename}
+	if ps.PartSize != nil {
+		uploadID := ps.Job.ID.String()
+		out.UploadId = &uploadID
+	}
+	return out, nil
+}
+
+// CompletePresignedUpload: Complete Presigned Upload (POST /ingest/upload/presigned/{job_id}/complete).
+func (s *Server) CompletePresignedUpload(ctx context.Context, request gen.CompletePresignedUploadRequestObject) (gen.CompletePresignedUploadResponseObject, error) {
+	var parts []ingest.PartETag
+	if b := request.Body; b != nil {
+		for _, pt := range val(b.Parts) {
+			parts = append(parts, ingest.PartETag{Number: pt.PartNumber, ETag: pt.Etag})
+		}
+	}
+	job, err := s.jobs.CompletePresigned(ctx, auth.From(ctx), request.JobId, parts)
+	if err != nil {
+		return nil, err
+	}
+	pending := gen.UploadResponseStatusPending
+	return gen.CompletePresignedUpload200JSONResponse{JobId: job.ID, Status: &pending,
+		Message: "file received; preview it or commit the import"}, nil
 }

@@ -18,6 +18,7 @@ import (
 	"meridian/internal/accounts"
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
+	"meridian/internal/blob"
 	"meridian/internal/catalog"
 	"meridian/internal/config"
 	"meridian/internal/export"
@@ -77,7 +78,9 @@ func New(d Deps) *Server {
 	s.downloads = auth.NewDownloadTokens(c.JWTSecretKey)
 	s.tables = features.Reader{Pool: d.Pool}
 	s.exporter = &export.Exporter{Pool: d.Pool, TmpDir: filepath.Join(c.DataDir, "exports")}
-	s.jobs = &ingest.Jobs{Pool: d.Pool, Q: s.q, Queue: d.Queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes}
+	s.jobs = &ingest.Jobs{Pool: d.Pool, Q: s.q, Queue: d.Queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes,
+		Blob: blob.NewLocal(c.DataDir, c.BaseURL, c.JWTSecretKey), PresignedThreshold: c.PresignedThresholdBytes,
+		PresignedPartSize: c.PresignedPartBytes}
 	s.providers = &accounts.Providers{Q: s.q, Box: s.box, Log: d.Log}
 	s.oauthFlow = oauth.NewFlow(&http.Client{Timeout: 15 * time.Second})
 	s.registration = &accounts.Registration{Pool: d.Pool, Q: s.q, Log: d.Log, BaseURL: c.BaseURL,

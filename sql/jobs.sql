@@ -68,3 +68,13 @@ WHERE id = @id AND status = 'pending' AND NOT committed;
 -- Whether another job may still read this staging file (fan-out children share their parent's).
 SELECT EXISTS (SELECT 1 FROM catalog.ingest_jobs
                WHERE staging_path = @staging_path AND id <> @id AND status IN ('pending', 'running', 'failed'))::bool;
+
+-- name: CreatePresignedJob :one
+INSERT INTO catalog.ingest_jobs (id, source_filename, created_by, current_step, presigned, declared_size, part_size, part_count, expires_at)
+VALUES (@id, @source_filename, @created_by, 'queued', true, @declared_size, @part_size, @part_count, @expires_at)
+RETURNING *;
+
+-- name: AttachStagedFile :execrows
+-- Completes a presigned upload: the assembled file becomes the job's staging file, once.
+UPDATE catalog.ingest_jobs SET staging_path = @staging_path, updated_at = now()
+WHERE id = @id AND presigned AND staging_path IS NULL AND status = 'pending';

@@ -13,10 +13,29 @@ import (
 	"github.com/google/uuid"
 )
 
+const attachStagedFile = `-- name: AttachStagedFile :execrows
+UPDATE catalog.ingest_jobs SET staging_path = $1, updated_at = now()
+WHERE id = $2 AND presigned AND staging_path IS NULL AND status = 'pending'
+`
+
+type AttachStagedFileParams struct {
+	StagingPath *string   `json:"staging_path"`
+	ID          uuid.UUID `json:"id"`
+}
+
+// Completes a presigned upload: the assembled file becomes the job's staging file, once.
+func (q *Queries) AttachStagedFile(ctx context.Context, arg AttachStagedFileParams) (int64, error) {
+	result, err := q.db.Exec(ctx, attachStagedFile, arg.StagingPath, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const commitIngestJob = `-- name: CommitIngestJob :one
 UPDATE catalog.ingest_jobs SET committed = true, options = $1, updated_at = now()
 WHERE id = $2 AND status = 'pending' AND NOT committed
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at
 `
 
 type CommitIngestJobParams struct {
@@ -50,6 +69,11 @@ func (q *Queries) CommitIngestJob(ctx context.Context, arg CommitIngestJobParams
 		&i.CompletedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Presigned,
+		&i.DeclaredSize,
+		&i.PartSize,
+		&i.PartCount,
+		&i.ExpiresAt,
 	)
 	return i, err
 }
@@ -83,7 +107,7 @@ func (q *Queries) CompleteIngestJob(ctx context.Context, arg CompleteIngestJobPa
 const createIngestJob = `-- name: CreateIngestJob :one
 INSERT INTO catalog.ingest_jobs (id, source_filename, staging_path, created_by, current_step)
 VALUES ($1, $2, $3, $4, 'queued')
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at
 `
 
 type CreateIngestJobParams struct {
@@ -123,6 +147,69 @@ func (q *Queries) CreateIngestJob(ctx context.Context, arg CreateIngestJobParams
 		&i.CompletedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Presigned,
+		&i.DeclaredSize,
+		&i.PartSize,
+		&i.PartCount,
+		&i.ExpiresAt,
+	)
+	return i, err
+}
+
+const createPresignedJob = `-- name: CreatePresignedJob :one
+INSERT INTO catalog.ingest_jobs (id, source_filename, created_by, current_step, presigned, declared_size, part_size, part_count, expires_at)
+VALUES ($1, $2, $3, 'queued', true, $4, $5, $6, $7)
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at
+`
+
+type CreatePresignedJobParams struct {
+	ID             uuid.UUID  `json:"id"`
+	SourceFilename *string    `json:"source_filename"`
+	CreatedBy      *uuid.UUID `json:"created_by"`
+	DeclaredSize   *int64     `json:"declared_size"`
+	PartSize       *int64     `json:"part_size"`
+	PartCount      *int32     `json:"part_count"`
+	ExpiresAt      *time.Time `json:"expires_at"`
+}
+
+func (q *Queries) CreatePresignedJob(ctx context.Context, arg CreatePresignedJobParams) (CatalogIngestJob, error) {
+	row := q.db.QueryRow(ctx, createPresignedJob,
+		arg.ID,
+		arg.SourceFilename,
+		arg.CreatedBy,
+		arg.DeclaredSize,
+		arg.PartSize,
+		arg.PartCount,
+		arg.ExpiresAt,
+	)
+	var i CatalogIngestJob
+	err := row.Scan(
+		&i.ID,
+		&i.Status,
+		&i.CurrentStep,
+		&i.Progress,
+		&i.RowsProcessed,
+		&i.RowsFailed,
+		&i.DatasetID,
+		&i.SourceFilename,
+		&i.StagingPath,
+		&i.ErrorMessage,
+		&i.CanRetry,
+		&i.RetryReason,
+		&i.WarningMessage,
+		&i.Warnings,
+		&i.Options,
+		&i.Committed,
+		&i.CreatedBy,
+		&i.StartedAt,
+		&i.CompletedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Presigned,
+		&i.DeclaredSize,
+		&i.PartSize,
+		&i.PartCount,
+		&i.ExpiresAt,
 	)
 	return i, err
 }
@@ -178,7 +265,7 @@ func (q *Queries) FanOutIngestJob(ctx context.Context, id uuid.UUID) (int64, err
 }
 
 const getIngestJob = `-- name: GetIngestJob :one
-SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at FROM catalog.ingest_jobs WHERE id = $1
+SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at FROM catalog.ingest_jobs WHERE id = $1
 `
 
 func (q *Queries) GetIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngestJob, error) {
@@ -206,12 +293,17 @@ func (q *Queries) GetIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngest
 		&i.CompletedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Presigned,
+		&i.DeclaredSize,
+		&i.PartSize,
+		&i.PartCount,
+		&i.ExpiresAt,
 	)
 	return i, err
 }
 
 const latestJobOfDataset = `-- name: LatestJobOfDataset :one
-SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at FROM catalog.ingest_jobs WHERE dataset_id = $1 ORDER BY created_at DESC LIMIT 1
+SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at FROM catalog.ingest_jobs WHERE dataset_id = $1 ORDER BY created_at DESC LIMIT 1
 `
 
 func (q *Queries) LatestJobOfDataset(ctx context.Context, datasetID *uuid.UUID) (CatalogIngestJob, error) {
@@ -239,12 +331,17 @@ func (q *Queries) LatestJobOfDataset(ctx context.Context, datasetID *uuid.UUID) 
 		&i.CompletedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Presigned,
+		&i.DeclaredSize,
+		&i.PartSize,
+		&i.PartCount,
+		&i.ExpiresAt,
 	)
 	return i, err
 }
 
 const listIngestJobs = `-- name: ListIngestJobs :many
-SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, count(*) OVER () AS total FROM catalog.ingest_jobs j
+SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, count(*) OVER () AS total FROM catalog.ingest_jobs j
 WHERE ($1::text IS NULL OR j.status = $1)
   AND ($2::uuid IS NULL OR j.created_by = $2)
   AND ($3::uuid IS NULL OR j.dataset_id = $3)
@@ -305,6 +402,11 @@ func (q *Queries) ListIngestJobs(ctx context.Context, arg ListIngestJobsParams) 
 			&i.CatalogIngestJob.CompletedAt,
 			&i.CatalogIngestJob.CreatedAt,
 			&i.CatalogIngestJob.UpdatedAt,
+			&i.CatalogIngestJob.Presigned,
+			&i.CatalogIngestJob.DeclaredSize,
+			&i.CatalogIngestJob.PartSize,
+			&i.CatalogIngestJob.PartCount,
+			&i.CatalogIngestJob.ExpiresAt,
 			&i.Total,
 		); err != nil {
 			return nil, err
@@ -339,7 +441,7 @@ const requeueIngestJob = `-- name: RequeueIngestJob :one
 UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL,
     error_message = NULL, can_retry = false, retry_reason = NULL, completed_at = NULL, updated_at = now()
 WHERE id = $1 AND status = 'failed'
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at
 `
 
 func (q *Queries) RequeueIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngestJob, error) {
@@ -367,6 +469,11 @@ func (q *Queries) RequeueIngestJob(ctx context.Context, id uuid.UUID) (CatalogIn
 		&i.CompletedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Presigned,
+		&i.DeclaredSize,
+		&i.PartSize,
+		&i.PartCount,
+		&i.ExpiresAt,
 	)
 	return i, err
 }

@@ -168,6 +168,11 @@ type CatalogIngestJob struct {
 	CompletedAt    *time.Time      `json:"completed_at"`
 	CreatedAt      time.Time       `json:"created_at"`
 	UpdatedAt      time.Time       `json:"updated_at"`
+	Presigned      bool            `json:"presigned"`
+	DeclaredSize   *int64          `json:"declared_size"`
+	PartSize       *int64          `json:"part_size"`
+	PartCount      *int32          `json:"part_count"`
+	ExpiresAt      *time.Time      `json:"expires_at"`
 }
 
 type CatalogOauthAccount struct {

@@ -132,6 +132,7 @@ func serve() error {
 	e := web.New(cfg, log)
 	srv := handlers.New(handlers.Deps{Config: cfg, Pool: pool, Log: log, Queue: queue})
 	handlers.Mount(e, doc, cfg, srv)
+	handlers.MountStorage(e, cfg, srv)
 	if err := apidocs.Register(e, "/api", doc, openapi.YAML); err != nil {
 		return err
 	}

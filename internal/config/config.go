@@ -23,15 +23,19 @@ type Config struct {
 	AdminPassword string
 	AdminEmail    string
 
-	DBMaxConns           int32
-	ImportWorkers        int // concurrent ogr2ogr imports per replica
-	QueryTimeout         time.Duration
-	BackupMaxAgeMinutes  int
-	MaxUploadBytes       int64
-	MaxBodyBytes         int64
-	MaxFeatureBodyBytes  int64
-	CORSAllowedOrigins   []string
-	TrustForwardedHeader bool
+	DBMaxConns          int32
+	ImportWorkers       int // concurrent ogr2ogr imports per replica
+	QueryTimeout        time.Duration
+	BackupMaxAgeMinutes int
+	MaxUploadBytes      int64
+	// Presigned uploads switch to multipart above PresignedThresholdBytes, in parts of
+	// PresignedPartBytes (open-points: 100 MB and 10 MB).
+	PresignedThresholdBytes int64
+	PresignedPartBytes      int64
+	MaxBodyBytes            int64
+	MaxFeatureBodyBytes     int64
+	CORSAllowedOrigins      []string
+	TrustForwardedHeader    bool
 
 	RateLimitEnabled   bool
 	RateLimitPerSecond float64 // global per client IP
@@ -86,15 +90,17 @@ func load(get func(string) string) (Config, error) {
 		AdminPassword: p.str("ADMIN_PASSWORD", ""),
 		AdminEmail:    p.str("ADMIN_EMAIL", ""),
 
-		DBMaxConns:           int32(p.integer("DB_MAX_CONNS", 20, 1, 80)),
-		QueryTimeout:         p.duration("QUERY_TIMEOUT", 30*time.Second),
-		ImportWorkers:        p.integer("IMPORT_WORKERS", 2, 1, 64),
-		BackupMaxAgeMinutes:  p.integer("BACKUP_MAX_AGE_MINUTES", 1560, 1, 1<<20),
-		MaxUploadBytes:       p.int64("MAX_UPLOAD_BYTES", 500<<20),
-		MaxBodyBytes:         p.int64("MAX_BODY_BYTES", 10<<20),
-		MaxFeatureBodyBytes:  p.int64("MAX_FEATURE_BODY_BYTES", 1<<20),
-		CORSAllowedOrigins:   p.list("CORS_ALLOWED_ORIGINS"),
-		TrustForwardedHeader: p.boolean("TRUST_FORWARDED_HEADERS", false),
+		DBMaxConns:              int32(p.integer("DB_MAX_CONNS", 20, 1, 80)),
+		QueryTimeout:            p.duration("QUERY_TIMEOUT", 30*time.Second),
+		ImportWorkers:           p.integer("IMPORT_WORKERS", 2, 1, 64),
+		BackupMaxAgeMinutes:     p.integer("BACKUP_MAX_AGE_MINUTES", 1560, 1, 1<<20),
+		MaxUploadBytes:          p.int64("MAX_UPLOAD_BYTES", 500<<20),
+		PresignedThresholdBytes: p.int64("PRESIGNED_THRESHOLD_BYTES", 100<<20),
+		PresignedPartBytes:      p.int64("PRESIGNED_PART_BYTES", 10<<20),
+		MaxBodyBytes:            p.int64("MAX_BODY_BYTES", 10<<20),
+		MaxFeatureBodyBytes:     p.int64("MAX_FEATURE_BODY_BYTES", 1<<20),
+		CORSAllowedOrigins:      p.list("CORS_ALLOWED_ORIGINS"),
+		TrustForwardedHeader:    p.boolean("TRUST_FORWARDED_HEADERS", false),
 
 		RateLimitEnabled:   p.boolean("RATE_LIMIT_ENABLED", true),
 		RateLimitPerSecond: p.float("RATE_LIMIT_PER_SECOND", 60),

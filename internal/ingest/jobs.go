@@ -14,16 +14,20 @@ import (
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
+	"meridian/internal/blob"
 	"meridian/store"
 )
 
 // Jobs is the ingestion workflow callers drive: upload, commit, status, retry.
 type Jobs struct {
-	Pool      *pgxpool.Pool
-	Q         *store.Queries
-	Queue     *Queue
-	DataDir   string
-	MaxUpload int64
+	Pool               *pgxpool.Pool
+	Q                  *store.Queries
+	Queue              *Queue
+	Blob               *blob.Local
+	DataDir            string
+	MaxUpload          int64
+	PresignedThreshold int64 // above it presigned uploads are multipart
+	PresignedPartSize  int64
 }
 
 // Upload stages a file for a new pending job owned by the caller.

@@ -1,0 +1,163 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"meridian/internal/apperr"
+	"meridian/internal/auth"
+	"meridian/internal/blob"
+	"meridian/store"
+)
+
+// PresignedTTL is how long presigned URLs and their job wait for the upload (open-points).
+const PresignedTTL = time.Hour
+
+// Presigned is the answer to a presigned upload request.
+type Presigned struct {
+	Job      store.CatalogIngestJob
+	URLs     []string
+	PartSize *int64 // nil for a single-part upload
+}
+
+// RequestPresigned creates a pending job and the URLs its file is PUT to: one URL up to the
+// threshold, one per part above it.
+func (j *Jobs) RequestPresigned(ctx context.Context, p auth.Principal, filename string, size int64) (Presigned, error) {
+	if !p.Can(auth.CapUpload) {
+		return Presigned{}, apperr.Forbidden("uploading needs the upload capability")
+	}
+	if err := CheckFilename(filename); err != nil {
+		return Presigned{}, err
+	}
+	if size > j.MaxUpload {
+		return Presigned{}, apperr.TooLarge("file_size %d exceeds the maximum upload size of %d bytes", size, j.MaxUpload)
+	}
+	count, partSize := int32(1), (*int64)(nil)
+	if size > j.PresignedThreshold {
+		ps := j.PresignedPartSize
+		partSize = &ps
+		count = int32((size + ps - 1) / ps)
+	}
+	expires := time.Now().Add(PresignedTTL)
+	job, err := j.Q.CreatePresignedJob(ctx, store.CreatePresignedJobParams{ID: uuid.New(), SourceFilename: &filename,
+		CreatedBy: &p.UserID, DeclaredSize: &size, PartSize: partSize, PartCount: &count, ExpiresAt: &expires})
+	if err != nil {
+		return Presigned{}, err
+	}
+	out := Presigned{Job: job, PartSize: partSize}
+	for i := 1; i <= int(count); i++ {
+		out.URLs = append(out.URLs, j.Blob.PartURL(job.ID, i, expires))
+	}
+	return out, nil
+}
+
+// openPresigned loads a presigned job that still waits for its file.
+func (j *Jobs) openPresigned(ctx context.Context, job store.CatalogIngestJob) error {
+	switch {
+	case !job.Presigned:
+		return apperr.Conflict("job %s is not a presigned upload", job.ID)
+	case job.Status != "pending" || job.StagingPath != nil:
+		return apperr.Conflict("the upload of job %s is already complete", job.ID)
+	case job.ExpiresAt != nil && time.Now().After(*job.ExpiresAt):
+		return apperr.Conflict("the upload of job %s expired; request a new one", job.ID)
+	}
+	return nil
+}
+
+// PutPart receives one part through a presigned URL; the URL's signature is the credential.
+func (j *Jobs) PutPart(ctx context.Context, id uuid.UUID, part int, exp, sig string, body io.Reader) (string, error) {
+	if err := j.Blob.Verify(id, part, exp, sig, time.Now()); err != nil {
+		return "", apperr.Forbidden("%s", err.Error())
+	}
+	job, err := j.Q.GetIngestJob(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", apperr.NotFound("no upload %s", id)
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := j.openPresigned(ctx, job); err != nil {
+		return "", err
+	}
+	if job.PartCount == nil || part < 1 || part > int(*job.PartCount) {
+		return "", apperr.NotFound("the upload has no part %d", part)
+	}
+	max := *job.DeclaredSize
+	if job.PartSize != nil {
+		max = *job.PartSize
+	}
+	etag, _, err := j.Blob.PutPart(id, part, body, max)
+	if errors.Is(err, blob.ErrTooLarge) {
+		return "", apperr.TooLarge("the part is larger than the %d bytes declared for it", max)
+	}
+	return etag, err
+}
+
+// PartETag is one completed part as the client reports it.
+type PartETag struct {
+	Number int
+	ETag   string
+}
+
+// CompletePresigned checks the parts, assembles the file into staging and checks its size. The
+// job stays pending for Preview and Commit.
+func (j *Jobs) CompletePresigned(ctx context.Context, p auth.Principal, id uuid.UUID, parts []PartETag) (store.CatalogIngestJob, error) {
+	job, err := j.Get(ctx, p, id)
+	if err != nil {
+		return job, err
+	}
+	if err := j.openPresigned(ctx, job); err != nil {
+		return job, err
+	}
+	count := int(*job.PartCount)
+	if job.PartSize != nil {
+		if len(parts) != count {
+			return job, apperr.Unprocessable("the upload has %d parts; list each with its ETag", count)
+		}
+		for i, pt := range parts {
+			if pt.Number != i+1 {
+				return job, apperr.Unprocessable("parts must be listed in order 1..%d (got %d at position %d)", count, pt.Number, i+1)
+			}
+		}
+	}
+	for i := 1; i <= count; i++ {
+		etag, _, err := j.Blob.PartETag(id, i)
+		if err != nil {
+			return job, err
+		}
+		if etag == "" {
+			return job, apperr.Unprocessable("part %d was never uploaded", i)
+		}
+		if job.PartSize != nil && strings.Trim(parts[i-1].ETag, `"`) != etag {
+			return job, apperr.Unprocessable("the ETag of part %d does not match the stored part", i)
+		}
+	}
+	dst := filepath.Join(StageDir(j.DataDir, id), deref(job.SourceFilename))
+	size, err := j.Blob.Assemble(id, count, dst)
+	if err != nil {
+		return job, err
+	}
+	switch {
+	case size > *job.DeclaredSize:
+		_ = os.Remove(dst)
+		return job, apperr.TooLarge("the uploaded file has %d bytes, more than the %d declared", size, *job.DeclaredSize)
+	case size < *job.DeclaredSize:
+		_ = os.Remove(dst)
+		return job, apperr.Unprocessable("the uploaded file has %d bytes, fewer than the %d declared", size, *job.DeclaredSize)
+	}
+	if n, err := j.Q.AttachStagedFile(ctx, store.AttachStagedFileParams{ID: id, StagingPath: &dst}); err != nil || n == 0 {
+		if err == nil {
+			err = apperr.Conflict("the upload of job %s was completed concurrently", id)
+		}
+		return job, err
+	}
+	return j.Q.GetIngestJob(ctx, id)
+}
