@@ -604,3 +604,60 @@ func TestPresignedUploadMultipartAndLimits(t *testing.T) {
 		t.Fatalf("missing part: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestIngestFormats converts one small GeoJSON into every supported format with GDAL and imports
+// each: the dataset must hold every feature and the attributes.
+func TestIngestFormats(t *testing.T) {
+	u := newUser(t, "editor")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.geojson")
+	if err := os.WriteFile(src, pointsGeoJSON(7), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	shp := filepath.Join(dir, "shp")
+	gdal(t, "ogr2ogr", "-f", "ESRI Shapefile", shp, src, "-nln", "pts", "-lco", "ENCODING=UTF-8")
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	entries, _ := os.ReadDir(shp)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(shp, e.Name()))
+		w, _ := zw.Create(e.Name())
+		_, _ = w.Write(b)
+	}
+	_ = zw.Close()
+	files := map[string][]byte{"pts.zip": zbuf.Bytes()}
+	// A spreadsheet carries coordinates as longitude/latitude columns.
+	var sheet strings.Builder
+	sheet.WriteString("name,lon,lat,rank\n")
+	for i := 0; i < 7; i++ {
+		fmt.Fprintf(&sheet, "p%d,%g,%g,%d\n", i, 5+float64(i)*0.01, 50+float64(i)*0.01, i)
+	}
+	sheetCSV := filepath.Join(dir, "sheet.csv")
+	_ = os.WriteFile(sheetCSV, []byte(sheet.String()), 0o600)
+	gdal(t, "ogr2ogr", "-f", "XLSX", filepath.Join(dir, "pts.xlsx"), sheetCSV, "-nln", "pts")
+	files["pts.xlsx"], _ = os.ReadFile(filepath.Join(dir, "pts.xlsx"))
+	for ext, driver := range map[string]string{"geojsonl": "GeoJSONSeq", "fgb": "FlatGeobuf", "kml": "KML", "gpkg": "GPKG"} {
+		out := filepath.Join(dir, "pts."+ext)
+		gdal(t, "ogr2ogr", "-f", driver, out, src, "-nln", "pts")
+		files["pts."+ext], _ = os.ReadFile(out)
+	}
+	// CSV with a WKT column instead of lon/lat.
+	var csv strings.Builder
+	csv.WriteString("wkt,name,rank\n")
+	for i := 0; i < 7; i++ {
+		fmt.Fprintf(&csv, "\"POINT (%g %g)\",p%d,%d\n", 5+float64(i)*0.01, 50+float64(i)*0.01, i, i)
+	}
+	files["pts_wkt.csv"] = []byte(csv.String())
+	for name, content := range files {
+		t.Run(name, func(t *testing.T) {
+			job := importFile(t, u, name, content, nil)
+			if job["status"] != "complete" {
+				t.Fatalf("job: %v", job)
+			}
+			d := call(t, "GET", "/datasets/"+job["dataset_id"].(string), nil, bearer(u.Access)...).JSON(t)
+			if d["feature_count"].(float64) != 7 || !strings.Contains(fmt.Sprint(d["column_info"]), "name") {
+				t.Fatalf("dataset from %s: count %v columns %v", name, d["feature_count"], d["column_info"])
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
@@ -27,17 +28,21 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 	ident := pgx.Identifier{"data", table}.Sanitize()
 	var id uuid.UUID
 	var count int64
-	err := pgx.BeginFunc(ctx, im.Pool, func(tx pgx.Tx) error {
-		var gtype string
-		var dims int32
-		err := tx.QueryRow(ctx, `SELECT type, coord_dimension FROM geometry_columns
-			WHERE f_table_schema = 'data' AND f_table_name = $1 AND f_geometry_column = 'geom'`, table).Scan(&gtype, &dims)
-		if err == pgx.ErrNoRows {
-			return &ImportError{Msg: "no geometry found: the file has no coordinates (a CSV needs lon/lat or x/y columns, or a WKT column)"}
-		}
-		if err != nil {
-			return err
-		}
+	// The geometry column is settled before the transaction: building points from coordinate
+	// columns alters the table, and the column profile below reads it on other connections.
+	var gtype string
+	var dims int32
+	err := im.Pool.QueryRow(ctx, `SELECT type, coord_dimension FROM geometry_columns
+		WHERE f_table_schema = 'data' AND f_table_name = $1 AND f_geometry_column = 'geom'`, table).Scan(&gtype, &dims)
+	if err == pgx.ErrNoRows {
+		// Spreadsheets (and CSVs whose coordinates the driver did not recognise) arrive as
+		// plain tables: build points from longitude/latitude columns when there are some.
+		gtype, dims, err = pointsFromColumns(ctx, im.Pool, table)
+	}
+	if err != nil {
+		return uuid.Nil, 0, err
+	}
+	err = pgx.BeginFunc(ctx, im.Pool, func(tx pgx.Tx) error {
 		var xmin, ymin, xmax, ymax, zmin, zmax *float64
 		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+ident+`), ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e),
 			ST_ZMin(e), ST_ZMax(e) FROM (SELECT ST_3DExtent(geom) AS e FROM `+ident+`) x`).Scan(&count, &xmin, &ymin, &xmax, &ymax, &zmin, &zmax); err != nil {
@@ -108,4 +113,53 @@ func wrap(lon float64) float64 {
 		return lon - 360
 	}
 	return lon
+}
+
+// coordinateNames are the longitude and latitude column names recognised, in order of preference.
+var (
+	lonNames = []string{"lon", "lng", "long", "longitude", "x"}
+	latNames = []string{"lat", "latitude", "y"}
+)
+
+// pointsFromColumns adds a point geometry to a table that has longitude and latitude columns.
+// Rows whose values are not numbers get no geometry.
+func pointsFromColumns(ctx context.Context, pool *pgxpool.Pool, table string) (string, int32, error) {
+	rows, err := pool.Query(ctx, `SELECT column_name FROM information_schema.columns WHERE table_schema = 'data' AND table_name = $1`, table)
+	if err != nil {
+		return "", 0, err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", 0, err
+	}
+	find := func(want []string) string {
+		for _, w := range want {
+			for _, n := range names {
+				if strings.EqualFold(n, w) {
+					return n
+				}
+			}
+		}
+		return ""
+	}
+	lon, lat := find(lonNames), find(latNames)
+	if lon == "" || lat == "" {
+		return "", 0, &ImportError{Msg: "no geometry found: the file has no coordinates (name the columns lon/lat or x/y, or give a WKT column)"}
+	}
+	ident := pgx.Identifier{"data", table}.Sanitize()
+	num := func(c string) string {
+		col := pgx.Identifier{c}.Sanitize()
+		return "CASE WHEN " + col + "::text ~ '^\\s*[-+]?[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?\\s*$' THEN " + col + "::text::float8 END"
+	}
+	stmts := []string{
+		"ALTER TABLE " + ident + " ADD COLUMN geom geometry(Point, 4326)",
+		"UPDATE " + ident + " SET geom = ST_SetSRID(ST_MakePoint(" + num(lon) + ", " + num(lat) + "), 4326)",
+		"CREATE INDEX ON " + ident + " USING gist (geom)",
+	}
+	for _, s := range stmts {
+		if _, err := pool.Exec(ctx, s); err != nil {
+			return "", 0, err
+		}
+	}
+	return "POINT", 2, nil
 }

@@ -107,7 +107,7 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 	_ = im.Q.SetIngestJobStep(ctx, store.SetIngestJobStepParams{ID: job.ID, CurrentStep: ptr("ogr2ogr"), Progress: ptr(0.0)})
 	ext := strings.ToLower(filepath.Ext(path))
 	target, password := db.OGRConnection(im.Pool)
-	args := []string{"-f", "PostgreSQL", target, sourcePath(path)}
+	args := append([]string{"-f", "PostgreSQL", target, sourcePath(path)}, openOptions(path)...)
 	var warns []Warning
 	// Source fields named like the reserved columns, or too long for PostgreSQL, are renamed
 	// through an OGR SQL projection; otherwise the layer is copied as it is. (CSV coordinates are

@@ -35,7 +35,7 @@ var (
 // Inspect lists the layers of a staged file with `ogrinfo -so -al` (GDAL 3.6 has no JSON
 // output for vectors), and the driver that opened it.
 func Inspect(ctx context.Context, path string) ([]Layer, string, error) {
-	cmd := exec.CommandContext(ctx, "ogrinfo", "-ro", "-so", "-al", sourcePath(path))
+	cmd := exec.CommandContext(ctx, "ogrinfo", append(append([]string{"-ro", "-so", "-al"}, openOptions(path)...), sourcePath(path))...)
 	cmd.Env = append(cmd.Environ(), "CPL_LOG=/dev/null")
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
@@ -89,7 +89,8 @@ func parseOgrinfo(text string) ([]Layer, string, error) {
 
 // Samples returns the properties of the first n features of a layer.
 func Samples(ctx context.Context, path, layer string, n int) ([]map[string]any, error) {
-	cmd := exec.CommandContext(ctx, "ogr2ogr", "-f", "GeoJSON", "/vsistdout/", sourcePath(path), layer, "-limit", strconv.Itoa(n))
+	args := append([]string{"-f", "GeoJSON", "/vsistdout/", sourcePath(path), layer, "-limit", strconv.Itoa(n)}, openOptions(path)...)
+	cmd := exec.CommandContext(ctx, "ogr2ogr", args...)
 	cmd.Env = append(cmd.Environ(), "CPL_LOG=/dev/null")
 	out, err := cmd.Output()
 	if err != nil {
