@@ -173,3 +173,43 @@ func dbConn(t *testing.T) *pgx.Conn {
 	t.Cleanup(func() { conn.Close(ctx) })
 	return conn
 }
+
+// newUserTB makes an editor for benchmarks and returns its access token.
+func newUserTB(tb testing.TB) string {
+	tb.Helper()
+	t, ok := tb.(*testing.T)
+	if ok {
+		return newUser(t, "editor").Access
+	}
+	// Benchmarks cannot use the *testing.T helpers: sign in as the admin, who may upload.
+	res, err := plain.PostForm(server.APIRoot+"/auth/login", url.Values{"username": {"admin"}, "password": {AdminPassword}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	decode(tb, res, &tok)
+	return tok.AccessToken
+}
+
+func authed(method, u, body, token string) *http.Request {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, _ := http.NewRequest(method, u, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	return req
+}
+
+func decode(tb testing.TB, res *http.Response, v any) {
+	tb.Helper()
+	defer res.Body.Close()
+	if err := json.NewDecoder(res.Body).Decode(v); err != nil {
+		tb.Fatalf("decode %s: %v", res.Request.URL, err)
+	}
+}

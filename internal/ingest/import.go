@@ -112,11 +112,13 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 	// Source fields named like the reserved columns, or too long for PostgreSQL, are renamed
 	// through an OGR SQL projection; otherwise the layer is copied as it is. (CSV coordinates are
 	// consumed by the driver's open options, so CSV fields keep the plain path.)
-	if layers, _, err := Inspect(ctx, path); err == nil && ext != ".csv" {
-		if layer, err := chooseLayer(layers, opts.LayerName); err == nil {
-			names, reserved, shortened := planColumns(layer.Columns)
-			if warns = warnings(reserved, shortened); len(warns) > 0 {
-				args = append(args, "-sql", renameSQL(layer.Name, layer.Columns, names), "-dialect", "OGRSQL")
+	if ext != ".csv" {
+		if layers, _, err := Inspect(ctx, path); err == nil {
+			if layer, err := chooseLayer(layers, opts.LayerName); err == nil {
+				names, reserved, shortened := planColumns(layer.Columns)
+				if warns = warnings(reserved, shortened); len(warns) > 0 {
+					args = append(args, "-sql", renameSQL(layer.Name, layer.Columns, names), "-dialect", "OGRSQL")
+				}
 			}
 		}
 	}
@@ -125,7 +127,7 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 	}
 	args = append(args, "-nln", table, "-lco", "SCHEMA=data", "-lco", "GEOMETRY_NAME=geom", "-lco", "FID=gid",
 		"-lco", "SPATIAL_INDEX=GIST", "-lco", "LAUNDER=YES", "-nlt", "PROMOTE_TO_MULTI", "-t_srs", "EPSG:4326",
-		"--config", "PG_USE_COPY", "YES", "-progress", "-skipfailures")
+		"--config", "PG_USE_COPY", "YES", "-progress", "-gt", "65536")
 	if ext == ".csv" {
 		srs := "EPSG:4326"
 		if opts.SourceSRID > 0 {

@@ -1,0 +1,130 @@
+package conformance
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchPoints is the size of the generated point file (BENCH_POINTS overrides the 1,000,000).
+func benchPoints() int {
+	if n, err := strconv.Atoi(os.Getenv("BENCH_POINTS")); err == nil && n > 0 {
+		return n
+	}
+	return 1_000_000
+}
+
+// writePointsCSV writes n points with five attribute columns (int, float, category, date, name).
+func writePointsCSV(tb testing.TB, path string, n int) {
+	tb.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	fmt.Fprintln(w, "lon,lat,id,score,kind,day,name")
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(w, "%.6f,%.6f,%d,%.3f,k%d,2024-%02d-%02d,name-%d\n", -180+360*r.Float64(), -85+170*r.Float64(), i,
+			1000*r.Float64(), r.IntN(20), 1+r.IntN(12), 1+r.IntN(28), i)
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	f.Close()
+}
+
+// BenchmarkIngestVsOgr2ogr loads the same generated point CSV twice per iteration, side by side
+// on the same PostGIS: a bare ogr2ogr with the options Meridian uses, and Meridian end to end
+// (multipart upload, commit, the River job, the finished record). It reports both durations and
+// their ratio (target: at most 1.3).
+func BenchmarkIngestVsOgr2ogr(b *testing.B) {
+	n := benchPoints()
+	path := filepath.Join(b.TempDir(), "points.csv")
+	writePointsCSV(b, path, n)
+	token := newUserTB(b)
+	conn := strings.TrimPrefix(server.DBURL, "postgres://")
+	host, db, _ := strings.Cut(conn, "/")
+	host = strings.TrimPrefix(host, "postgres@")
+	h, port, _ := strings.Cut(host, ":")
+	pg := fmt.Sprintf("PG:host=%s port=%s dbname=%s user=postgres", h, port, strings.Split(db, "?")[0])
+	var bare, full time.Duration
+	for i := 0; i < b.N; i++ {
+		table := fmt.Sprintf("bench_bare_%d_%d", time.Now().UnixNano(), i)
+		start := time.Now()
+		cmd := exec.Command("ogr2ogr", "-f", "PostgreSQL", pg, path, "-nln", table, "-lco", "SCHEMA=public",
+			"-lco", "GEOMETRY_NAME=geom", "-lco", "FID=gid", "-lco", "SPATIAL_INDEX=GIST", "-nlt", "PROMOTE_TO_MULTI",
+			"-t_srs", "EPSG:4326", "-s_srs", "EPSG:4326", "--config", "PG_USE_COPY", "YES",
+			"-oo", "X_POSSIBLE_NAMES=lon", "-oo", "Y_POSSIBLE_NAMES=lat", "-oo", "KEEP_GEOM_COLUMNS=NO", "-oo", "AUTODETECT_TYPE=YES")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("ogr2ogr: %v %s", err, out)
+		}
+		bare += time.Since(start)
+
+		start = time.Now()
+		job := benchImport(b, token, path)
+		full += time.Since(start)
+		if job != "complete" {
+			b.Fatalf("import ended %s", job)
+		}
+	}
+	b.ReportMetric(bare.Seconds()/float64(b.N), "ogr2ogr-s/op")
+	b.ReportMetric(full.Seconds()/float64(b.N), "meridian-s/op")
+	b.ReportMetric(full.Seconds()/bare.Seconds(), "ratio")
+}
+
+// benchImport streams the file as a multipart upload (never in memory), commits and waits.
+func benchImport(b *testing.B, token, path string) string {
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		fw, err := mw.CreateFormFile("file", "points.csv")
+		if err == nil {
+			f, _ := os.Open(path)
+			_, err = io.Copy(fw, f)
+			f.Close()
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	req, _ := http.NewRequest(http.MethodPost, server.APIRoot+"/ingest/upload", pr)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := plain.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var up struct {
+		JobID string `json:"job_id"`
+	}
+	decode(b, res, &up)
+	cres, err := plain.Do(authed(http.MethodPost, server.APIRoot+"/ingest/commit/"+up.JobID, `{}`, token))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cres.Body.Close()
+	for {
+		r, err := plain.Do(authed(http.MethodGet, server.APIRoot+"/jobs/"+up.JobID, "", token))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var job struct{ Status string }
+		decode(b, r, &job)
+		if job.Status == "complete" || job.Status == "failed" {
+			return job.Status
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
