@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -127,4 +128,62 @@ func benchImport(b *testing.B, token, path string) string {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// procStatusKB reads a field (VmHWM, VmRSS) of /proc/<pid>/status in kB.
+func procStatusKB(tb testing.TB, pid int, field string) float64 {
+	tb.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb
+		}
+	}
+	tb.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+// BenchmarkUploadPeakRSS streams a 499 MB upload to the server and reports the server's peak
+// resident memory (VmHWM) afterwards: uploads go to disk, so it must stay far below the file size
+// (target: under 300 MB).
+func BenchmarkUploadPeakRSS(b *testing.B) {
+	const size = 499 << 20
+	token := newUserTB(b)
+	pid := server.cmd.Process.Pid
+	for i := 0; i < b.N; i++ {
+		pr, pw := io.Pipe()
+		mw := multipart.NewWriter(pw)
+		go func() {
+			fw, err := mw.CreateFormFile("file", "big.geojsonl")
+			if err == nil {
+				chunk := bytes.Repeat([]byte(`{"type":"Feature","properties":{},"geometry":null}`+"\n"), 1<<14)
+				for sent := 0; sent < size && err == nil; sent += len(chunk) {
+					n := min(len(chunk), size-sent)
+					_, err = fw.Write(chunk[:n])
+				}
+			}
+			if err == nil {
+				err = mw.Close()
+			}
+			pw.CloseWithError(err)
+		}()
+		req, _ := http.NewRequest(http.MethodPost, server.APIRoot+"/ingest/upload", pr)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := plain.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.StatusCode != 201 {
+			body, _ := io.ReadAll(res.Body)
+			b.Fatalf("upload: %d %s", res.StatusCode, body)
+		}
+		res.Body.Close()
+	}
+	b.ReportMetric(procStatusKB(b, pid, "VmHWM")/1024, "peak-rss-MB")
+	b.ReportMetric(procStatusKB(b, pid, "VmRSS")/1024, "rss-MB")
 }
