@@ -4,6 +4,7 @@
 package handlers
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -60,8 +61,9 @@ type Server struct {
 
 var _ gen.StrictServerInterface = (*Server)(nil)
 
-// New returns a Server over deps.
-func New(d Deps) *Server {
+// New returns a Server over deps. Presigned uploads go to S3 when it is configured, to the local
+// backend otherwise.
+func New(d Deps) (*Server, error) {
 	s := &Server{cfg: d.Config, pool: d.Pool, log: d.Log}
 	if d.Pool != nil {
 		s.q = store.New(d.Pool)
@@ -78,15 +80,23 @@ func New(d Deps) *Server {
 	s.downloads = auth.NewDownloadTokens(c.JWTSecretKey)
 	s.tables = features.Reader{Pool: d.Pool}
 	s.exporter = &export.Exporter{Pool: d.Pool, TmpDir: filepath.Join(c.DataDir, "exports")}
+	var storage blob.Storage = blob.NewLocal(c.DataDir, c.BaseURL, c.JWTSecretKey)
+	if c.S3Endpoint != "" {
+		s3, err := blob.NewS3(blob.S3Config{Endpoint: c.S3Endpoint, Region: c.S3Region, Bucket: c.S3Bucket,
+			AccessKey: c.S3AccessKey, SecretKey: c.S3SecretKey, UseSSL: c.S3UseSSL})
+		if err != nil {
+			return nil, fmt.Errorf("S3_ENDPOINT: %w", err)
+		}
+		storage = s3
+	}
 	s.jobs = &ingest.Jobs{Pool: d.Pool, Q: s.q, Queue: d.Queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes,
-		Blob: blob.NewLocal(c.DataDir, c.BaseURL, c.JWTSecretKey), PresignedThreshold: c.PresignedThresholdBytes,
-		PresignedPartSize: c.PresignedPartBytes}
+		Storage: storage, PresignedThreshold: c.PresignedThresholdBytes, PresignedPartSize: c.PresignedPartBytes}
 	s.providers = &accounts.Providers{Q: s.q, Box: s.box, Log: d.Log}
 	s.oauthFlow = oauth.NewFlow(&http.Client{Timeout: 15 * time.Second})
 	s.registration = &accounts.Registration{Pool: d.Pool, Q: s.q, Log: d.Log, BaseURL: c.BaseURL,
 		Mail: mail.New(mail.Config{Host: c.SMTPHost, Port: c.SMTPPort, Username: c.SMTPUsername, Password: c.SMTPPassword,
 			From: c.SMTPFrom, StartTLS: c.SMTPStartTLS})}
-	return s
+	return s, nil
 }
 
 // Mount registers every contract operation under /api with the per-route middleware, in order:

@@ -70,8 +70,9 @@ SELECT EXISTS (SELECT 1 FROM catalog.ingest_jobs
                WHERE staging_path = @staging_path AND id <> @id AND status IN ('pending', 'running', 'failed'))::bool;
 
 -- name: CreatePresignedJob :one
-INSERT INTO catalog.ingest_jobs (id, source_filename, created_by, current_step, presigned, declared_size, part_size, part_count, expires_at)
-VALUES (@id, @source_filename, @created_by, 'queued', true, @declared_size, @part_size, @part_count, @expires_at)
+INSERT INTO catalog.ingest_jobs (id, source_filename, created_by, current_step, presigned, declared_size, part_size, part_count,
+    expires_at, object_key, upload_id)
+VALUES (@id, @source_filename, @created_by, 'queued', true, @declared_size, @part_size, @part_count, @expires_at, @object_key, @upload_id)
 RETURNING *;
 
 -- name: AttachStagedFile :execrows

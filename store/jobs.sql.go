@@ -35,7 +35,7 @@ func (q *Queries) AttachStagedFile(ctx context.Context, arg AttachStagedFilePara
 const commitIngestJob = `-- name: CommitIngestJob :one
 UPDATE catalog.ingest_jobs SET committed = true, options = $1, updated_at = now()
 WHERE id = $2 AND status = 'pending' AND NOT committed
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id
 `
 
 type CommitIngestJobParams struct {
@@ -74,6 +74,8 @@ func (q *Queries) CommitIngestJob(ctx context.Context, arg CommitIngestJobParams
 		&i.PartSize,
 		&i.PartCount,
 		&i.ExpiresAt,
+		&i.ObjectKey,
+		&i.UploadID,
 	)
 	return i, err
 }
@@ -107,7 +109,7 @@ func (q *Queries) CompleteIngestJob(ctx context.Context, arg CompleteIngestJobPa
 const createIngestJob = `-- name: CreateIngestJob :one
 INSERT INTO catalog.ingest_jobs (id, source_filename, staging_path, created_by, current_step)
 VALUES ($1, $2, $3, $4, 'queued')
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id
 `
 
 type CreateIngestJobParams struct {
@@ -152,14 +154,17 @@ func (q *Queries) CreateIngestJob(ctx context.Context, arg CreateIngestJobParams
 		&i.PartSize,
 		&i.PartCount,
 		&i.ExpiresAt,
+		&i.ObjectKey,
+		&i.UploadID,
 	)
 	return i, err
 }
 
 const createPresignedJob = `-- name: CreatePresignedJob :one
-INSERT INTO catalog.ingest_jobs (id, source_filename, created_by, current_step, presigned, declared_size, part_size, part_count, expires_at)
-VALUES ($1, $2, $3, 'queued', true, $4, $5, $6, $7)
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at
+INSERT INTO catalog.ingest_jobs (id, source_filename, created_by, current_step, presigned, declared_size, part_size, part_count,
+    expires_at, object_key, upload_id)
+VALUES ($1, $2, $3, 'queued', true, $4, $5, $6, $7, $8, $9)
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id
 `
 
 type CreatePresignedJobParams struct {
@@ -170,6 +175,8 @@ type CreatePresignedJobParams struct {
 	PartSize       *int64     `json:"part_size"`
 	PartCount      *int32     `json:"part_count"`
 	ExpiresAt      *time.Time `json:"expires_at"`
+	ObjectKey      *string    `json:"object_key"`
+	UploadID       *string    `json:"upload_id"`
 }
 
 func (q *Queries) CreatePresignedJob(ctx context.Context, arg CreatePresignedJobParams) (CatalogIngestJob, error) {
@@ -181,6 +188,8 @@ func (q *Queries) CreatePresignedJob(ctx context.Context, arg CreatePresignedJob
 		arg.PartSize,
 		arg.PartCount,
 		arg.ExpiresAt,
+		arg.ObjectKey,
+		arg.UploadID,
 	)
 	var i CatalogIngestJob
 	err := row.Scan(
@@ -210,6 +219,8 @@ func (q *Queries) CreatePresignedJob(ctx context.Context, arg CreatePresignedJob
 		&i.PartSize,
 		&i.PartCount,
 		&i.ExpiresAt,
+		&i.ObjectKey,
+		&i.UploadID,
 	)
 	return i, err
 }
@@ -265,7 +276,7 @@ func (q *Queries) FanOutIngestJob(ctx context.Context, id uuid.UUID) (int64, err
 }
 
 const getIngestJob = `-- name: GetIngestJob :one
-SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at FROM catalog.ingest_jobs WHERE id = $1
+SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id FROM catalog.ingest_jobs WHERE id = $1
 `
 
 func (q *Queries) GetIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngestJob, error) {
@@ -298,12 +309,14 @@ func (q *Queries) GetIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngest
 		&i.PartSize,
 		&i.PartCount,
 		&i.ExpiresAt,
+		&i.ObjectKey,
+		&i.UploadID,
 	)
 	return i, err
 }
 
 const latestJobOfDataset = `-- name: LatestJobOfDataset :one
-SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at FROM catalog.ingest_jobs WHERE dataset_id = $1 ORDER BY created_at DESC LIMIT 1
+SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id FROM catalog.ingest_jobs WHERE dataset_id = $1 ORDER BY created_at DESC LIMIT 1
 `
 
 func (q *Queries) LatestJobOfDataset(ctx context.Context, datasetID *uuid.UUID) (CatalogIngestJob, error) {
@@ -336,12 +349,14 @@ func (q *Queries) LatestJobOfDataset(ctx context.Context, datasetID *uuid.UUID) 
 		&i.PartSize,
 		&i.PartCount,
 		&i.ExpiresAt,
+		&i.ObjectKey,
+		&i.UploadID,
 	)
 	return i, err
 }
 
 const listIngestJobs = `-- name: ListIngestJobs :many
-SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, count(*) OVER () AS total FROM catalog.ingest_jobs j
+SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, count(*) OVER () AS total FROM catalog.ingest_jobs j
 WHERE ($1::text IS NULL OR j.status = $1)
   AND ($2::uuid IS NULL OR j.created_by = $2)
   AND ($3::uuid IS NULL OR j.dataset_id = $3)
@@ -407,6 +422,8 @@ func (q *Queries) ListIngestJobs(ctx context.Context, arg ListIngestJobsParams) 
 			&i.CatalogIngestJob.PartSize,
 			&i.CatalogIngestJob.PartCount,
 			&i.CatalogIngestJob.ExpiresAt,
+			&i.CatalogIngestJob.ObjectKey,
+			&i.CatalogIngestJob.UploadID,
 			&i.Total,
 		); err != nil {
 			return nil, err
@@ -441,7 +458,7 @@ const requeueIngestJob = `-- name: RequeueIngestJob :one
 UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL,
     error_message = NULL, can_retry = false, retry_reason = NULL, completed_at = NULL, updated_at = now()
 WHERE id = $1 AND status = 'failed'
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id
 `
 
 func (q *Queries) RequeueIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngestJob, error) {
@@ -474,6 +491,8 @@ func (q *Queries) RequeueIngestJob(ctx context.Context, id uuid.UUID) (CatalogIn
 		&i.PartSize,
 		&i.PartCount,
 		&i.ExpiresAt,
+		&i.ObjectKey,
+		&i.UploadID,
 	)
 	return i, err
 }

@@ -173,6 +173,8 @@ type CatalogIngestJob struct {
 	PartSize       *int64          `json:"part_size"`
 	PartCount      *int32          `json:"part_count"`
 	ExpiresAt      *time.Time      `json:"expires_at"`
+	ObjectKey      *string         `json:"object_key"`
+	UploadID       *string         `json:"upload_id"`
 }
 
 type CatalogOauthAccount struct {

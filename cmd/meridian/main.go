@@ -130,7 +130,10 @@ func serve() error {
 	}()
 
 	e := web.New(cfg, log)
-	srv := handlers.New(handlers.Deps{Config: cfg, Pool: pool, Log: log, Queue: queue})
+	srv, err := handlers.New(handlers.Deps{Config: cfg, Pool: pool, Log: log, Queue: queue})
+	if err != nil {
+		return err
+	}
 	handlers.Mount(e, doc, cfg, srv)
 	handlers.MountStorage(e, cfg, srv)
 	if err := apidocs.Register(e, "/api", doc, openapi.YAML); err != nil {

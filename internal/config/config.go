@@ -61,6 +61,10 @@ type Config struct {
 	// provider name (see ProviderKeyEnv). Admin settings may add keys the environment lacks.
 	ProviderKeys map[string]string
 
+	// S3-compatible object storage for presigned uploads; empty S3Endpoint uses the local backend.
+	S3Endpoint, S3Region, S3Bucket, S3AccessKey, S3SecretKey string
+	S3UseSSL                                                 bool
+
 	SMTPHost     string // empty disables mail: registration then skips email verification
 	SMTPPort     int
 	SMTPUsername string
@@ -128,6 +132,13 @@ func load(get func(string) string) (Config, error) {
 
 		ProviderKeys: p.providerKeys(),
 
+		S3Endpoint:  p.str("S3_ENDPOINT", ""),
+		S3Region:    p.str("S3_REGION", "us-east-1"),
+		S3Bucket:    p.str("S3_BUCKET", ""),
+		S3AccessKey: p.str("S3_ACCESS_KEY", ""),
+		S3SecretKey: p.str("S3_SECRET_KEY", ""),
+		S3UseSSL:    p.boolean("S3_USE_SSL", true),
+
 		SMTPHost:     p.str("SMTP_HOST", ""),
 		SMTPPort:     p.integer("SMTP_PORT", 587, 1, 65535),
 		SMTPUsername: p.str("SMTP_USERNAME", ""),
@@ -168,6 +179,9 @@ func (c Config) validate() error {
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		return fmt.Errorf("LOG_FORMAT %q must be json or text", c.LogFormat)
+	}
+	if c.S3Endpoint != "" && (c.S3Bucket == "" || c.S3AccessKey == "" || c.S3SecretKey == "") {
+		return errors.New("S3_BUCKET, S3_ACCESS_KEY and S3_SECRET_KEY are required when S3_ENDPOINT is set")
 	}
 	if c.SMTPStartTLS != "auto" && c.SMTPStartTLS != "always" && c.SMTPStartTLS != "never" {
 		return fmt.Errorf("SMTP_STARTTLS %q must be auto, always or never", c.SMTPStartTLS)

@@ -23,7 +23,7 @@ type Jobs struct {
 	Pool               *pgxpool.Pool
 	Q                  *store.Queries
 	Queue              *Queue
-	Blob               *blob.Local
+	Storage            blob.Storage
 	DataDir            string
 	MaxUpload          int64
 	PresignedThreshold int64 // above it presigned uploads are multipart

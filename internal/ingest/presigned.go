@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -47,16 +46,23 @@ func (j *Jobs) RequestPresigned(ctx context.Context, p auth.Principal, filename 
 		count = int32((size + ps - 1) / ps)
 	}
 	expires := time.Now().Add(PresignedTTL)
-	job, err := j.Q.CreatePresignedJob(ctx, store.CreatePresignedJobParams{ID: uuid.New(), SourceFilename: &filename,
-		CreatedBy: &p.UserID, DeclaredSize: &size, PartSize: partSize, PartCount: &count, ExpiresAt: &expires})
+	id := uuid.New()
+	key := "uploads/" + id.String() + "/" + filename
+	urls, uploadID, err := j.Storage.Start(ctx, id, key, int(count), expires)
+	if err != nil {
+		return Presigned{}, apperr.Wrap(apperr.KindUpstream, err, "object storage refused to start the upload")
+	}
+	var up *string
+	if uploadID != "" {
+		up = &uploadID
+	}
+	job, err := j.Q.CreatePresignedJob(ctx, store.CreatePresignedJobParams{ID: id, SourceFilename: &filename,
+		CreatedBy: &p.UserID, DeclaredSize: &size, PartSize: partSize, PartCount: &count, ExpiresAt: &expires,
+		ObjectKey: &key, UploadID: up})
 	if err != nil {
 		return Presigned{}, err
 	}
-	out := Presigned{Job: job, PartSize: partSize}
-	for i := 1; i <= int(count); i++ {
-		out.URLs = append(out.URLs, j.Blob.PartURL(job.ID, i, expires))
-	}
-	return out, nil
+	return Presigned{Job: job, URLs: urls, PartSize: partSize}, nil
 }
 
 // openPresigned loads a presigned job that still waits for its file.
@@ -72,9 +78,14 @@ func (j *Jobs) openPresigned(ctx context.Context, job store.CatalogIngestJob) er
 	return nil
 }
 
-// PutPart receives one part through a presigned URL; the URL's signature is the credential.
+// PutPart receives one part through a presigned URL of the local backend; the URL's signature is
+// the credential.
 func (j *Jobs) PutPart(ctx context.Context, id uuid.UUID, part int, exp, sig string, body io.Reader) (string, error) {
-	if err := j.Blob.Verify(id, part, exp, sig, time.Now()); err != nil {
+	local, ok := j.Storage.(*blob.Local)
+	if !ok {
+		return "", apperr.NotFound("uploads go to object storage on this deployment")
+	}
+	if err := local.Verify(id, part, exp, sig, time.Now()); err != nil {
 		return "", apperr.Forbidden("%s", err.Error())
 	}
 	job, err := j.Q.GetIngestJob(ctx, id)
@@ -94,7 +105,7 @@ func (j *Jobs) PutPart(ctx context.Context, id uuid.UUID, part int, exp, sig str
 	if job.PartSize != nil {
 		max = *job.PartSize
 	}
-	etag, _, err := j.Blob.PutPart(id, part, body, max)
+	etag, _, err := local.PutPart(id, part, body, max)
 	if errors.Is(err, blob.ErrTooLarge) {
 		return "", apperr.TooLarge("the part is larger than the %d bytes declared for it", max)
 	}
@@ -128,22 +139,22 @@ func (j *Jobs) CompletePresigned(ctx context.Context, p auth.Principal, id uuid.
 			}
 		}
 	}
-	for i := 1; i <= count; i++ {
-		etag, _, err := j.Blob.PartETag(id, i)
-		if err != nil {
-			return job, err
-		}
-		if etag == "" {
-			return job, apperr.Unprocessable("part %d was never uploaded", i)
-		}
-		if job.PartSize != nil && strings.Trim(parts[i-1].ETag, `"`) != etag {
-			return job, apperr.Unprocessable("the ETag of part %d does not match the stored part", i)
-		}
+	bp := make([]blob.Part, len(parts))
+	for i, pt := range parts {
+		bp[i] = blob.Part{Number: pt.Number, ETag: pt.ETag}
 	}
 	dst := filepath.Join(StageDir(j.DataDir, id), deref(job.SourceFilename))
-	size, err := j.Blob.Assemble(id, count, dst)
-	if err != nil {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
 		return job, err
+	}
+	size, err := j.Storage.Finish(ctx, id, deref(job.ObjectKey), deref(job.UploadID), bp, count, dst)
+	switch {
+	case errors.Is(err, blob.ErrPartMissing):
+		return job, apperr.Unprocessable("not every part was uploaded")
+	case errors.Is(err, blob.ErrETagMismatch):
+		return job, apperr.Unprocessable("the ETags do not match the uploaded parts")
+	case err != nil:
+		return job, apperr.Wrap(apperr.KindUpstream, err, "object storage could not complete the upload")
 	}
 	switch {
 	case size > *job.DeclaredSize:
