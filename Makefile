@@ -15,7 +15,7 @@ export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
         ts-check ops-coverage ops-status test test-unit test-conformance test-s3 bench clean
 
 help: ## list the targets
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 deps: ## install missing Debian packages (root + apt) or print the command to run
 	@scripts/devdb.sh deps
