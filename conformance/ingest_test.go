@@ -661,3 +661,23 @@ func TestIngestFormats(t *testing.T) {
 		})
 	}
 }
+
+func TestExpiredPresignedUploadsAreCancelled(t *testing.T) {
+	u := newUser(t, "editor")
+	r := call(t, "POST", "/ingest/upload/presigned", map[string]any{"filename": "late.geojson", "file_size": 10}, bearer(u.Access)...)
+	id := r.JSON(t)["job_id"].(string)
+	ctx := context.Background()
+	if _, err := dbConn(t).Exec(ctx, "UPDATE catalog.ingest_jobs SET expires_at = now() - interval '1 minute' WHERE id = $1", id); err != nil {
+		t.Fatal(err)
+	}
+	if r := call(t, "POST", "/ingest/upload/presigned/"+id+"/complete", map[string]any{}, bearer(u.Access)...); r.Status != 409 {
+		t.Fatalf("completing an expired upload: %d", r.Status)
+	}
+	res := call(t, "POST", "/jobs/cleanup/stale/", map[string]any{}, bearer(admin(t).Access)...).JSON(t)
+	if !strings.Contains(fmt.Sprint(res["job_ids"]), id) {
+		t.Fatalf("cleanup: %v", res)
+	}
+	if j := call(t, "GET", "/jobs/"+id, nil, bearer(u.Access)...).JSON(t); j["status"] != "cancelled" {
+		t.Fatalf("expired job: %v", j)
+	}
+}

@@ -79,3 +79,13 @@ RETURNING *;
 -- Completes a presigned upload: the assembled file becomes the job's staging file, once.
 UPDATE catalog.ingest_jobs SET staging_path = @staging_path, updated_at = now()
 WHERE id = @id AND presigned AND staging_path IS NULL AND status = 'pending';
+
+-- name: ExpiredPresignedJobs :many
+SELECT id FROM catalog.ingest_jobs
+WHERE presigned AND status = 'pending' AND staging_path IS NULL AND expires_at < now();
+
+-- name: CancelExpiredPresignedJobs :exec
+-- A presigned upload never completed within its hour: the job is cancelled.
+UPDATE catalog.ingest_jobs SET status = 'cancelled', error_message = 'the upload was never completed before its URLs expired',
+    completed_at = now(), updated_at = now()
+WHERE id = ANY(@ids::uuid[]) AND presigned AND status = 'pending' AND staging_path IS NULL;

@@ -32,6 +32,18 @@ func (q *Queries) AttachStagedFile(ctx context.Context, arg AttachStagedFilePara
 	return result.RowsAffected(), nil
 }
 
+const cancelExpiredPresignedJobs = `-- name: CancelExpiredPresignedJobs :exec
+UPDATE catalog.ingest_jobs SET status = 'cancelled', error_message = 'the upload was never completed before its URLs expired',
+    completed_at = now(), updated_at = now()
+WHERE id = ANY($1::uuid[]) AND presigned AND status = 'pending' AND staging_path IS NULL
+`
+
+// A presigned upload never completed within its hour: the job is cancelled.
+func (q *Queries) CancelExpiredPresignedJobs(ctx context.Context, ids []uuid.UUID) error {
+	_, err := q.db.Exec(ctx, cancelExpiredPresignedJobs, ids)
+	return err
+}
+
 const commitIngestJob = `-- name: CommitIngestJob :one
 UPDATE catalog.ingest_jobs SET committed = true, options = $1, updated_at = now()
 WHERE id = $2 AND status = 'pending' AND NOT committed
@@ -223,6 +235,31 @@ func (q *Queries) CreatePresignedJob(ctx context.Context, arg CreatePresignedJob
 		&i.UploadID,
 	)
 	return i, err
+}
+
+const expiredPresignedJobs = `-- name: ExpiredPresignedJobs :many
+SELECT id FROM catalog.ingest_jobs
+WHERE presigned AND status = 'pending' AND staging_path IS NULL AND expires_at < now()
+`
+
+func (q *Queries) ExpiredPresignedJobs(ctx context.Context) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, expiredPresignedJobs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const failIngestJob = `-- name: FailIngestJob :exec

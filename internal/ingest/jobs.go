@@ -247,15 +247,33 @@ WHERE j.status = 'running' AND j.updated_at < now() - make_interval(mins => $1)
                     AND r.state IN ('available', 'running', 'retryable', 'scheduled'))`
 
 // CleanupStale marks stale running jobs failed with can_retry (their staging files are kept), so
-// no job is left running forever. dryRun only reports them.
+// no job is left running forever, and cancels presigned uploads that expired without being
+// completed (their received parts are deleted). dryRun only reports them.
 func (j *Jobs) CleanupStale(ctx context.Context, olderThanMinutes int, dryRun bool) ([]uuid.UUID, error) {
 	rows, err := j.Pool.Query(ctx, staleJobs, olderThanMinutes)
 	if err != nil {
 		return nil, err
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil || dryRun || len(ids) == 0 {
-		return ids, err
+	stale, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, err
 	}
-	return ids, j.Q.FailStaleJobs(ctx, ids)
+	expired, err := j.Q.ExpiredPresignedJobs(ctx)
+	if err != nil || dryRun {
+		return append(stale, expired...), err
+	}
+	if len(stale) > 0 {
+		if err := j.Q.FailStaleJobs(ctx, stale); err != nil {
+			return nil, err
+		}
+	}
+	if len(expired) > 0 {
+		if err := j.Q.CancelExpiredPresignedJobs(ctx, expired); err != nil {
+			return nil, err
+		}
+		for _, id := range expired {
+			_ = Discard(j.DataDir, id)
+		}
+	}
+	return append(stale, expired...), nil
 }
