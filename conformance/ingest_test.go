@@ -274,6 +274,12 @@ func TestExportFormats(t *testing.T) {
 	if err := json.Unmarshal(r.Body, &fc); err != nil || len(fc.Features) != 6 {
 		t.Fatalf("bbox export: %d features (%v)", len(fc.Features), err)
 	}
+	if r := call(t, "GET", "/datasets/"+id+"/export?format=geojson&crs=3857", nil, bearer(u.Access)...); r.Status != 200 || !strings.Contains(string(r.Body), "556597") {
+		t.Fatalf("export in EPSG:3857: %d %.200s", r.Status, r.Body)
+	}
+	if r := call(t, "GET", "/datasets/"+id+"/export?format=geojson&crs=999999", nil, bearer(u.Access)...); r.Status != 422 {
+		t.Fatalf("unknown crs: %d", r.Status)
+	}
 	// The dataset is private: anonymous callers need a download token.
 	if r := call(t, "GET", "/datasets/"+id+"/export?format=csv", nil); r.Status != 404 {
 		t.Fatalf("anonymous export of a private dataset: %d", r.Status)

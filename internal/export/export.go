@@ -61,6 +61,16 @@ func (e *Exporter) Open(ctx context.Context, r Request) (io.ReadCloser, int64, e
 	if !ok {
 		return nil, 0, apperr.Unprocessable("format %q is not one of gpkg, geojson, csv, shp, fgb", r.Format)
 	}
+	if r.CRS != 0 && r.CRS != 4326 {
+		// A streamed export has sent its headers before ogr2ogr could complain: check first.
+		var known bool
+		if err := e.Pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM spatial_ref_sys WHERE srid = $1)", r.CRS).Scan(&known); err != nil {
+			return nil, 0, err
+		}
+		if !known {
+			return nil, 0, apperr.Unprocessable("crs %d is not an EPSG code PostGIS knows", r.CRS)
+		}
+	}
 	conn, password := db.OGRConnection(e.Pool)
 	args := []string{"-f", f.Driver}
 	var dir, out string
