@@ -135,14 +135,21 @@ func hashChecked(password string) (string, error) {
 	return auth.HashPassword(password)
 }
 
+// uniqueField names the column ("username" or "email") whose unique index err violates, or "".
+func uniqueField(err error) string {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+		return ""
+	}
+	if strings.Contains(pgErr.ConstraintName, "email") {
+		return "email"
+	}
+	return "username"
+}
+
 // uniqueConflict turns a unique violation on username or email into a 409 that names the field.
 func uniqueConflict(err error) error {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		field := "username"
-		if strings.Contains(pgErr.ConstraintName, "email") {
-			field = "email"
-		}
+	if field := uniqueField(err); field != "" {
 		return apperr.Conflict("a user with this %s already exists", field)
 	}
 	return err

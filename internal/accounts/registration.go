@@ -76,12 +76,11 @@ func (r *Registration) Register(ctx context.Context, username, email, password s
 	}
 	u, err := r.Q.CreateUser(ctx, store.CreateUserParams{Username: username, Email: email, PasswordHash: &hash,
 		Role: auth.RoleViewer, Status: status})
+	if uniqueField(err) == "email" {
+		return next, nil // a concurrent registration of the same address: same answer
+	}
 	if err != nil {
-		err = uniqueConflict(err)
-		if apperr.KindOf(err) == apperr.KindConflict && isEmailConflict(err) {
-			return next, nil // a concurrent registration of the same address: same answer
-		}
-		return "", err
+		return "", uniqueConflict(err)
 	}
 	audit.Record(ctx, r.Q, r.Log, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: "user.register",
 		ResourceType: "user", ResourceID: u.ID.String(), IP: c.IP, UA: c.UserAgent, Detail: map[string]any{"status": status}})
@@ -91,11 +90,6 @@ func (r *Registration) Register(ctx context.Context, username, email, password s
 		}
 	}
 	return next, nil
-}
-
-func isEmailConflict(err error) bool {
-	var e *apperr.Error
-	return errors.As(err, &e) && e.Detail == "a user with this email already exists"
 }
 
 // Verify consumes a verification token and returns the account status afterwards.
