@@ -86,27 +86,15 @@ func BenchmarkIngestVsOgr2ogr(b *testing.B) {
 
 // benchImport streams the file as a multipart upload (never in memory), commits and waits.
 func benchImport(b *testing.B, token, path string) string {
-	pr, pw := io.Pipe()
-	mw := multipart.NewWriter(pw)
-	go func() {
-		fw, err := mw.CreateFormFile("file", "points.csv")
-		if err == nil {
-			f, _ := os.Open(path)
-			_, err = io.Copy(fw, f)
-			f.Close()
+	res := streamUpload(b, token, "points.csv", func(w io.Writer) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
 		}
-		if err == nil {
-			err = mw.Close()
-		}
-		pw.CloseWithError(err)
-	}()
-	req, _ := http.NewRequest(http.MethodPost, server.APIRoot+"/ingest/upload", pr)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := plain.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
+		defer f.Close()
+		_, err = io.Copy(w, f)
+		return err
+	})
 	var up struct {
 		JobID string `json:"job_id"`
 	}
@@ -155,29 +143,15 @@ func BenchmarkUploadPeakRSS(b *testing.B) {
 	token := newUserTB(b)
 	pid := server.cmd.Process.Pid
 	for i := 0; i < b.N; i++ {
-		pr, pw := io.Pipe()
-		mw := multipart.NewWriter(pw)
-		go func() {
-			fw, err := mw.CreateFormFile("file", "big.geojsonl")
-			if err == nil {
-				chunk := bytes.Repeat([]byte(`{"type":"Feature","properties":{},"geometry":null}`+"\n"), 1<<14)
-				for sent := 0; sent < size && err == nil; sent += len(chunk) {
-					n := min(len(chunk), size-sent)
-					_, err = fw.Write(chunk[:n])
+		res := streamUpload(b, token, "big.geojsonl", func(w io.Writer) error {
+			chunk := bytes.Repeat([]byte(`{"type":"Feature","properties":{},"geometry":null}`+"\n"), 1<<14)
+			for sent := 0; sent < size; sent += len(chunk) {
+				if _, err := w.Write(chunk[:min(len(chunk), size-sent)]); err != nil {
+					return err
 				}
 			}
-			if err == nil {
-				err = mw.Close()
-			}
-			pw.CloseWithError(err)
-		}()
-		req, _ := http.NewRequest(http.MethodPost, server.APIRoot+"/ingest/upload", pr)
-		req.Header.Set("Content-Type", mw.FormDataContentType())
-		req.Header.Set("Authorization", "Bearer "+token)
-		res, err := plain.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
+			return nil
+		})
 		if res.StatusCode != 201 {
 			body, _ := io.ReadAll(res.Body)
 			b.Fatalf("upload: %d %s", res.StatusCode, body)
@@ -186,4 +160,30 @@ func BenchmarkUploadPeakRSS(b *testing.B) {
 	}
 	b.ReportMetric(procStatusKB(b, pid, "VmHWM")/1024, "peak-rss-MB")
 	b.ReportMetric(procStatusKB(b, pid, "VmRSS")/1024, "rss-MB")
+}
+
+// streamUpload posts a multipart upload whose file part write produces, through a pipe, so the
+// benchmark never holds the file in memory either.
+func streamUpload(b *testing.B, token, name string, write func(io.Writer) error) *http.Response {
+	b.Helper()
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		fw, err := mw.CreateFormFile("file", name)
+		if err == nil {
+			err = write(fw)
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	req, _ := http.NewRequest(http.MethodPost, server.APIRoot+"/ingest/upload", pr)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := plain.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res
 }
