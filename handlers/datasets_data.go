@@ -60,7 +60,7 @@ func (s *Server) datasetTable(ctx context.Context, id uuid.UUID) (catalog.Datase
 	if err != nil {
 		return d, features.Table{}, err
 	}
-	t, err := s.tables.Describe(ctx, d.Row.TableSchema, d.Row.TableName)
+	t, err := s.tables.Describe(ctx, d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn)
 	return d, t, err
 }
 
@@ -77,7 +77,7 @@ func (s *Server) GetDatasetRows(ctx context.Context, request gen.GetDatasetRowsR
 		return nil, err
 	}
 	out := gen.GetDatasetRows200JSONResponse{Rows: rows, Total: int(total), Skip: skip, Limit: limit,
-		Columns: []gen.DatasetColumnType{{Name: "gid", Type: "bigint"}}}
+		Columns: []gen.DatasetColumnType{{Name: t.ID, Type: "key"}}}
 	for _, c := range cols {
 		out.Columns = append(out.Columns, gen.DatasetColumnType{Name: c.Name, Type: c.Type})
 	}

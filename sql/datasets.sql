@@ -1,10 +1,11 @@
 -- name: InsertDataset :one
 INSERT INTO catalog.datasets (table_schema, table_name, title, summary, visibility, record_type, origin, source_format,
     source_filename, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max,
-    feature_count, extent_bbox, column_info, created_by, updated_by)
+    feature_count, extent_bbox, column_info, created_by, updated_by, registered, id_column, geometry_column)
 VALUES (@table_schema, @table_name, @title, @summary, @visibility, @record_type, @origin, @source_format,
     @source_filename, @srid, @original_srid, @geometry_type, @has_generic_geometry, @is_3d, @n_dims, @z_min, @z_max,
-    @feature_count, @extent_bbox, @column_info, @created_by, @created_by)
+    @feature_count, @extent_bbox, @column_info, @created_by, @created_by, @registered,
+    coalesce(sqlc.narg(id_column), 'gid'), coalesce(sqlc.narg(geometry_column), 'geom'))
 RETURNING id;
 
 -- name: GetDatasetRecord :one

@@ -52,7 +52,7 @@ func (q *Queries) DeleteDatasetRecord(ctx context.Context, id uuid.UUID) error {
 }
 
 const getDatasetRecord = `-- name: GetDatasetRecord :one
-SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
+SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
     coalesce((SELECT g.level FROM catalog.dataset_grants g
       WHERE g.dataset_id = d.id AND (g.user_id = $1 OR g.role = $2)
       ORDER BY (g.level = 'write') DESC LIMIT 1), '')::text AS caller_grant
@@ -137,6 +137,8 @@ func (q *Queries) GetDatasetRecord(ctx context.Context, arg GetDatasetRecordPara
 		&i.CatalogDataset.CreatedAt,
 		&i.CatalogDataset.UpdatedAt,
 		&i.CatalogDataset.QualityDetail,
+		&i.CatalogDataset.IDColumn,
+		&i.CatalogDataset.GeometryColumn,
 		&i.CreatedByDisplay,
 		&i.LastEditedByDisplay,
 		&i.CallerGrant,
@@ -147,35 +149,39 @@ func (q *Queries) GetDatasetRecord(ctx context.Context, arg GetDatasetRecordPara
 const insertDataset = `-- name: InsertDataset :one
 INSERT INTO catalog.datasets (table_schema, table_name, title, summary, visibility, record_type, origin, source_format,
     source_filename, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max,
-    feature_count, extent_bbox, column_info, created_by, updated_by)
+    feature_count, extent_bbox, column_info, created_by, updated_by, registered, id_column, geometry_column)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
     $9, $10, $11, $12, $13, $14, $15, $16, $17,
-    $18, $19, $20, $21, $21)
+    $18, $19, $20, $21, $21, $22,
+    coalesce($23, 'gid'), coalesce($24, 'geom'))
 RETURNING id
 `
 
 type InsertDatasetParams struct {
-	TableSchema        string     `json:"table_schema"`
-	TableName          string     `json:"table_name"`
-	Title              string     `json:"title"`
-	Summary            *string    `json:"summary"`
-	Visibility         string     `json:"visibility"`
-	RecordType         string     `json:"record_type"`
-	Origin             *string    `json:"origin"`
-	SourceFormat       *string    `json:"source_format"`
-	SourceFilename     *string    `json:"source_filename"`
-	Srid               *int32     `json:"srid"`
-	OriginalSrid       *int32     `json:"original_srid"`
-	GeometryType       *string    `json:"geometry_type"`
-	HasGenericGeometry bool       `json:"has_generic_geometry"`
-	Is3d               *bool      `json:"is_3d"`
-	NDims              *int32     `json:"n_dims"`
-	ZMin               *float64   `json:"z_min"`
-	ZMax               *float64   `json:"z_max"`
-	FeatureCount       *int64     `json:"feature_count"`
-	ExtentBbox         []float64  `json:"extent_bbox"`
-	ColumnInfo         []byte     `json:"column_info"`
-	CreatedBy          *uuid.UUID `json:"created_by"`
+	TableSchema        string      `json:"table_schema"`
+	TableName          string      `json:"table_name"`
+	Title              string      `json:"title"`
+	Summary            *string     `json:"summary"`
+	Visibility         string      `json:"visibility"`
+	RecordType         string      `json:"record_type"`
+	Origin             *string     `json:"origin"`
+	SourceFormat       *string     `json:"source_format"`
+	SourceFilename     *string     `json:"source_filename"`
+	Srid               *int32      `json:"srid"`
+	OriginalSrid       *int32      `json:"original_srid"`
+	GeometryType       *string     `json:"geometry_type"`
+	HasGenericGeometry bool        `json:"has_generic_geometry"`
+	Is3d               *bool       `json:"is_3d"`
+	NDims              *int32      `json:"n_dims"`
+	ZMin               *float64    `json:"z_min"`
+	ZMax               *float64    `json:"z_max"`
+	FeatureCount       *int64      `json:"feature_count"`
+	ExtentBbox         []float64   `json:"extent_bbox"`
+	ColumnInfo         []byte      `json:"column_info"`
+	CreatedBy          *uuid.UUID  `json:"created_by"`
+	Registered         bool        `json:"registered"`
+	IDColumn           interface{} `json:"id_column"`
+	GeometryColumn     interface{} `json:"geometry_column"`
 }
 
 func (q *Queries) InsertDataset(ctx context.Context, arg InsertDatasetParams) (uuid.UUID, error) {
@@ -201,6 +207,9 @@ func (q *Queries) InsertDataset(ctx context.Context, arg InsertDatasetParams) (u
 		arg.ExtentBbox,
 		arg.ColumnInfo,
 		arg.CreatedBy,
+		arg.Registered,
+		arg.IDColumn,
+		arg.GeometryColumn,
 	)
 	var id uuid.UUID
 	err := row.Scan(&id)
@@ -319,7 +328,7 @@ func (q *Queries) ListDatasetHistory(ctx context.Context, arg ListDatasetHistory
 }
 
 const listVisibleDatasets = `-- name: ListVisibleDatasets :many
-SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
+SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
     count(*) OVER () AS total
 FROM catalog.datasets d
 LEFT JOIN catalog.users cu ON cu.id = d.created_by
@@ -440,6 +449,8 @@ func (q *Queries) ListVisibleDatasets(ctx context.Context, arg ListVisibleDatase
 			&i.CatalogDataset.CreatedAt,
 			&i.CatalogDataset.UpdatedAt,
 			&i.CatalogDataset.QualityDetail,
+			&i.CatalogDataset.IDColumn,
+			&i.CatalogDataset.GeometryColumn,
 			&i.CreatedByDisplay,
 			&i.LastEditedByDisplay,
 			&i.Total,

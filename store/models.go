@@ -115,6 +115,8 @@ type CatalogDataset struct {
 	CreatedAt                 time.Time   `json:"created_at"`
 	UpdatedAt                 time.Time   `json:"updated_at"`
 	QualityDetail             []byte      `json:"quality_detail"`
+	IDColumn                  string      `json:"id_column"`
+	GeometryColumn            string      `json:"geometry_column"`
 }
 
 type CatalogDatasetGrant struct {

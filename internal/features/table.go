@@ -19,11 +19,16 @@ import (
 // Column is a column of a dataset table.
 type Column struct{ Name, Type string }
 
-// Table is a dataset table with its attribute columns (gid and geom excluded).
+// Table is a dataset table with its key and geometry columns (gid and geom for ingested and
+// created datasets, the operator's own for registered tables) and its attribute columns.
 type Table struct {
 	Schema, Name string
+	ID, Geom     string
 	Columns      []Column
 }
+
+func (t Table) id() string   { return "t." + pgx.Identifier{t.ID}.Sanitize() }
+func (t Table) geom() string { return "t." + pgx.Identifier{t.Geom}.Sanitize() }
 
 func (t Table) ident() string { return pgx.Identifier{t.Schema, t.Name}.Sanitize() }
 
@@ -40,10 +45,11 @@ func (t Table) Column(name string) (Column, error) {
 // Reader runs the reads against the pool.
 type Reader struct{ Pool *pgxpool.Pool }
 
-// Describe reads a table's attribute columns from the information schema.
-func (r Reader) Describe(ctx context.Context, schema, name string) (Table, error) {
+// Describe reads a table's attribute columns (all but the key and geometry columns) from the
+// information schema.
+func (r Reader) Describe(ctx context.Context, schema, name, idColumn, geomColumn string) (Table, error) {
 	rows, err := r.Pool.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
-		WHERE table_schema = $1 AND table_name = $2 AND column_name NOT IN ('gid', 'geom') ORDER BY ordinal_position`, schema, name)
+		WHERE table_schema = $1 AND table_name = $2 AND column_name NOT IN ($3, $4) ORDER BY ordinal_position`, schema, name, idColumn, geomColumn)
 	if err != nil {
 		return Table{}, err
 	}
@@ -51,7 +57,7 @@ func (r Reader) Describe(ctx context.Context, schema, name string) (Table, error
 		var c Column
 		return c, row.Scan(&c.Name, &c.Type)
 	})
-	return Table{Schema: schema, Name: name, Columns: cols}, err
+	return Table{Schema: schema, Name: name, ID: idColumn, Geom: geomColumn, Columns: cols}, err
 }
 
 // RowsQuery pages through a table's attributes.
@@ -77,28 +83,29 @@ func (r Reader) Rows(ctx context.Context, t Table, q RowsQuery) ([]map[string]an
 	}
 	// jsonb_build_object keeps PostgreSQL types (numbers stay numbers) without a Go round trip
 	// through interface{} per column.
-	pairs := []string{"'gid', t.gid"}
-	args := []any{}
+	args := []any{t.ID}
+	pairs := []string{"$1::text, " + t.id()}
 	for _, c := range cols {
 		args = append(args, c.Name)
 		pairs = append(pairs, "$"+itoa(len(args))+"::text, t."+pgx.Identifier{c.Name}.Sanitize())
 	}
-	order := "t.gid"
+	order := t.id()
 	if q.Sort != "" {
 		name, desc := strings.CutPrefix(q.Sort, "-")
-		if _, err := t.Column(name); err != nil && name != "gid" {
+		if _, err := t.Column(name); err != nil && name != t.ID {
 			return nil, 0, nil, apperr.Unprocessable("sort: the dataset has no column %q", name)
 		}
 		order = "t." + pgx.Identifier{name}.Sanitize()
 		if desc {
 			order += " DESC NULLS LAST"
 		}
-		order += ", t.gid"
+		order += ", " + t.id()
 	}
 	where := ""
 	if q.Q != "" {
 		args = append(args, "%"+q.Q+"%")
-		where = " WHERE (to_jsonb(t) - 'geom')::text ILIKE $" + itoa(len(args))
+		args = append(args, t.Geom)
+		where = " WHERE (to_jsonb(t) - $" + itoa(len(args)) + "::text)::text ILIKE $" + itoa(len(args)-1)
 	}
 	args = append(args, q.Limit, q.Skip)
 	sql := "SELECT jsonb_build_object(" + strings.Join(pairs, ", ") + "), count(*) OVER () FROM " + t.ident() + " t" + where +

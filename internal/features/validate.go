@@ -30,26 +30,35 @@ const MaxIssues = 100
 // tables are stored in EPSG:4326) and lists the first problems with ST_IsValidReason.
 func (r Reader) Validate(ctx context.Context, t Table) (Validation, error) {
 	var v Validation
-	id := t.ident()
+	id := t.ident() + " t"
+	g, gid := t.geom(), t.id()
+	// Range checks happen in WGS84 whatever the table's CRS (registered tables keep theirs).
+	w := "ST_Transform(" + g + ", 4326)"
+	outside := "(ST_XMin(" + w + ") < -180 OR ST_XMax(" + w + ") > 180 OR ST_YMin(" + w + ") < -90 OR ST_YMax(" + w + ") > 90)"
 	var srid int
-	err := r.Pool.QueryRow(ctx, `SELECT count(*),
-			count(*) FILTER (WHERE geom IS NOT NULL AND NOT ST_IsValid(geom)),
-			count(*) FILTER (WHERE geom IS NOT NULL AND ST_IsEmpty(geom)),
-			count(*) FILTER (WHERE geom IS NULL),
-			count(*) FILTER (WHERE geom IS NOT NULL AND NOT ST_IsEmpty(geom) AND
-				(ST_XMin(geom) < -180 OR ST_XMax(geom) > 180 OR ST_YMin(geom) < -90 OR ST_YMax(geom) > 90)),
-			coalesce(Find_SRID($1, $2, 'geom'), 0)
-		FROM `+id, t.Schema, t.Name).Scan(&v.FeatureCount, &v.Invalid, &v.Empty, &v.Null, &v.OutOfRange, &srid)
+	err := r.Pool.QueryRow(ctx, `SELECT coalesce(Find_SRID($1, $2, $3), 0)`, t.Schema, t.Name, t.Geom).Scan(&srid)
+	if err != nil {
+		return v, err
+	}
+	if srid == 0 {
+		outside = "(ST_XMin(" + g + ") < -180 OR ST_XMax(" + g + ") > 180 OR ST_YMin(" + g + ") < -90 OR ST_YMax(" + g + ") > 90)"
+	}
+	err = r.Pool.QueryRow(ctx, `SELECT count(*),
+			count(*) FILTER (WHERE `+g+` IS NOT NULL AND NOT ST_IsValid(`+g+`)),
+			count(*) FILTER (WHERE `+g+` IS NOT NULL AND ST_IsEmpty(`+g+`)),
+			count(*) FILTER (WHERE `+g+` IS NULL),
+			count(*) FILTER (WHERE `+g+` IS NOT NULL AND NOT ST_IsEmpty(`+g+`) AND `+outside+`)
+		FROM `+id).Scan(&v.FeatureCount, &v.Invalid, &v.Empty, &v.Null, &v.OutOfRange)
 	if err != nil {
 		return v, err
 	}
 	v.CRSDefined = srid > 0
 	rows, err := r.Pool.Query(ctx, `SELECT gid, kind, message FROM (
-			SELECT gid, 'invalid_geometry' AS kind, ST_IsValidReason(geom) AS message FROM `+id+` WHERE geom IS NOT NULL AND NOT ST_IsValid(geom)
-			UNION ALL SELECT gid, 'empty_geometry', 'the geometry is empty' FROM `+id+` WHERE geom IS NOT NULL AND ST_IsEmpty(geom)
-			UNION ALL SELECT gid, 'null_geometry', 'the feature has no geometry' FROM `+id+` WHERE geom IS NULL
-			UNION ALL SELECT gid, 'out_of_range', 'coordinates outside longitude -180..180 or latitude -90..90' FROM `+id+`
-				WHERE geom IS NOT NULL AND NOT ST_IsEmpty(geom) AND (ST_XMin(geom) < -180 OR ST_XMax(geom) > 180 OR ST_YMin(geom) < -90 OR ST_YMax(geom) > 90)
+			SELECT `+gid+`::bigint AS gid, 'invalid_geometry' AS kind, ST_IsValidReason(`+g+`) AS message FROM `+id+` WHERE `+g+` IS NOT NULL AND NOT ST_IsValid(`+g+`)
+			UNION ALL SELECT `+gid+`::bigint, 'empty_geometry', 'the geometry is empty' FROM `+id+` WHERE `+g+` IS NOT NULL AND ST_IsEmpty(`+g+`)
+			UNION ALL SELECT `+gid+`::bigint, 'null_geometry', 'the feature has no geometry' FROM `+id+` WHERE `+g+` IS NULL
+			UNION ALL SELECT `+gid+`::bigint, 'out_of_range', 'coordinates outside longitude -180..180 or latitude -90..90' FROM `+id+`
+				WHERE `+g+` IS NOT NULL AND NOT ST_IsEmpty(`+g+`) AND `+outside+`
 		) x ORDER BY gid LIMIT $1`, MaxIssues+1)
 	if err != nil {
 		return v, err
@@ -84,7 +93,7 @@ func (r Reader) completeness(ctx context.Context, t Table) (float64, error) {
 		sum += "count(" + pgx.Identifier{c.Name}.Sanitize() + ")"
 	}
 	var filled, rows int64
-	if err := r.Pool.QueryRow(ctx, "SELECT ("+sum+")::bigint, count(*) FROM "+t.ident()).Scan(&filled, &rows); err != nil {
+	if err := r.Pool.QueryRow(ctx, "SELECT ("+sum+")::bigint, count(*) FROM "+t.ident()+" t").Scan(&filled, &rows); err != nil {
 		return 0, err
 	}
 	if rows == 0 {

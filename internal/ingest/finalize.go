@@ -52,7 +52,7 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 			return &ImportError{Msg: "the file holds no features"}
 		}
 		reader := features.Reader{Pool: im.Pool}
-		t, err := reader.Describe(ctx, "data", table)
+		t, err := reader.Describe(ctx, "data", table, "gid", "geom")
 		if err != nil {
 			return err
 		}
