@@ -356,3 +356,68 @@ func TestHistoryAndVersions(t *testing.T) {
 		t.Fatalf("versions: %v", v)
 	}
 }
+
+func TestRegisterExistingTables(t *testing.T) {
+	a := admin(t)
+	ctx := context.Background()
+	conn := dbConn(t)
+	roads, nokey := "roads_"+randomHex(3), "nokey_"+randomHex(3)
+	for _, sql := range []string{
+		`CREATE TABLE public.` + roads + ` (road_id serial PRIMARY KEY, name text, the_geom geometry(LineString, 3857))`,
+		`INSERT INTO public.` + roads + ` (name, the_geom) VALUES ('a', ST_MakeLine(ST_MakePoint(0, 0), ST_MakePoint(111319.49, 111325.14))::geometry(LineString, 3857)),
+			('b', ST_SetSRID(ST_MakeLine(ST_MakePoint(0, 0), ST_MakePoint(1000, 0)), 3857)), ('c', NULL)`,
+		`CREATE TABLE public.` + nokey + ` (name text, geom geometry(Point, 4326))`,
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _, _ = conn.Exec(ctx, "DROP TABLE IF EXISTS public."+roads+", public."+nokey) })
+
+	disc := call(t, "GET", "/ingest/discover/?q="+roads, nil, bearer(a.Access)...).JSON(t)
+	items := disc["items"].([]any)
+	if len(items) != 1 || items[0].(map[string]any)["geometry_column"] != "the_geom" || items[0].(map[string]any)["srid"].(float64) != 3857 {
+		t.Fatalf("discover: %v", disc)
+	}
+	if r := call(t, "GET", "/ingest/discover/?schema=catalog", nil, bearer(a.Access)...); r.Status != 422 {
+		t.Fatalf("discovering the catalog schema: %d", r.Status)
+	}
+	r := call(t, "POST", "/ingest/register/", map[string]any{"table_path": "public." + roads, "title": "Roads"}, bearer(a.Access)...)
+	if r.Status != 201 {
+		t.Fatalf("register: %d %s", r.Status, r.Body)
+	}
+	d := r.JSON(t)
+	bbox := d["extent_bbox"].([]any)
+	if d["origin"] != "registered" || d["feature_count"].(float64) != 3 || d["srid"].(float64) != 3857 || bbox[2].(float64) < 0.99 || bbox[2].(float64) > 1.01 {
+		t.Fatalf("registered record: %v", d)
+	}
+	id := d["id"].(string)
+	rows := call(t, "GET", "/datasets/"+id+"/rows/?sort=-road_id", nil, bearer(a.Access)...).JSON(t)
+	if rows["total"].(float64) != 3 || rows["rows"].([]any)[0].(map[string]any)["road_id"].(float64) != 3 {
+		t.Fatalf("rows of a registered table: %v", rows)
+	}
+	if v := call(t, "GET", "/datasets/"+id+"/validate/", nil, bearer(a.Access)...).JSON(t); v["null_geometry_count"].(float64) != 1 {
+		t.Fatalf("validation of a registered table: %v", v)
+	}
+	bulk := call(t, "POST", "/ingest/register/bulk/", map[string]any{"tables": []any{
+		map[string]any{"table_path": "public." + roads}, map[string]any{"table_path": "public.missing_" + randomHex(2)},
+		map[string]any{"table_path": "public." + nokey}}}, bearer(a.Access)...).JSON(t)
+	var st []string
+	for _, res := range bulk["results"].([]any) {
+		st = append(st, res.(map[string]any)["status"].(string))
+	}
+	if strings.Join(st, ",") != "already_registered,not_found,error" || bulk["errors"].(float64) != 3 {
+		t.Fatalf("bulk register: %v", bulk)
+	}
+	if r := call(t, "POST", "/ingest/register/", map[string]any{"table_path": "public." + roads}, bearer(newUser(t, "editor").Access)...); r.Status != 403 {
+		t.Fatalf("editor registering: %d", r.Status)
+	}
+	// Deleting a registered dataset only detaches it: the operator's table survives.
+	if r := call(t, "DELETE", "/datasets/"+id, nil, bearer(a.Access)...); r.Status != 204 {
+		t.Fatalf("delete: %d", r.Status)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM public."+roads).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("the registered table did not survive: %d %v", n, err)
+	}
+}

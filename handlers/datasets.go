@@ -34,24 +34,9 @@ func (s *Server) ListDatasetRefreshRuns(ctx context.Context, request gen.ListDat
 	return nil, notImplemented("listDatasetRefreshRuns")
 }
 
-// DiscoverTables: Discover Tables (GET /ingest/discover/).
-func (s *Server) DiscoverTables(ctx context.Context, request gen.DiscoverTablesRequestObject) (gen.DiscoverTablesResponseObject, error) {
-	return nil, notImplemented("discoverTables")
-}
-
 // ApplyManifest: Apply Manifest (POST /ingest/manifest/apply).
 func (s *Server) ApplyManifest(ctx context.Context, request gen.ApplyManifestRequestObject) (gen.ApplyManifestResponseObject, error) {
 	return nil, notImplemented("applyManifest")
-}
-
-// RegisterTable: Register Table (POST /ingest/register/).
-func (s *Server) RegisterTable(ctx context.Context, request gen.RegisterTableRequestObject) (gen.RegisterTableResponseObject, error) {
-	return nil, notImplemented("registerTable")
-}
-
-// BulkRegisterTables: Bulk Register Tables (POST /ingest/register/bulk/).
-func (s *Server) BulkRegisterTables(ctx context.Context, request gen.BulkRegisterTablesRequestObject) (gen.BulkRegisterTablesResponseObject, error) {
-	return nil, notImplemented("bulkRegisterTables")
 }
 
 // CreateVRT: Create VRT (POST /ingest/vrt/create).
@@ -609,4 +594,83 @@ func (s *Server) CompletePresignedUpload(ctx context.Context, request gen.Comple
 	pending := gen.UploadResponseStatusPending
 	return gen.CompletePresignedUpload200JSONResponse{JobId: job.ID, Status: &pending,
 		Message: "file received; preview it or commit the import"}, nil
+}
+
+// DiscoverTables: Discover Tables (GET /ingest/discover/). Admin only; 1000/5000.
+func (s *Server) DiscoverTables(ctx context.Context, request gen.DiscoverTablesRequestObject) (gen.DiscoverTablesResponseObject, error) {
+	prm := request.Params
+	skip, limit := page(prm.Skip, prm.Limit, 1000, 5000)
+	list, total, err := s.catalog.Discover(ctx, auth.From(ctx), s.cfg.RegisterSchemas, val(prm.Schema), val(prm.Q),
+		val(prm.IncludeRegistered), skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.DiscoverTables200JSONResponse{Items: make([]gen.IngestDiscoveredTable, len(list)), Total: total, Skip: skip, Limit: limit}
+	for i, d := range list {
+		rows := d.EstimatedRows
+		it := gen.IngestDiscoveredTable{Schema: d.Schema, Table: d.Table, TablePath: d.Schema + "." + d.Table,
+			Kind: gen.IngestDiscoveredTableKind(d.Kind), GeometryColumn: d.GeometryColumn, GeometryType: d.GeomType,
+			EstimatedRows: &rows, HasPrimaryKey: d.HasPrimaryKey, Registered: d.DatasetID != nil, DatasetId: d.DatasetID}
+		if d.SRID != nil {
+			srid := int(*d.SRID)
+			it.Srid = &srid
+		}
+		out.Items[i] = it
+	}
+	return out, nil
+}
+
+func registration(b gen.IngestRegisterTableRequest) catalog.Registration {
+	return catalog.Registration{TablePath: b.TablePath, GeometryColumn: val(b.GeometryColumn), IDColumn: val(b.IdColumn),
+		Title: val(b.Title), Summary: val(b.Summary), Visibility: string(val(b.Visibility))}
+}
+
+// RegisterTable: Register Table (POST /ingest/register/). Admin only; the table is not copied.
+func (s *Server) RegisterTable(ctx context.Context, request gen.RegisterTableRequestObject) (gen.RegisterTableResponseObject, error) {
+	id, err := s.catalog.Register(ctx, auth.From(ctx), s.cfg.RegisterSchemas, registration(*request.Body))
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.catalog.Get(ctx, auth.From(ctx), id, false)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.datasetDetail(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	return gen.RegisterTable201JSONResponse(out), nil
+}
+
+// BulkRegisterTables: Bulk Register Tables (POST /ingest/register/bulk/). Per-table results.
+func (s *Server) BulkRegisterTables(ctx context.Context, request gen.BulkRegisterTablesRequestObject) (gen.BulkRegisterTablesResponseObject, error) {
+	p := auth.From(ctx)
+	if !p.IsAdmin() {
+		return nil, apperr.Forbidden("registering tables needs the admin role")
+	}
+	out := gen.BulkRegisterTables200JSONResponse{Results: []gen.IngestBulkRegisterResult{}}
+	for _, b := range request.Body.Tables {
+		id, err := s.catalog.Register(ctx, p, s.cfg.RegisterSchemas, registration(b))
+		res := gen.IngestBulkRegisterResult{TablePath: b.TablePath, Status: gen.IngestBulkRegisterResultStatusRegistered}
+		switch {
+		case err == nil:
+			res.DatasetId = &id
+			out.Registered++
+		case apperr.KindOf(err) == apperr.KindConflict:
+			res.Status = gen.IngestBulkRegisterResultStatusAlreadyRegistered
+		case apperr.KindOf(err) == apperr.KindNotFound:
+			res.Status = gen.IngestBulkRegisterResultStatusNotFound
+		case db.Unavailable(err):
+			return nil, err
+		default:
+			res.Status = gen.IngestBulkRegisterResultStatusError
+		}
+		if err != nil {
+			out.Errors++
+			detail := problemDetail(err)
+			res.Detail = &detail
+		}
+		out.Results = append(out.Results, res)
+	}
+	return out, nil
 }

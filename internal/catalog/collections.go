@@ -178,3 +178,8 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+func uniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}

@@ -23,8 +23,10 @@ type Config struct {
 	AdminPassword string
 	AdminEmail    string
 
-	DBMaxConns          int32
-	ImportWorkers       int // concurrent ogr2ogr imports per replica
+	DBMaxConns    int32
+	ImportWorkers int // concurrent ogr2ogr imports per replica
+	// RegisterSchemas are the schemas whose existing tables admins may register as datasets.
+	RegisterSchemas     []string
 	QueryTimeout        time.Duration
 	BackupMaxAgeMinutes int
 	MaxUploadBytes      int64
@@ -97,6 +99,7 @@ func load(get func(string) string) (Config, error) {
 		DBMaxConns:              int32(p.integer("DB_MAX_CONNS", 20, 1, 80)),
 		QueryTimeout:            p.duration("QUERY_TIMEOUT", 30*time.Second),
 		ImportWorkers:           p.integer("IMPORT_WORKERS", 2, 1, 64),
+		RegisterSchemas:         p.listOr("REGISTER_SCHEMAS", []string{"public"}),
 		BackupMaxAgeMinutes:     p.integer("BACKUP_MAX_AGE_MINUTES", 1560, 1, 1<<20),
 		MaxUploadBytes:          p.int64("MAX_UPLOAD_BYTES", 500<<20),
 		PresignedThresholdBytes: p.int64("PRESIGNED_THRESHOLD_BYTES", 100<<20),
@@ -179,6 +182,11 @@ func (c Config) validate() error {
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		return fmt.Errorf("LOG_FORMAT %q must be json or text", c.LogFormat)
+	}
+	for _, sc := range c.RegisterSchemas {
+		if sc == "catalog" || sc == "data" || sc == "river" || strings.HasPrefix(sc, "pg_") || sc == "information_schema" {
+			return fmt.Errorf("REGISTER_SCHEMAS may not name the service's own schema %q", sc)
+		}
 	}
 	if c.S3Endpoint != "" && (c.S3Bucket == "" || c.S3AccessKey == "" || c.S3SecretKey == "") {
 		return errors.New("S3_BUCKET, S3_ACCESS_KEY and S3_SECRET_KEY are required when S3_ENDPOINT is set")
@@ -284,6 +292,13 @@ func (p *parser) limits(name string, defaults map[string]int) map[string]int {
 		out[strings.TrimSpace(op)] = v
 	}
 	return out
+}
+
+func (p *parser) listOr(name string, def []string) []string {
+	if l := p.list(name); len(l) > 0 {
+		return l
+	}
+	return def
 }
 
 func (p *parser) integer(name string, def, lo, hi int) int {
