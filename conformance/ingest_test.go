@@ -121,14 +121,21 @@ func TestIngestGeoJSONEndToEnd(t *testing.T) {
 
 func TestIngestCSVWithCoordinates(t *testing.T) {
 	u := newUser(t, "editor")
-	csv := "name,lon,lat,when\nA,4.9,52.37,2024-01-02\nB,-0.12,51.5,2024-03-04\n"
+	csv := "name,lon,lat,when,survey_date\nA,4.9,52.37,2024-01-02,spring 2024\nB,-0.12,51.5,2024-03-04,\n"
 	job := importFile(t, u, "cities.csv", []byte(csv), nil)
 	if job["status"] != "complete" {
 		t.Fatalf("csv job: %v", job)
 	}
+	if tpe := job["temporal_parse_errors"].(map[string]any); tpe["survey_date"] == nil || tpe["when"] != nil {
+		t.Fatalf("temporal_parse_errors: %v", tpe)
+	}
 	d := call(t, "GET", "/datasets/"+job["dataset_id"].(string), nil, bearer(u.Access)...).JSON(t)
 	if d["feature_count"].(float64) != 2 || d["title"] != "cities" {
 		t.Fatalf("csv dataset: %v", d)
+	}
+	// A first quality score comes with the import: 5 of the 6 attribute values are filled (lon/lat became the geometry).
+	if q := d["quality_detail"].(map[string]any); q["attribute_completeness"].(float64) != 83.3 || q["crs_defined"].(float64) != 100 {
+		t.Fatalf("quality after import: %v", q)
 	}
 }
 

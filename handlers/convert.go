@@ -162,5 +162,9 @@ func jobOut(j store.CatalogIngestJob) gen.JobStatusResponse {
 	if json.Unmarshal(j.Warnings, &warnings) == nil && len(warnings) > 0 {
 		out.Warnings = &warnings
 	}
+	var temporal map[string]string
+	if json.Unmarshal(j.TemporalParseErrors, &temporal) == nil && len(temporal) > 0 {
+		out.TemporalParseErrors = &temporal
+	}
 	return out
 }

@@ -100,7 +100,7 @@ func (s *Server) ValidateDataset(ctx context.Context, request gen.ValidateDatase
 	q := catalog.ComputeQuality(d.Row, v.FeatureCount, v.Invalid, v.Empty, v.Null, v.AttributeCompleteness, v.CRSDefined, now)
 	qd := gen.QualityDetail{Overall: q.Overall, MetadataCompleteness: q.MetadataCompleteness, AttributeCompleteness: q.AttributeCompleteness,
 		GeometryValidity: q.GeometryValidity, CrsDefined: q.CRSDefined, ComputedAt: &q.ComputedAt}
-	raw, _ := json.Marshal(qd)
+	raw, _ := json.Marshal(q)
 	if err := s.q.SetDatasetQuality(ctx, store.SetDatasetQualityParams{ID: d.Row.ID, QualityDetail: raw}); err != nil {
 		return nil, err
 	}

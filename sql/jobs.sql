@@ -26,7 +26,7 @@ WHERE id = @id;
 -- name: CompleteIngestJob :exec
 UPDATE catalog.ingest_jobs SET status = 'complete', current_step = 'complete', progress = 1,
     dataset_id = @dataset_id, rows_processed = @rows_processed, rows_failed = @rows_failed,
-    warnings = @warnings, completed_at = now(), updated_at = now()
+    warnings = @warnings, temporal_parse_errors = @temporal_parse_errors, completed_at = now(), updated_at = now()
 WHERE id = @id;
 
 -- name: FailIngestJob :exec

@@ -47,7 +47,7 @@ func (q *Queries) CancelExpiredPresignedJobs(ctx context.Context, ids []uuid.UUI
 const commitIngestJob = `-- name: CommitIngestJob :one
 UPDATE catalog.ingest_jobs SET committed = true, options = $1, updated_at = now()
 WHERE id = $2 AND status = 'pending' AND NOT committed
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors
 `
 
 type CommitIngestJobParams struct {
@@ -88,6 +88,7 @@ func (q *Queries) CommitIngestJob(ctx context.Context, arg CommitIngestJobParams
 		&i.ExpiresAt,
 		&i.ObjectKey,
 		&i.UploadID,
+		&i.TemporalParseErrors,
 	)
 	return i, err
 }
@@ -95,16 +96,17 @@ func (q *Queries) CommitIngestJob(ctx context.Context, arg CommitIngestJobParams
 const completeIngestJob = `-- name: CompleteIngestJob :exec
 UPDATE catalog.ingest_jobs SET status = 'complete', current_step = 'complete', progress = 1,
     dataset_id = $1, rows_processed = $2, rows_failed = $3,
-    warnings = $4, completed_at = now(), updated_at = now()
-WHERE id = $5
+    warnings = $4, temporal_parse_errors = $5, completed_at = now(), updated_at = now()
+WHERE id = $6
 `
 
 type CompleteIngestJobParams struct {
-	DatasetID     *uuid.UUID      `json:"dataset_id"`
-	RowsProcessed *int64          `json:"rows_processed"`
-	RowsFailed    *int64          `json:"rows_failed"`
-	Warnings      json.RawMessage `json:"warnings"`
-	ID            uuid.UUID       `json:"id"`
+	DatasetID           *uuid.UUID      `json:"dataset_id"`
+	RowsProcessed       *int64          `json:"rows_processed"`
+	RowsFailed          *int64          `json:"rows_failed"`
+	Warnings            json.RawMessage `json:"warnings"`
+	TemporalParseErrors json.RawMessage `json:"temporal_parse_errors"`
+	ID                  uuid.UUID       `json:"id"`
 }
 
 func (q *Queries) CompleteIngestJob(ctx context.Context, arg CompleteIngestJobParams) error {
@@ -113,6 +115,7 @@ func (q *Queries) CompleteIngestJob(ctx context.Context, arg CompleteIngestJobPa
 		arg.RowsProcessed,
 		arg.RowsFailed,
 		arg.Warnings,
+		arg.TemporalParseErrors,
 		arg.ID,
 	)
 	return err
@@ -121,7 +124,7 @@ func (q *Queries) CompleteIngestJob(ctx context.Context, arg CompleteIngestJobPa
 const createIngestJob = `-- name: CreateIngestJob :one
 INSERT INTO catalog.ingest_jobs (id, source_filename, staging_path, created_by, current_step)
 VALUES ($1, $2, $3, $4, 'queued')
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors
 `
 
 type CreateIngestJobParams struct {
@@ -168,6 +171,7 @@ func (q *Queries) CreateIngestJob(ctx context.Context, arg CreateIngestJobParams
 		&i.ExpiresAt,
 		&i.ObjectKey,
 		&i.UploadID,
+		&i.TemporalParseErrors,
 	)
 	return i, err
 }
@@ -176,7 +180,7 @@ const createPresignedJob = `-- name: CreatePresignedJob :one
 INSERT INTO catalog.ingest_jobs (id, source_filename, created_by, current_step, presigned, declared_size, part_size, part_count,
     expires_at, object_key, upload_id)
 VALUES ($1, $2, $3, 'queued', true, $4, $5, $6, $7, $8, $9)
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors
 `
 
 type CreatePresignedJobParams struct {
@@ -233,6 +237,7 @@ func (q *Queries) CreatePresignedJob(ctx context.Context, arg CreatePresignedJob
 		&i.ExpiresAt,
 		&i.ObjectKey,
 		&i.UploadID,
+		&i.TemporalParseErrors,
 	)
 	return i, err
 }
@@ -313,7 +318,7 @@ func (q *Queries) FanOutIngestJob(ctx context.Context, id uuid.UUID) (int64, err
 }
 
 const getIngestJob = `-- name: GetIngestJob :one
-SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id FROM catalog.ingest_jobs WHERE id = $1
+SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors FROM catalog.ingest_jobs WHERE id = $1
 `
 
 func (q *Queries) GetIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngestJob, error) {
@@ -348,12 +353,13 @@ func (q *Queries) GetIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngest
 		&i.ExpiresAt,
 		&i.ObjectKey,
 		&i.UploadID,
+		&i.TemporalParseErrors,
 	)
 	return i, err
 }
 
 const latestJobOfDataset = `-- name: LatestJobOfDataset :one
-SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id FROM catalog.ingest_jobs WHERE dataset_id = $1 ORDER BY created_at DESC LIMIT 1
+SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors FROM catalog.ingest_jobs WHERE dataset_id = $1 ORDER BY created_at DESC LIMIT 1
 `
 
 func (q *Queries) LatestJobOfDataset(ctx context.Context, datasetID *uuid.UUID) (CatalogIngestJob, error) {
@@ -388,12 +394,13 @@ func (q *Queries) LatestJobOfDataset(ctx context.Context, datasetID *uuid.UUID) 
 		&i.ExpiresAt,
 		&i.ObjectKey,
 		&i.UploadID,
+		&i.TemporalParseErrors,
 	)
 	return i, err
 }
 
 const listIngestJobs = `-- name: ListIngestJobs :many
-SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, count(*) OVER () AS total FROM catalog.ingest_jobs j
+SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, count(*) OVER () AS total FROM catalog.ingest_jobs j
 WHERE ($1::text IS NULL OR j.status = $1)
   AND ($2::uuid IS NULL OR j.created_by = $2)
   AND ($3::uuid IS NULL OR j.dataset_id = $3)
@@ -461,6 +468,7 @@ func (q *Queries) ListIngestJobs(ctx context.Context, arg ListIngestJobsParams) 
 			&i.CatalogIngestJob.ExpiresAt,
 			&i.CatalogIngestJob.ObjectKey,
 			&i.CatalogIngestJob.UploadID,
+			&i.CatalogIngestJob.TemporalParseErrors,
 			&i.Total,
 		); err != nil {
 			return nil, err
@@ -495,7 +503,7 @@ const requeueIngestJob = `-- name: RequeueIngestJob :one
 UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL,
     error_message = NULL, can_retry = false, retry_reason = NULL, completed_at = NULL, updated_at = now()
 WHERE id = $1 AND status = 'failed'
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors
 `
 
 func (q *Queries) RequeueIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngestJob, error) {
@@ -530,6 +538,7 @@ func (q *Queries) RequeueIngestJob(ctx context.Context, id uuid.UUID) (CatalogIn
 		&i.ExpiresAt,
 		&i.ObjectKey,
 		&i.UploadID,
+		&i.TemporalParseErrors,
 	)
 	return i, err
 }

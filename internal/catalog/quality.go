@@ -10,9 +10,12 @@ import (
 
 // Quality is the QualityDetail of spec 2.5: scores from 0 to 100.
 type Quality struct {
-	Overall, MetadataCompleteness, AttributeCompleteness float64
-	GeometryValidity, CRSDefined                         *float64
-	ComputedAt                                           time.Time
+	Overall               float64   `json:"overall"`
+	MetadataCompleteness  float64   `json:"metadata_completeness"`
+	AttributeCompleteness float64   `json:"attribute_completeness"`
+	GeometryValidity      *float64  `json:"geometry_validity"`
+	CRSDefined            *float64  `json:"crs_defined"`
+	ComputedAt            time.Time `json:"computed_at"`
 }
 
 // metadataFields are the catalog fields a complete record fills.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -24,7 +25,15 @@ var sourceFormats = map[string]string{
 
 // finalize reads what ogr2ogr made (geometry column, extent, columns, count) in PostGIS and
 // creates the catalog record, in one transaction.
-func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, opts Options, table, ext string) (uuid.UUID, int64, error) {
+// result is what a finished import reports on its job.
+type result struct {
+	DatasetID uuid.UUID
+	Rows      int64
+	// Temporal lists columns whose values look like dates but stayed text.
+	Temporal map[string]string
+}
+
+func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, opts Options, table, ext string) (result, error) {
 	ident := pgx.Identifier{"data", table}.Sanitize()
 	var id uuid.UUID
 	var count int64
@@ -40,8 +49,9 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		gtype, dims, err = pointsFromColumns(ctx, im.Pool, table)
 	}
 	if err != nil {
-		return uuid.Nil, 0, err
+		return result{}, err
 	}
+	res := result{Temporal: map[string]string{}}
 	err = pgx.BeginFunc(ctx, im.Pool, func(tx pgx.Tx) error {
 		var xmin, ymin, xmax, ymax, zmin, zmax *float64
 		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+ident+`), ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e),
@@ -61,6 +71,15 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 			return err
 		}
 		info, _ := json.Marshal(cols)
+		var cells, filled int64
+		for _, c := range cols {
+			n, _ := c.Stats["count"].(int64)
+			nulls, _ := c.Stats["null_count"].(int64)
+			cells, filled = cells+n, filled+n-nulls
+			if c.SemanticRole == "temporal" && (strings.Contains(c.Type, "char") || c.Type == "text") {
+				res.Temporal[c.Name] = "looks temporal but stayed text: the values are not ISO 8601 dates or times"
+			}
+		}
 		title := opts.Title
 		if title == "" {
 			title = strings.TrimSuffix(deref(job.SourceFilename), filepath.Ext(deref(job.SourceFilename)))
@@ -101,10 +120,21 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		if job.CreatedBy != nil {
 			actor.UserID = *job.CreatedBy
 		}
-		id, err = catalog.AddRecord(ctx, store.New(tx), prm, actor)
-		return err
+		q := store.New(tx)
+		if id, err = catalog.AddRecord(ctx, q, prm, actor); err != nil {
+			return err
+		}
+		// A first quality score from what the import measured; Validate Dataset adds geometry validity.
+		completeness := 1.0
+		if cells > 0 {
+			completeness = float64(filled) / float64(cells)
+		}
+		rec := store.CatalogDataset{Summary: prm.Summary}
+		quality, _ := json.Marshal(catalog.ComputeQuality(rec, 0, 0, 0, 0, completeness, true, time.Now().UTC()))
+		return q.SetDatasetQuality(ctx, store.SetDatasetQualityParams{ID: id, QualityDetail: quality})
 	})
-	return id, count, err
+	res.DatasetID, res.Rows = id, count
+	return res, err
 }
 
 // wrap brings a shifted longitude back into -180..180.

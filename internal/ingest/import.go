@@ -59,7 +59,7 @@ func (im *Importer) Run(ctx context.Context, id uuid.UUID) error {
 		return err
 	}
 	table := "ds_" + strings.ReplaceAll(uuid.NewString(), "-", "")
-	datasetID, rows, warns, err := im.load(ctx, job, opts, table)
+	res, warns, err := im.load(ctx, job, opts, table)
 	if err != nil {
 		im.drop(table)
 		msg, retry := "the import failed; see the server log", true
@@ -79,8 +79,9 @@ func (im *Importer) Run(ctx context.Context, id uuid.UUID) error {
 		warns = []Warning{}
 	}
 	wj, _ := json.Marshal(warns)
-	if err := im.Q.CompleteIngestJob(ctx, store.CompleteIngestJobParams{ID: id, DatasetID: &datasetID, RowsProcessed: &rows,
-		RowsFailed: &zero, Warnings: wj}); err != nil {
+	tj, _ := json.Marshal(res.Temporal)
+	if err := im.Q.CompleteIngestJob(ctx, store.CompleteIngestJobParams{ID: id, DatasetID: &res.DatasetID, RowsProcessed: &res.Rows,
+		RowsFailed: &zero, Warnings: wj, TemporalParseErrors: tj}); err != nil {
 		return err
 	}
 	// The staging file goes once no other job (a fan-out sibling, a failed one awaiting retry) needs it.
@@ -99,22 +100,24 @@ func (im *Importer) drop(table string) {
 
 var progressMark = regexp.MustCompile(`(\d+)\.\.\.`)
 
-func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts Options, table string) (uuid.UUID, int64, []Warning, error) {
+func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts Options, table string) (result, []Warning, error) {
 	path := deref(job.StagingPath)
 	if _, err := os.Stat(path); err != nil {
-		return uuid.Nil, 0, nil, &ImportError{Msg: "the staging file is gone; upload the file again"}
+		return result{}, nil, &ImportError{Msg: "the staging file is gone; upload the file again"}
 	}
 	_ = im.Q.SetIngestJobStep(ctx, store.SetIngestJobStepParams{ID: job.ID, CurrentStep: ptr("ogr2ogr"), Progress: ptr(0.0)})
 	ext := strings.ToLower(filepath.Ext(path))
 	target, password := db.OGRConnection(im.Pool)
 	args := append([]string{"-f", "PostgreSQL", target, sourcePath(path)}, openOptions(path)...)
 	var warns []Warning
+	var expected int64 = -1 // the layer's feature count, when GDAL knows it cheaply
 	// Source fields named like the reserved columns, or too long for PostgreSQL, are renamed
 	// through an OGR SQL projection; otherwise the layer is copied as it is. (CSV coordinates are
 	// consumed by the driver's open options, so CSV fields keep the plain path.)
 	if ext != ".csv" {
 		if layers, _, err := Inspect(ctx, path); err == nil {
 			if layer, err := chooseLayer(layers, opts.LayerName); err == nil {
+				expected = layer.FeatureCount
 				names, reserved, shortened := planColumns(layer.Columns)
 				if warns = warnings(reserved, shortened); len(warns) > 0 {
 					args = append(args, "-sql", renameSQL(layer.Name, layer.Columns, names), "-dialect", "OGRSQL")
@@ -134,7 +137,9 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 			srs = "EPSG:" + strconv.Itoa(opts.SourceSRID)
 		}
 		args = append(args, "-s_srs", srs, "-oo", "X_POSSIBLE_NAMES=lon,lng,long,longitude,x", "-oo", "Y_POSSIBLE_NAMES=lat,latitude,y",
-			"-oo", "GEOM_POSSIBLE_NAMES=wkt,geometry,geom,the_geom", "-oo", "KEEP_GEOM_COLUMNS=NO", "-oo", "AUTODETECT_TYPE=YES")
+			"-oo", "GEOM_POSSIBLE_NAMES=wkt,geometry,geom,the_geom", "-oo", "KEEP_GEOM_COLUMNS=NO", "-oo", "AUTODETECT_TYPE=YES",
+			// An empty cell is a missing value, not an empty string.
+			"-oo", "EMPTY_STRING_AS_NULL=YES")
 	}
 	cmd := exec.CommandContext(ctx, "ogr2ogr", args...)
 	cmd.Env = append(os.Environ(), "PGPASSWORD="+password, "CPL_LOG=/dev/null")
@@ -142,10 +147,10 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return uuid.Nil, 0, nil, err
+		return result{}, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return uuid.Nil, 0, nil, err
+		return result{}, nil, err
 	}
 	// ogr2ogr prints 0...10...20 where the driver knows the feature count; forward it as progress.
 	sc := bufio.NewScanner(stdout)
@@ -153,15 +158,19 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 	for sc.Scan() {
 		if m := progressMark.FindStringSubmatch(sc.Text() + "..."); m != nil {
 			pct, _ := strconv.Atoi(m[1])
-			_ = im.Q.SetIngestJobStep(ctx, store.SetIngestJobStepParams{ID: job.ID, CurrentStep: ptr("ogr2ogr"), Progress: ptr(float64(pct) / 100 * 0.9)})
+			step := store.SetIngestJobStepParams{ID: job.ID, CurrentStep: ptr("ogr2ogr"), Progress: ptr(float64(pct) / 100 * 0.9)}
+			if expected >= 0 {
+				step.RowsProcessed = ptr(expected * int64(pct) / 100)
+			}
+			_ = im.Q.SetIngestJobStep(ctx, step)
 		}
 	}
 	if err := cmd.Wait(); err != nil {
-		return uuid.Nil, 0, nil, &ImportError{Msg: ogrMessage(stderr.String(), filepath.Base(path))}
+		return result{}, nil, &ImportError{Msg: ogrMessage(stderr.String(), filepath.Base(path))}
 	}
 	_ = im.Q.SetIngestJobStep(ctx, store.SetIngestJobStepParams{ID: job.ID, CurrentStep: ptr("finalize"), Progress: ptr(0.95)})
-	id, rows, err := im.finalize(ctx, job, opts, table, ext)
-	return id, rows, warns, err
+	res, err := im.finalize(ctx, job, opts, table, ext)
+	return res, warns, err
 }
 
 // scanDots splits ogr2ogr's progress output at each "..." so progress arrives as it happens.
