@@ -421,3 +421,30 @@ func TestRegisterExistingTables(t *testing.T) {
 		t.Fatalf("the registered table did not survive: %d %v", n, err)
 	}
 }
+
+// Section 8 limits of the dataset area, at their edges.
+func TestDatasetLimits(t *testing.T) {
+	u := newUser(t, "editor")
+	id := createDataset(t, u, "private", false)["id"].(string)
+	long := func(n int) string { return strings.Repeat("a", n) }
+	tests := []struct {
+		name, method, path string
+		body               map[string]any
+		status             int
+	}{
+		{"source_url of 2000", "PATCH", "/datasets/" + id, map[string]any{"source_url": "https://x.org/" + long(1986)}, 200},
+		{"source_url of 2001", "PATCH", "/datasets/" + id, map[string]any{"source_url": "https://x.org/" + long(1987)}, 422},
+		{"confirm_title of 501", "POST", "/datasets/bulk-delete/", map[string]any{"datasets": []any{map[string]any{"dataset_id": id, "confirm_title": long(501)}}}, 422},
+		{"presigned filename of 256", "POST", "/ingest/upload/presigned", map[string]any{"filename": long(251) + ".json", "file_size": 10}, 422},
+		{"presigned filename of 255", "POST", "/ingest/upload/presigned", map[string]any{"filename": long(250) + ".json", "file_size": 10}, 200},
+		{"content_type of 256", "POST", "/ingest/upload/presigned", map[string]any{"filename": "a.json", "file_size": 10, "content_type": long(256)}, 422},
+		{"empty presigned filename", "POST", "/ingest/upload/presigned", map[string]any{"filename": "", "file_size": 10}, 422},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if r := call(t, tt.method, tt.path, tt.body, bearer(u.Access)...); r.Status != tt.status {
+				t.Fatalf("%d, want %d: %.300s", r.Status, tt.status, r.Body)
+			}
+		})
+	}
+}
