@@ -25,11 +25,6 @@ func (s *Server) OgcLandingPage(ctx context.Context, request gen.OgcLandingPageR
 	}, nil
 }
 
-// OgcListCollections: List Collections (GET /collections).
-func (s *Server) OgcListCollections(ctx context.Context, request gen.OgcListCollectionsRequestObject) (gen.OgcListCollectionsResponseObject, error) {
-	return nil, notImplemented("ogcListCollections")
-}
-
 // OgcGetCollectionMetadata: Get Collection Metadata (GET /collections/datasets).
 func (s *Server) OgcGetCollectionMetadata(ctx context.Context, request gen.OgcGetCollectionMetadataRequestObject) (gen.OgcGetCollectionMetadataResponseObject, error) {
 	return nil, notImplemented("ogcGetCollectionMetadata")
@@ -60,46 +55,33 @@ func (s *Server) OgcGetSortables(ctx context.Context, request gen.OgcGetSortable
 	return nil, notImplemented("ogcGetSortables")
 }
 
-// OgcGetDatasetCollection: Get Dataset Collection (GET /collections/{dataset_id}).
-func (s *Server) OgcGetDatasetCollection(ctx context.Context, request gen.OgcGetDatasetCollectionRequestObject) (gen.OgcGetDatasetCollectionResponseObject, error) {
-	return nil, notImplemented("ogcGetDatasetCollection")
-}
-
-// OgcGetCollectionItems: Get Collection Items (GET /collections/{dataset_id}/items).
-func (s *Server) OgcGetCollectionItems(ctx context.Context, request gen.OgcGetCollectionItemsRequestObject) (gen.OgcGetCollectionItemsResponseObject, error) {
-	return nil, notImplemented("ogcGetCollectionItems")
-}
-
-// OgcGetCollectionItemFeature: Get Collection Item Feature (GET /collections/{dataset_id}/items/{feature_id}).
-func (s *Server) OgcGetCollectionItemFeature(ctx context.Context, request gen.OgcGetCollectionItemFeatureRequestObject) (gen.OgcGetCollectionItemFeatureResponseObject, error) {
-	return nil, notImplemented("ogcGetCollectionItemFeature")
-}
-
-// OgcGetDatasetQueryables: Get Dataset Queryables (GET /collections/{dataset_id}/queryables).
-func (s *Server) OgcGetDatasetQueryables(ctx context.Context, request gen.OgcGetDatasetQueryablesRequestObject) (gen.OgcGetDatasetQueryablesResponseObject, error) {
-	return nil, notImplemented("ogcGetDatasetQueryables")
-}
-
-// OgcGetDatasetSchema: Get Dataset Schema (GET /collections/{dataset_id}/schema).
-func (s *Server) OgcGetDatasetSchema(ctx context.Context, request gen.OgcGetDatasetSchemaRequestObject) (gen.OgcGetDatasetSchemaResponseObject, error) {
-	return nil, notImplemented("ogcGetDatasetSchema")
-}
-
-// OgcGetDatasetSortables: Get Dataset Sortables (GET /collections/{dataset_id}/sortables).
-func (s *Server) OgcGetDatasetSortables(ctx context.Context, request gen.OgcGetDatasetSortablesRequestObject) (gen.OgcGetDatasetSortablesResponseObject, error) {
-	return nil, notImplemented("ogcGetDatasetSortables")
-}
-
 // OgcConformance: Conformance (GET /conformance).
 func (s *Server) OgcConformance(ctx context.Context, request gen.OgcConformanceRequestObject) (gen.OgcConformanceResponseObject, error) {
 	return gen.OgcConformance200JSONResponse{ConformsTo: conformanceClasses}, nil
 }
 
-// conformanceClasses lists only the classes the server passes today; each capability adds its
-// classes when its tests pass (OGC API Features Part 1 and Part 3 with the features issue).
+// conformanceClasses lists only the classes the conformance suite shows the server passes.
 var conformanceClasses = []string{
 	"http://www.opengis.net/spec/ogcapi-common-1/1.0/conf/core",
 	"http://www.opengis.net/spec/ogcapi-common-1/1.0/conf/landing-page",
 	"http://www.opengis.net/spec/ogcapi-common-1/1.0/conf/json",
 	"http://www.opengis.net/spec/ogcapi-common-1/1.0/conf/oas30",
+	"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
+	"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
+	"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30",
+	"http://www.opengis.net/spec/ogcapi-features-2/1.0/conf/crs",
+}
+
+// recordCollection describes the catalog itself as an OGC API Records collection.
+func (s *Server) recordCollection() gen.OgcCollection {
+	title, itemType := "Datasets", "record"
+	desc := "The catalog: one metadata record per dataset the caller may see."
+	return gen.OgcCollection{Id: "datasets", Title: &title, Description: &desc, ItemType: &itemType,
+		Links: []gen.Link{
+			s.link("/collections/datasets", "self", "application/json", "This collection"),
+			s.link("/collections/datasets/items", "items", geoJSON, "The records"),
+			s.link("/collections/datasets/queryables", "http://www.opengis.net/def/rel/ogc/1.0/queryables", schemaJSON, "Queryables"),
+			s.link("/collections/datasets/sortables", "http://www.opengis.net/def/rel/ogc/1.0/sortables", schemaJSON, "Sortables"),
+			s.link("/collections/datasets/schema", "http://www.opengis.net/def/rel/ogc/1.0/schema", schemaJSON, "Record schema"),
+		}}
 }

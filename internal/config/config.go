@@ -25,6 +25,7 @@ type Config struct {
 
 	DBMaxConns    int32
 	ImportWorkers int // concurrent ogr2ogr imports per replica
+	OGCMaxLimit   int // largest OGC API items page; larger limits are clamped to it
 	// RegisterSchemas are the schemas whose existing tables admins may register as datasets.
 	RegisterSchemas     []string
 	QueryTimeout        time.Duration
@@ -99,6 +100,7 @@ func load(get func(string) string) (Config, error) {
 		DBMaxConns:              int32(p.integer("DB_MAX_CONNS", 20, 1, 80)),
 		QueryTimeout:            p.duration("QUERY_TIMEOUT", 30*time.Second),
 		ImportWorkers:           p.integer("IMPORT_WORKERS", 2, 1, 64),
+		OGCMaxLimit:             p.integer("OGC_MAX_LIMIT", 10000, 1, 100000),
 		RegisterSchemas:         p.listOr("REGISTER_SCHEMAS", []string{"public"}),
 		BackupMaxAgeMinutes:     p.integer("BACKUP_MAX_AGE_MINUTES", 1560, 1, 1<<20),
 		MaxUploadBytes:          p.int64("MAX_UPLOAD_BYTES", 500<<20),

@@ -24,6 +24,7 @@ type Column struct{ Name, Type string }
 type Table struct {
 	Schema, Name string
 	ID, Geom     string
+	IDType       string // data type of the key column
 	Columns      []Column
 }
 
@@ -45,11 +46,11 @@ func (t Table) Column(name string) (Column, error) {
 // Reader runs the reads against the pool.
 type Reader struct{ Pool *pgxpool.Pool }
 
-// Describe reads a table's attribute columns (all but the key and geometry columns) from the
-// information schema.
+// Describe reads a table's attribute columns (all but the key and geometry columns) and the type
+// of its key from the information schema.
 func (r Reader) Describe(ctx context.Context, schema, name, idColumn, geomColumn string) (Table, error) {
 	rows, err := r.Pool.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
-		WHERE table_schema = $1 AND table_name = $2 AND column_name NOT IN ($3, $4) ORDER BY ordinal_position`, schema, name, idColumn, geomColumn)
+		WHERE table_schema = $1 AND table_name = $2 AND column_name <> $3 ORDER BY ordinal_position`, schema, name, geomColumn)
 	if err != nil {
 		return Table{}, err
 	}
@@ -57,7 +58,15 @@ func (r Reader) Describe(ctx context.Context, schema, name, idColumn, geomColumn
 		var c Column
 		return c, row.Scan(&c.Name, &c.Type)
 	})
-	return Table{Schema: schema, Name: name, ID: idColumn, Geom: geomColumn, Columns: cols}, err
+	t := Table{Schema: schema, Name: name, ID: idColumn, Geom: geomColumn}
+	for _, c := range cols {
+		if c.Name == idColumn {
+			t.IDType = c.Type
+		} else {
+			t.Columns = append(t.Columns, c)
+		}
+	}
+	return t, err
 }
 
 // RowsQuery pages through a table's attributes.

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -29,6 +30,9 @@ type Meta struct {
 	UserAgent string
 	Secure    bool // the client reached us over HTTPS (cookies get the Secure flag)
 	cookies   []*http.Cookie
+	// Query is the raw query string: OGC API property filters are query parameters named after a
+	// collection's queryables, which no static parameter list can declare.
+	Query url.Values
 	// DeadCredential is set when the request carried an identity credential that did not resolve
 	// and the operation accepts that (logout, rule 4a).
 	DeadCredential bool
@@ -74,7 +78,7 @@ func Authenticate(a Authenticator, op *Operation, opts AuthOptions) echo.Middlew
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
-			meta := Meta{IP: c.RealIP(), UserAgent: req.UserAgent(), Secure: c.Scheme() == "https", cookies: req.Cookies()}
+			meta := Meta{IP: c.RealIP(), UserAgent: req.UserAgent(), Secure: c.Scheme() == "https", cookies: req.Cookies(), Query: c.QueryParams()}
 			if op.NoCreds {
 				c.SetRequest(req.WithContext(WithMeta(req.Context(), meta)))
 				return next(c)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
@@ -119,6 +120,10 @@ func toProblem(err error) (Problem, time.Duration) {
 			// Malformed syntax has no field locations worth an array: one sentence says it.
 			msgs := make([]string, 0, len(vf.Errors))
 			for _, fe := range vf.Errors {
+				if len(fe.Loc) == 2 && fe.Loc[0] != "body" {
+					msgs = append(msgs, fmt.Sprintf("%s parameter %v: %s", fe.Loc[0], fe.Loc[1], fe.Msg))
+					continue
+				}
 				msgs = append(msgs, fe.Msg)
 			}
 			return prob(http.StatusBadRequest, "malformed request: "+strings.Join(msgs, "; ")), 0

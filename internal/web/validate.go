@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -32,6 +33,9 @@ func ValidateRequest(doc *openapi3.T, op *Operation) echo.MiddlewareFunc {
 		AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
 		ExcludeRequestBody: op.Streaming,
 	}
+	// OGC API and STAC clients expect 400 for an invalid parameter (OGC API Features
+	// /req/core/query-param-invalid); the rest of the API answers 422 with a detail array.
+	standards := slices.ContainsFunc(op.Spec.Tags, func(tag string) bool { return strings.HasPrefix(tag, "OGC") || strings.HasPrefix(tag, "STAC") })
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			params := map[string]string{}
@@ -43,6 +47,9 @@ func ValidateRequest(doc *openapi3.T, op *Operation) echo.MiddlewareFunc {
 			}
 			if err := openapi3filter.ValidateRequest(c.Request().Context(), in); err != nil {
 				if vf := validationFailure(err); vf != nil {
+					if standards {
+						vf.Status = http.StatusBadRequest
+					}
 					return vf
 				}
 			}

@@ -1,0 +1,349 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ogcPlaces is a GeoJSON fixture whose values the OGC tests can predict: 30 points, some on both
+// sides of the antimeridian, with text, integer, float, category and date properties.
+func ogcPlaces() []byte {
+	var b strings.Builder
+	b.WriteString(`{"type":"FeatureCollection","features":[`)
+	for i := 0; i < 30; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		lon, lat := -170+float64(i)*10, -40+float64(i)*2.5 // -170..70
+		if i >= 25 {
+			lon = 175 + float64(i-25) // 175..179: just west of the antimeridian
+		}
+		fmt.Fprintf(&b, `{"type":"Feature","properties":{"name":"place %02d","rank":%d,"score":%g,"kind":"%s","day":"2020-01-%02d"},"geometry":{"type":"Point","coordinates":[%g,%g]}}`,
+			i, i, float64(i)/4, []string{"town", "city", "village"}[i%3], i%28+1, lon, lat)
+	}
+	b.WriteString("]}")
+	return []byte(b.String())
+}
+
+// publishAs walks a dataset to published with the given visibility.
+func publishAs(t *testing.T, s session, id, visibility string) {
+	t.Helper()
+	if r := call(t, "PATCH", "/datasets/"+id, map[string]any{"visibility": visibility}, bearer(s.Access)...); r.Status != 200 {
+		t.Fatalf("set visibility: %d %s", r.Status, r.Body)
+	}
+	for _, st := range []string{"ready", "internal", "published"} {
+		if r := call(t, "PATCH", "/datasets/"+id+"/status/", map[string]any{"status": st}, bearer(s.Access)...); r.Status != 200 {
+			t.Fatalf("status %s: %d %s", st, r.Status, r.Body)
+		}
+	}
+}
+
+// ogcDataset imports the places fixture as s and publishes it; it returns the dataset id.
+func ogcDataset(t *testing.T, s session, visibility string) string {
+	t.Helper()
+	job := importFile(t, s, "places.geojson", ogcPlaces(), map[string]any{"title": "Places " + randomHex(3)})
+	if job["status"] != "complete" {
+		t.Fatalf("import: %v", job)
+	}
+	id := job["dataset_id"].(string)
+	publishAs(t, s, id, visibility)
+	return id
+}
+
+// features decodes an items page into its features' ids and properties.
+func features(t *testing.T, r reply) (ids []int, props []map[string]any, page map[string]any) {
+	t.Helper()
+	if r.Status != 200 {
+		t.Fatalf("items: %d %s", r.Status, r.Body)
+	}
+	page = r.JSON(t)
+	for _, f := range page["features"].([]any) {
+		f := f.(map[string]any)
+		ids = append(ids, int(f["id"].(float64)))
+		props = append(props, f["properties"].(map[string]any))
+	}
+	return ids, props, page
+}
+
+func linkHref(page map[string]any, rel string) string {
+	for _, l := range page["links"].([]any) {
+		if l := l.(map[string]any); l["rel"] == rel {
+			return l["href"].(string)
+		}
+	}
+	return ""
+}
+
+// rel turns an absolute link into a path under the API root.
+func rel(t *testing.T, href string) string {
+	t.Helper()
+	if !strings.HasPrefix(href, server.APIRoot) {
+		t.Fatalf("link %s is not under %s", href, server.APIRoot)
+	}
+	return strings.TrimPrefix(href, server.APIRoot)
+}
+
+// firstPosition is the first position of the first feature (points are imported as MultiPoint).
+func firstPosition(t *testing.T, r reply) []float64 {
+	t.Helper()
+	c := r.JSON(t)["features"].([]any)[0].(map[string]any)["geometry"].(map[string]any)["coordinates"].([]any)
+	for {
+		if _, ok := c[0].([]any); !ok {
+			break
+		}
+		c = c[0].([]any)
+	}
+	out := make([]float64, len(c))
+	for i, v := range c {
+		out[i] = v.(float64)
+	}
+	return out
+}
+
+func TestOGCLandingConformanceAndCollections(t *testing.T) {
+	owner := newUser(t, "editor")
+	public := ogcDataset(t, owner, "public")
+	private := ogcDataset(t, owner, "private")
+
+	// Desktop clients open the API root without a slash; the document names it "/" under the
+	// server URL, so only the slash form goes through the validating client.
+	if res, err := http.Get(server.APIRoot); err != nil || res.StatusCode != 200 {
+		t.Fatalf("GET /api: %v %v", err, res)
+	}
+	for _, path := range []string{"/"} {
+		r := call(t, "GET", path, nil)
+		if r.Status != 200 {
+			t.Fatalf("landing %q: %d", path, r.Status)
+		}
+		var rels []string
+		for _, l := range r.JSON(t)["links"].([]any) {
+			rels = append(rels, l.(map[string]any)["rel"].(string))
+		}
+		for _, want := range []string{"self", "alternate", "service-desc", "service-doc", "conformance", "data"} {
+			if !slices.Contains(rels, want) {
+				t.Errorf("landing page has no %q link: %v", want, rels)
+			}
+		}
+	}
+	conf := call(t, "GET", "/conformance", nil).JSON(t)["conformsTo"].([]any)
+	for _, want := range []string{
+		"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
+		"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
+		"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30",
+		"http://www.opengis.net/spec/ogcapi-features-2/1.0/conf/crs",
+	} {
+		if !slices.Contains(conf, any(want)) {
+			t.Errorf("conformance lacks %s", want)
+		}
+	}
+
+	ids := func(headers ...string) []string {
+		r := call(t, "GET", "/collections", nil, headers...)
+		if r.Status != 200 {
+			t.Fatalf("collections: %d %s", r.Status, r.Body)
+		}
+		var out []string
+		for _, c := range r.JSON(t)["collections"].([]any) {
+			out = append(out, c.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	anon := ids()
+	if !slices.Contains(anon, public) || slices.Contains(anon, private) || anon[0] != "datasets" {
+		t.Errorf("anonymous collections: %v (public %s, private %s)", anon, public, private)
+	}
+	if mine := ids(bearer(owner.Access)...); !slices.Contains(mine, private) {
+		t.Errorf("the owner does not see the private collection")
+	}
+	if r := call(t, "GET", "/collections/"+private, nil); r.Status != 404 {
+		t.Errorf("private collection, anonymous: %d", r.Status)
+	}
+
+	c := call(t, "GET", "/collections/"+public, nil).JSON(t)
+	if c["itemType"] != "feature" || c["storageCrs"] != "http://www.opengis.net/def/crs/OGC/1.3/CRS84" {
+		t.Errorf("collection: %v", c)
+	}
+	bbox := c["extent"].(map[string]any)["spatial"].(map[string]any)["bbox"].([]any)[0].([]any)
+	record := call(t, "GET", "/datasets/"+public, nil).JSON(t)["extent_bbox"].([]any)
+	if fmt.Sprint(bbox) != fmt.Sprint(record) {
+		t.Errorf("collection extent %v, record extent %v", bbox, record)
+	}
+	interval := c["extent"].(map[string]any)["temporal"].(map[string]any)["interval"].([]any)[0].([]any)
+	if !strings.HasPrefix(interval[0].(string), "2020-01-01") || !strings.HasPrefix(interval[1].(string), "2020-01-28") {
+		t.Errorf("temporal extent: %v", interval)
+	}
+
+	q := call(t, "GET", "/collections/"+public+"/queryables", nil)
+	if ct := q.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/schema+json") {
+		t.Errorf("queryables content type %q", ct)
+	}
+	qp := q.JSON(t)["properties"].(map[string]any)
+	if qp["rank"].(map[string]any)["type"] != "integer" || qp["day"].(map[string]any)["format"] != "date" ||
+		qp["geometry"].(map[string]any)["format"] != "geometry-multipoint" || qp["name"].(map[string]any)["type"] != "string" {
+		t.Errorf("queryables: %v", qp)
+	}
+	sp := call(t, "GET", "/collections/"+public+"/sortables", nil).JSON(t)["properties"].(map[string]any)
+	if _, ok := sp["gid"]; !ok || sp["score"] == nil || sp["geometry"] != nil {
+		t.Errorf("sortables: %v", sp)
+	}
+	sc := call(t, "GET", "/collections/"+public+"/schema", nil).JSON(t)["properties"].(map[string]any)
+	if sc["gid"].(map[string]any)["x-ogc-role"] != "id" || sc["day"].(map[string]any)["x-ogc-role"] != "primary-instant" ||
+		sc["geometry"].(map[string]any)["x-ogc-role"] != "primary-geometry" {
+		t.Errorf("schema roles: %v", sc)
+	}
+}
+
+func TestOGCItemsQueries(t *testing.T) {
+	owner := newUser(t, "editor")
+	id := ogcDataset(t, owner, "public")
+	items := "/collections/" + id + "/items"
+
+	// Paging: default 10, next and prev links, numberMatched.
+	ids, props, page := features(t, call(t, "GET", items, nil))
+	if len(ids) != 10 || page["numberReturned"].(float64) != 10 || page["numberMatched"].(float64) != 30 || page["timeStamp"] == nil {
+		t.Fatalf("first page: %v ids, %v", len(ids), page["numberMatched"])
+	}
+	if props[0]["name"] != "place 00" || props[0]["rank"].(float64) != 0 || props[3]["score"].(float64) != 0.75 || props[1]["day"] != "2020-01-02" {
+		t.Errorf("properties: %v", props[:4])
+	}
+	if linkHref(page, "prev") != "" {
+		t.Errorf("first page has a prev link")
+	}
+	seen := map[int]bool{}
+	next := linkHref(page, "next")
+	for pages := 1; next != ""; pages++ {
+		ids, _, page = features(t, call(t, "GET", rel(t, next), nil))
+		for _, i := range ids {
+			seen[i] = true
+		}
+		if linkHref(page, "prev") == "" {
+			t.Errorf("page %d has no prev link", pages+1)
+		}
+		next = linkHref(page, "next")
+	}
+	if len(seen) != 20 {
+		t.Errorf("paging by links reached %d more features, want 20", len(seen))
+	}
+	if _, _, p := features(t, call(t, "GET", items+"?limit=7&offset=28", nil)); p["numberReturned"].(float64) != 2 || p["numberMatched"].(float64) != 30 {
+		t.Errorf("last page: %v %v", p["numberReturned"], p["numberMatched"])
+	}
+
+	count := func(query string) int {
+		t.Helper()
+		ids, _, _ := features(t, call(t, "GET", items+"?limit=100&"+query, nil))
+		return len(ids)
+	}
+	cases := []struct {
+		query string
+		want  int
+	}{
+		{"bbox=-180,-90,180,90", 30},
+		{"bbox=0,-90,180,90", 13},   // lon 0..70 and 175..179
+		{"bbox=170,-90,-160,90", 7}, // across the antimeridian: 175..179, -170, -160
+		{"bbox=-90,170,90,-160&bbox-crs=" + url.QueryEscape("http://www.opengis.net/def/crs/EPSG/0/4326"), 7}, // lat,lon order
+		{"bbox=170,-90,0,-160,90,0", 7}, // six numbers: heights ignored
+		{"datetime=2020-01-05", 1},
+		{"datetime=2020-01-05/2020-01-07", 3},
+		{"datetime=../2020-01-02", 4}, // days 1 and 2, each twice (i = 0, 1, 28, 29)
+		{"datetime=2020-01-27/..", 2},
+		{"kind=city", 10},
+		{"rank=7", 1},
+		{"kind=city&rank=7", 1},
+		{"kind=town&rank=7", 0},
+	}
+	for _, c := range cases {
+		if got := count(c.query); got != c.want {
+			t.Errorf("%s: %d features, want %d", c.query, got, c.want)
+		}
+	}
+
+	// Sorting and property selection.
+	_, props, _ = features(t, call(t, "GET", items+"?limit=3&sortby=-score&properties=name,score", nil))
+	if props[0]["name"] != "place 29" || props[2]["name"] != "place 27" || len(props[0]) != 2 {
+		t.Errorf("sortby -score with properties: %v", props)
+	}
+	_, props, _ = features(t, call(t, "GET", items+"?limit=2&sortby=kind,-rank", nil))
+	if props[0]["kind"] != "city" || props[0]["rank"].(float64) != 28 {
+		t.Errorf("sortby kind,-rank: %v", props)
+	}
+
+	// Output CRS.
+	r := call(t, "GET", items+"?limit=1&crs="+url.QueryEscape("http://www.opengis.net/def/crs/EPSG/0/3857"), nil)
+	if r.Header.Get("Content-Crs") != "<http://www.opengis.net/def/crs/EPSG/0/3857>" {
+		t.Errorf("Content-Crs %q", r.Header.Get("Content-Crs"))
+	}
+	x := firstPosition(t, r)[0]
+	if math.Abs(x-(-170*20037508.342789244/180)) > 1 {
+		t.Errorf("EPSG:3857 x = %v", x)
+	}
+	r = call(t, "GET", items+"?limit=1&crs="+url.QueryEscape("http://www.opengis.net/def/crs/EPSG/0/4326"), nil)
+	if c := firstPosition(t, r); c[0] != -40 || c[1] != -170 {
+		t.Errorf("EPSG:4326 is latitude first: %v", c)
+	}
+	if r := call(t, "GET", items, nil); r.Header.Get("Content-Crs") != "<http://www.opengis.net/def/crs/OGC/1.3/CRS84>" || r.Header.Get("Content-Type") != "application/geo+json" {
+		t.Errorf("default headers: %v", r.Header)
+	}
+
+	// One feature.
+	ids, _, _ = features(t, call(t, "GET", items+"?limit=1&offset=4", nil))
+	f := call(t, "GET", fmt.Sprintf("%s/%d", items, ids[0]), nil)
+	if f.Status != 200 || f.JSON(t)["properties"].(map[string]any)["name"] != "place 04" || linkHref(f.JSON(t), "collection") == "" {
+		t.Errorf("single feature: %d %s", f.Status, f.Body)
+	}
+	for _, missing := range []string{"999999", "abc"} {
+		if r := call(t, "GET", items+"/"+missing, nil); r.Status != 404 || !strings.Contains(r.Header.Get("Content-Type"), "problem+json") {
+			t.Errorf("unknown feature %s: %d", missing, r.Status)
+		}
+	}
+
+	// Bad input: 400 problems naming the parameter.
+	for query, want := range map[string]string{
+		"bbox=1,2,3":                     "bbox",
+		"bbox=0,10,10,0":                 "bbox",
+		"datetime=yesterday":             "datetime",
+		"datetime=2020-02-01/2020-01-01": "datetime",
+		"sortby=nosuch":                  "sortby",
+		"properties=nosuch":              "properties",
+		"nosuch=1":                       "nosuch",
+		"rank=seven":                     "rank",
+		"crs=" + url.QueryEscape("http://www.opengis.net/def/crs/EPSG/0/2056"): "crs",
+	} {
+		r := call(t, "GET", items+"?"+query, nil)
+		if r.Status != 400 || !strings.Contains(r.JSON(t)["detail"].(string), want) {
+			t.Errorf("%s: %d %s", query, r.Status, r.Body)
+		}
+	}
+}
+
+func TestOGCLimitIsClamped(t *testing.T) {
+	srv := startFresh(t, "OGC_MAX_LIMIT=4")
+	tok := callAt(t, plain, srv.APIRoot, "POST", "/auth/login", url.Values{"username": {"admin"}, "password": {AdminPassword}}).JSON(t)["access_token"].(string)
+	d := callAt(t, plain, srv.APIRoot, "POST", "/datasets/create/", map[string]any{"title": "Ten", "columns": []map[string]any{{"name": "n", "type": "integer"}}}, bearer(tok)...)
+	if d.Status != 200 {
+		t.Fatalf("create: %d %s", d.Status, d.Body)
+	}
+	id := d.JSON(t)["id"].(string)
+	conn, err := pgx.Connect(context.Background(), srv.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), "INSERT INTO "+pgx.Identifier{"data", d.JSON(t)["table_name"].(string)}.Sanitize()+
+		" (n, geom) SELECT i, ST_SetSRID(ST_MakePoint(i, i), 4326) FROM generate_series(1, 10) i"); err != nil {
+		t.Fatal(err)
+	}
+	r := callAt(t, plain, srv.APIRoot, "GET", "/collections/"+id+"/items?limit=1000", nil, bearer(tok)...)
+	ids, _, page := features(t, r)
+	next := linkHref(page, "next")
+	if len(ids) != 4 || !strings.Contains(next, "limit=4") || !strings.Contains(next, "offset=4") {
+		t.Errorf("limit=1000 over a maximum of 4: %d features, next %s", len(ids), next)
+	}
+}

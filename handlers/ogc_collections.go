@@ -1,0 +1,566 @@
+package handlers
+
+// OGC API Features over datasets: each dataset with a table is a collection whose id is its uuid.
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"meridian/gen"
+	"meridian/internal/apperr"
+	"meridian/internal/auth"
+	"meridian/internal/catalog"
+	"meridian/internal/features"
+	"meridian/internal/web"
+)
+
+const (
+	crs84      = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
+	epsgPrefix = "http://www.opengis.net/def/crs/EPSG/0/"
+	geoJSON    = "application/geo+json"
+	schemaJSON = "application/schema+json"
+)
+
+// featureRecordTypes are the record types served as feature collections.
+var featureRecordTypes = map[string]bool{"vector_dataset": true, "table": true}
+
+// collectionCRS lists the CRSs a collection serves: CRS84 first (the default), EPSG:4326 with its
+// latitude-first axis order, Web Mercator, and the storage CRS when it is another one.
+func collectionCRS(d catalog.Dataset) []string {
+	out := []string{crs84, epsgPrefix + "4326", epsgPrefix + "3857"}
+	if srid := storageSRID(d); srid != 4326 && srid != 3857 {
+		out = append(out, epsgPrefix+strconv.Itoa(srid))
+	}
+	return out
+}
+
+func storageSRID(d catalog.Dataset) int {
+	if d.Row.Srid == nil || *d.Row.Srid <= 0 {
+		return 4326
+	}
+	return int(*d.Row.Srid)
+}
+
+func storageCRS(d catalog.Dataset) string {
+	if srid := storageSRID(d); srid != 4326 {
+		return epsgPrefix + strconv.Itoa(srid)
+	}
+	return crs84
+}
+
+// parseCRS resolves a CRS URI among a collection's CRSs to an SRID, and whether coordinates in
+// it are written latitude first.
+func parseCRS(param, uri string, d catalog.Dataset) (srid int, latFirst bool, err error) {
+	if uri == "" || uri == crs84 {
+		return 4326, false, nil
+	}
+	for _, c := range collectionCRS(d) {
+		if c == uri {
+			code, _ := strconv.Atoi(strings.TrimPrefix(uri, epsgPrefix))
+			return code, code == 4326, nil
+		}
+	}
+	return 0, false, apperr.Invalid("%s: %q is not one of the collection's CRSs (%s)", param, uri, strings.Join(collectionCRS(d), ", "))
+}
+
+func (s *Server) collection(d catalog.Dataset) gen.OgcCollection {
+	id := d.Row.ID.String()
+	base := "/collections/" + id
+	title, itemType, storage, crs := d.Row.Title, "feature", storageCRS(d), collectionCRS(d)
+	c := gen.OgcCollection{
+		Id: id, Title: &title, Description: d.Row.Summary, ItemType: &itemType, Crs: &crs, StorageCrs: &storage,
+		Links: []gen.Link{
+			s.link(base, "self", "application/json", "This collection"),
+			s.link(base+"/items", "items", geoJSON, "The features"),
+			s.link(base+"/queryables", "http://www.opengis.net/def/rel/ogc/1.0/queryables", schemaJSON, "Queryables"),
+			s.link(base+"/sortables", "http://www.opengis.net/def/rel/ogc/1.0/sortables", schemaJSON, "Sortables"),
+			s.link(base+"/schema", "http://www.opengis.net/def/rel/ogc/1.0/schema", schemaJSON, "Feature schema"),
+		},
+	}
+	if len(d.Row.ThemeCategory) > 0 {
+		kw := d.Row.ThemeCategory
+		c.Keywords = &kw
+	}
+	var ext gen.OgcExtent
+	if len(d.Row.ExtentBbox) == 4 {
+		ext.Spatial = &struct {
+			Bbox [][]float64 `json:"bbox"`
+			Crs  *string     `json:"crs,omitempty"`
+		}{Bbox: [][]float64{d.Row.ExtentBbox}}
+	}
+	if start, end, ok := temporalExtent(d.Row.ColumnInfo); ok {
+		ext.Temporal = &struct {
+			Interval [][]*time.Time `json:"interval"`
+			Trs      *string        `json:"trs,omitempty"`
+		}{Interval: [][]*time.Time{{start, end}}}
+	}
+	if ext.Spatial != nil || ext.Temporal != nil {
+		c.Extent = &ext
+	}
+	return c
+}
+
+// temporalExtent is the range of the temporal column as profiled at import (sampled above 100k
+// rows, so an approximation for large tables), read from the record rather than the table so
+// that listing collections stays one query.
+func temporalExtent(columnInfo []byte) (start, end *time.Time, ok bool) {
+	var cols []features.ColumnProfile
+	if json.Unmarshal(columnInfo, &cols) != nil {
+		return nil, nil, false
+	}
+	for _, c := range cols {
+		if !features.IsTemporal(c.Type) {
+			continue
+		}
+		parse := func(v any) *time.Time {
+			s, _ := v.(string)
+			for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999", time.DateOnly} {
+				if t, err := time.Parse(layout, s); err == nil {
+					return &t
+				}
+			}
+			return nil
+		}
+		start, end = parse(c.Stats["min"]), parse(c.Stats["max"])
+		return start, end, start != nil || end != nil
+	}
+	return nil, nil, false
+}
+
+// OgcListCollections: List Collections (GET /collections). The catalog's record collection
+// first, then every feature dataset the caller may see.
+func (s *Server) OgcListCollections(ctx context.Context, request gen.OgcListCollectionsRequestObject) (gen.OgcListCollectionsResponseObject, error) {
+	out := gen.OgcListCollections200JSONResponse{
+		Links: []gen.Link{
+			s.link("/collections", "self", "application/json", "This document"),
+			s.link("/", "root", "application/json", "The landing page"),
+		},
+		Collections: []gen.OgcCollection{s.recordCollection()},
+	}
+	const pageSize = 1000
+	for skip := 0; ; skip += pageSize {
+		list, total, err := s.catalog.List(ctx, auth.From(ctx), catalog.Filter{Sort: "title", Skip: skip, Limit: pageSize})
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range list {
+			if featureRecordTypes[d.Row.RecordType] {
+				out.Collections = append(out.Collections, s.collection(d))
+			}
+		}
+		if skip+pageSize >= total {
+			break
+		}
+	}
+	return out, nil
+}
+
+// featureDataset is a dataset the caller may read that is served as a feature collection.
+func (s *Server) featureDataset(ctx context.Context, id uuid.UUID) (catalog.Dataset, features.Table, error) {
+	d, t, err := s.datasetTable(ctx, id)
+	if err == nil && !featureRecordTypes[d.Row.RecordType] {
+		err = apperr.NotFound("collection %s has no features", id)
+	}
+	return d, t, err
+}
+
+// OgcGetDatasetCollection: Get Dataset Collection (GET /collections/{dataset_id}).
+func (s *Server) OgcGetDatasetCollection(ctx context.Context, request gen.OgcGetDatasetCollectionRequestObject) (gen.OgcGetDatasetCollectionResponseObject, error) {
+	d, _, err := s.featureDataset(ctx, request.DatasetId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.OgcGetDatasetCollection200JSONResponse(s.collection(d)), nil
+}
+
+// jsonSchemaProperty describes a column in JSON Schema terms.
+func jsonSchemaProperty(c features.Column) gen.OgcJsonSchemaProperty {
+	p := gen.OgcJsonSchemaProperty{Title: &c.Name}
+	typ, format := features.JSONSchemaType(c.Type)
+	if typ != "" {
+		p.Type = &typ
+	}
+	if format != "" {
+		p.Format = &format
+	}
+	return p
+}
+
+func geometrySchemaProperty(d catalog.Dataset) gen.OgcJsonSchemaProperty {
+	format := "geometry-any"
+	if gt := d.Row.GeometryType; gt != nil && !d.Row.HasGenericGeometry {
+		format = "geometry-" + strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(*gt, "Z"), " Z"))
+	}
+	role := gen.OgcJsonSchemaPropertyXOgcRolePrimaryGeometry
+	title := "geometry"
+	return gen.OgcJsonSchemaProperty{Title: &title, Format: &format, XOgcRole: &role}
+}
+
+// schemaDocument builds a JSON Schema document about a collection.
+func (s *Server) schemaDocument(path, title string, draft gen.OgcJsonSchemaSchema, props map[string]gen.OgcJsonSchemaProperty) gen.OgcJsonSchema {
+	id := s.cfg.BaseURL + "/api" + path
+	return gen.OgcJsonSchema{Id: &id, Schema: &draft, Title: &title, Type: gen.OgcJsonSchemaTypeObject, Properties: props,
+		AdditionalProperties: map[string]any{"additionalProperties": false}}
+}
+
+// OgcGetDatasetQueryables: Get Dataset Queryables (GET /collections/{dataset_id}/queryables).
+func (s *Server) OgcGetDatasetQueryables(ctx context.Context, request gen.OgcGetDatasetQueryablesRequestObject) (gen.OgcGetDatasetQueryablesResponseObject, error) {
+	d, t, err := s.featureDataset(ctx, request.DatasetId)
+	if err != nil {
+		return nil, err
+	}
+	props := map[string]gen.OgcJsonSchemaProperty{}
+	if t.Geom != "" {
+		props[features.GeometryQueryable] = geometrySchemaProperty(d)
+	}
+	for _, c := range t.Columns {
+		if features.Queryable(c) {
+			props[c.Name] = jsonSchemaProperty(c)
+		}
+	}
+	return gen.OgcGetDatasetQueryables200ApplicationSchemaPlusJSONResponse(s.schemaDocument("/collections/"+d.Row.ID.String()+"/queryables",
+		d.Row.Title, gen.OgcJsonSchemaSchemaHttpsjsonSchemaOrgdraft201909schema, props)), nil
+}
+
+// OgcGetDatasetSortables: Get Dataset Sortables (GET /collections/{dataset_id}/sortables).
+func (s *Server) OgcGetDatasetSortables(ctx context.Context, request gen.OgcGetDatasetSortablesRequestObject) (gen.OgcGetDatasetSortablesResponseObject, error) {
+	d, t, err := s.featureDataset(ctx, request.DatasetId)
+	if err != nil {
+		return nil, err
+	}
+	props := map[string]gen.OgcJsonSchemaProperty{t.ID: jsonSchemaProperty(features.Column{Name: t.ID, Type: t.IDType})}
+	for _, c := range t.Columns {
+		if features.Sortable(c) {
+			props[c.Name] = jsonSchemaProperty(c)
+		}
+	}
+	return gen.OgcGetDatasetSortables200ApplicationSchemaPlusJSONResponse(s.schemaDocument("/collections/"+d.Row.ID.String()+"/sortables",
+		d.Row.Title, gen.OgcJsonSchemaSchemaHttpsjsonSchemaOrgdraft202012schema, props)), nil
+}
+
+// OgcGetDatasetSchema: Get Dataset Schema (GET /collections/{dataset_id}/schema). The feature
+// schema of OGC API Features Part 5, with the id, primary geometry and primary instant roles.
+func (s *Server) OgcGetDatasetSchema(ctx context.Context, request gen.OgcGetDatasetSchemaRequestObject) (gen.OgcGetDatasetSchemaResponseObject, error) {
+	d, t, err := s.featureDataset(ctx, request.DatasetId)
+	if err != nil {
+		return nil, err
+	}
+	idProp := jsonSchemaProperty(features.Column{Name: t.ID, Type: t.IDType})
+	idRole := gen.OgcJsonSchemaPropertyXOgcRoleId
+	idProp.XOgcRole = &idRole
+	props := map[string]gen.OgcJsonSchemaProperty{t.ID: idProp}
+	if t.Geom != "" {
+		props[features.GeometryQueryable] = geometrySchemaProperty(d)
+	}
+	temporal, hasTemporal := t.Temporal()
+	for _, c := range t.Columns {
+		p := jsonSchemaProperty(c)
+		if hasTemporal && c.Name == temporal.Name {
+			role := gen.OgcJsonSchemaPropertyXOgcRolePrimaryInstant
+			p.XOgcRole = &role
+		}
+		props[c.Name] = p
+	}
+	return gen.OgcGetDatasetSchema200ApplicationSchemaPlusJSONResponse(s.schemaDocument("/collections/"+d.Row.ID.String()+"/schema",
+		d.Row.Title, gen.OgcJsonSchemaSchemaHttpsjsonSchemaOrgdraft202012schema, props)), nil
+}
+
+// itemsQuery turns the OGC query parameters into a features query.
+func (s *Server) itemsQuery(ctx context.Context, d catalog.Dataset, t features.Table, p gen.OgcGetCollectionItemsParams) (features.ItemsQuery, string, error) {
+	q := features.ItemsQuery{Limit: 10, StorageSRID: storageSRID(d)}
+	if p.Limit != nil {
+		q.Limit = min(*p.Limit, s.cfg.OGCMaxLimit)
+	}
+	if p.Offset != nil {
+		q.Offset = *p.Offset
+	}
+	var err error
+	var outSwap bool
+	if q.OutSRID, outSwap, err = parseCRS("crs", val(p.Crs), d); err != nil {
+		return q, "", err
+	}
+	q.SwapXY = outSwap
+	if p.Bbox != nil {
+		box := *p.Bbox
+		if len(box) != 4 && len(box) != 6 {
+			return q, "", apperr.Invalid("bbox: expected 4 or 6 numbers, got %d", len(box))
+		}
+		if len(box) == 6 { // heights are not filtered on: the 2D footprint decides
+			box = []float64{box[0], box[1], box[3], box[4]}
+		}
+		srid, latFirst, err := parseCRS("bbox-crs", val(p.BboxCrs), d)
+		if err != nil {
+			return q, "", err
+		}
+		if latFirst {
+			box = []float64{box[1], box[0], box[3], box[2]}
+		}
+		if box[1] > box[3] {
+			return q, "", apperr.Invalid("bbox: the lower corner is above the upper corner")
+		}
+		q.BBox, q.BBoxSRID = box, srid
+	}
+	if p.Datetime != nil {
+		if q.Time, err = parseDatetime(*p.Datetime); err != nil {
+			return q, "", err
+		}
+	}
+	if p.Sortby != nil {
+		for _, key := range strings.Split(*p.Sortby, ",") {
+			key = strings.TrimSpace(key)
+			desc := strings.HasPrefix(key, "-")
+			key = strings.TrimLeft(key, "+-")
+			if key == "" {
+				return q, "", apperr.Invalid("sortby: empty sort key")
+			}
+			q.Sort = append(q.Sort, features.SortKey{Column: key, Desc: desc})
+		}
+	}
+	if p.Properties != nil {
+		q.Properties = *p.Properties
+	}
+	// Any other query parameter named after a queryable filters on equality (Part 1, 7.15.5).
+	for name, values := range web.MetaFrom(ctx).Query {
+		if ogcItemParams[name] {
+			continue
+		}
+		c, err := t.Column(name)
+		if err != nil || !features.Queryable(c) {
+			return q, "", apperr.Invalid("unknown query parameter %q: neither an items parameter nor a queryable of the collection", name)
+		}
+		if q.Equals == nil {
+			q.Equals = map[string]string{}
+		}
+		q.Equals[name] = values[0]
+	}
+	if p.Filter != nil {
+		lang := "cql2-text"
+		if p.FilterLang != nil {
+			lang = string(*p.FilterLang)
+		}
+		srid, latFirst, err := parseCRS("filter-crs", val(p.FilterCrs), d)
+		if err != nil {
+			return q, "", err
+		}
+		if q.Filter, err = features.CQL2Filter(t, lang, *p.Filter, srid, latFirst, q.StorageSRID); err != nil {
+			return q, "", err
+		}
+	}
+	crs := crs84
+	if q.OutSRID != 4326 || outSwap {
+		crs = epsgPrefix + strconv.Itoa(q.OutSRID)
+	}
+	return q, crs, nil
+}
+
+// ogcItemParams are the items parameters the document declares; any other is a property filter.
+var ogcItemParams = map[string]bool{"limit": true, "offset": true, "bbox": true, "bbox-crs": true, "datetime": true, "filter": true,
+	"filter-lang": true, "filter-crs": true, "sortby": true, "properties": true, "crs": true, "f": true, "api_key": true}
+
+// parseDatetime reads an RFC 3339 instant or date, or an interval with `..` or empty open ends.
+func parseDatetime(v string) (*features.TimeRange, error) {
+	parse := func(s string) (*time.Time, error) {
+		if s == "" || s == ".." {
+			return nil, nil
+		}
+		for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
+			if t, err := time.Parse(layout, s); err == nil {
+				return &t, nil
+			}
+		}
+		return nil, apperr.Invalid("datetime: %q is neither an RFC 3339 date-time nor a date", s)
+	}
+	start, end, interval := strings.Cut(v, "/")
+	a, err := parse(start)
+	if err != nil {
+		return nil, err
+	}
+	if !interval {
+		if a == nil {
+			return nil, apperr.Invalid("datetime: expected an instant or an interval, got %q", v)
+		}
+		return &features.TimeRange{Start: a, End: a}, nil
+	}
+	b, err := parse(end)
+	if err != nil {
+		return nil, err
+	}
+	if a != nil && b != nil && b.Before(*a) {
+		return nil, apperr.Invalid("datetime: the interval ends before it starts")
+	}
+	return &features.TimeRange{Start: a, End: b}, nil
+}
+
+// OgcGetCollectionItems: Get Collection Items (GET /collections/{dataset_id}/items). The page is
+// streamed: features are written as rows arrive, and the members that depend on the whole page
+// (numberReturned, links) come after the features array.
+func (s *Server) OgcGetCollectionItems(ctx context.Context, request gen.OgcGetCollectionItemsRequestObject) (gen.OgcGetCollectionItemsResponseObject, error) {
+	d, t, err := s.featureDataset(ctx, request.DatasetId)
+	if err != nil {
+		return nil, err
+	}
+	q, crs, err := s.itemsQuery(ctx, d, t, request.Params)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := s.tables.Items(ctx, t, q)
+	if err != nil {
+		return nil, err
+	}
+	query := web.MetaFrom(ctx).Query
+	base := "/collections/" + d.Row.ID.String()
+	tail := func(dst []byte) []byte {
+		n := cur.Returned()
+		dst = append(dst, `,"numberReturned":`...)
+		dst = strconv.AppendInt(dst, int64(n), 10)
+		// numberMatched is exact and free without filters (the record keeps the count) and on
+		// the last page; elsewhere counting would cost a second scan of the match, so it is left
+		// out, as the standard allows.
+		matched := int64(-1)
+		if !cur.More() {
+			matched = int64(q.Offset + n)
+		} else if !q.Filtered() && d.Row.FeatureCount != nil {
+			matched = *d.Row.FeatureCount
+		}
+		if matched >= 0 && (n > 0 || q.Offset == 0) {
+			dst = append(dst, `,"numberMatched":`...)
+			dst = strconv.AppendInt(dst, matched, 10)
+		}
+		dst = append(dst, `,"timeStamp":"`...)
+		dst = time.Now().UTC().AppendFormat(dst, time.RFC3339)
+		links := []gen.Link{
+			s.link(base+"/items"+encodeQuery(query, nil), "self", geoJSON, "This page"),
+			s.link(base, "collection", "application/json", "The collection"),
+		}
+		if cur.More() {
+			links = append(links, s.link(base+"/items"+encodeQuery(query, map[string]int{"offset": q.Offset + q.Limit, "limit": q.Limit}), "next", geoJSON, "Next page"))
+		}
+		if q.Offset > 0 {
+			links = append(links, s.link(base+"/items"+encodeQuery(query, map[string]int{"offset": max(0, q.Offset-q.Limit), "limit": q.Limit}), "prev", geoJSON, "Previous page"))
+		}
+		raw, _ := json.Marshal(links)
+		dst = append(dst, `","links":`...)
+		dst = append(dst, raw...)
+		return append(dst, '}')
+	}
+	return featureStream{cur: cur, crs: crs, tail: tail, log: s.log}, nil
+}
+
+// encodeQuery re-encodes the request's query with some integer parameters replaced.
+func encodeQuery(q url.Values, set map[string]int) string {
+	out := url.Values{}
+	for k, v := range q {
+		out[k] = v
+	}
+	for k, v := range set {
+		out.Set(k, strconv.Itoa(v))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "?" + out.Encode()
+}
+
+// featureStream writes a FeatureCollection as its rows arrive.
+type featureStream struct {
+	cur  *features.Cursor
+	crs  string
+	tail func([]byte) []byte
+	log  *slog.Logger
+}
+
+// streamChunk is how much is buffered before a write: large enough that syscalls and gzip blocks
+// are few, small enough that memory does not grow with the page size.
+const streamChunk = 32 << 10
+
+func (f featureStream) VisitOgcGetCollectionItemsResponse(w http.ResponseWriter) error {
+	defer f.cur.Close()
+	w.Header().Set("Content-Type", geoJSON)
+	w.Header().Set("Content-Crs", "<"+f.crs+">")
+	w.WriteHeader(http.StatusOK)
+	buf := make([]byte, 0, streamChunk+8<<10)
+	buf = append(buf, `{"type":"FeatureCollection","features":[`...)
+	for first := true; ; first = false {
+		mark := len(buf)
+		if !first {
+			buf = append(buf, ',')
+		}
+		var ok bool
+		var err error
+		if buf, ok, err = f.cur.Append(buf); err != nil {
+			// The status is sent; cutting the connection is the only honest way to say the body
+			// is incomplete (the client sees a truncated chunked transfer, not a short page).
+			f.log.Error("feature stream failed", "err", err)
+			panic(http.ErrAbortHandler)
+		}
+		if !ok {
+			buf = buf[:mark]
+			break
+		}
+		if len(buf) >= streamChunk {
+			if _, err := w.Write(buf); err != nil {
+				return nil // the client went away
+			}
+			buf = buf[:0]
+		}
+	}
+	buf = append(buf, ']')
+	buf = f.tail(buf)
+	_, _ = w.Write(buf)
+	return nil
+}
+
+// OgcGetCollectionItemFeature: Get Collection Item Feature (GET /collections/{dataset_id}/items/{feature_id}).
+func (s *Server) OgcGetCollectionItemFeature(ctx context.Context, request gen.OgcGetCollectionItemFeatureRequestObject) (gen.OgcGetCollectionItemFeatureResponseObject, error) {
+	d, t, err := s.featureDataset(ctx, request.DatasetId)
+	if err != nil {
+		return nil, err
+	}
+	q, crs, err := s.itemsQuery(ctx, d, t, gen.OgcGetCollectionItemsParams{Properties: request.Params.Properties, Crs: request.Params.Crs})
+	if err != nil {
+		return nil, err
+	}
+	q.ID, q.Limit = &request.FeatureId, 1
+	cur, err := s.tables.Items(ctx, t, q)
+	if err != nil {
+		return nil, err
+	}
+	defer cur.Close()
+	body, ok, err := cur.Append(nil)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, apperr.NotFound("collection %s has no feature %q", d.Row.ID, request.FeatureId)
+	}
+	base := "/collections/" + d.Row.ID.String()
+	links, _ := json.Marshal([]gen.Link{
+		s.link(base+"/items/"+url.PathEscape(request.FeatureId), "self", geoJSON, "This feature"),
+		s.link(base, "collection", "application/json", "The collection"),
+	})
+	body = append(body[:len(body)-1], `,"links":`...)
+	body = append(append(body, links...), '}')
+	return rawFeature{body: body, crs: crs}, nil
+}
+
+// rawFeature is a feature encoded by internal/features.
+type rawFeature struct {
+	body []byte
+	crs  string
+}
+
+func (f rawFeature) VisitOgcGetCollectionItemFeatureResponse(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", geoJSON)
+	w.Header().Set("Content-Crs", "<"+f.crs+">")
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(f.body)
+	return err
+}
