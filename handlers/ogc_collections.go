@@ -415,7 +415,7 @@ func (s *Server) OgcGetCollectionItems(ctx context.Context, request gen.OgcGetCo
 	if err != nil {
 		return nil, err
 	}
-	query := web.MetaFrom(ctx).Query
+	raw := web.MetaFrom(ctx).RawQuery
 	base := "/collections/" + d.Row.ID.String()
 	tail := func(dst []byte) []byte {
 		n := cur.Returned()
@@ -436,15 +436,19 @@ func (s *Server) OgcGetCollectionItems(ctx context.Context, request gen.OgcGetCo
 		}
 		dst = append(dst, `,"timeStamp":"`...)
 		dst = time.Now().UTC().AppendFormat(dst, time.RFC3339)
+		self := base + "/items"
+		if raw != "" {
+			self += "?" + raw
+		}
 		links := []gen.Link{
-			s.link(base+"/items"+encodeQuery(query, nil), "self", geoJSON, "This page"),
+			s.link(self, "self", geoJSON, "This page"),
 			s.link(base, "collection", "application/json", "The collection"),
 		}
 		if cur.More() {
-			links = append(links, s.link(base+"/items"+encodeQuery(query, map[string]int{"offset": q.Offset + q.Limit, "limit": q.Limit}), "next", geoJSON, "Next page"))
+			links = append(links, s.link(base+"/items"+withPage(raw, q.Offset+q.Limit, q.Limit), "next", geoJSON, "Next page"))
 		}
 		if q.Offset > 0 {
-			links = append(links, s.link(base+"/items"+encodeQuery(query, map[string]int{"offset": max(0, q.Offset-q.Limit), "limit": q.Limit}), "prev", geoJSON, "Previous page"))
+			links = append(links, s.link(base+"/items"+withPage(raw, max(0, q.Offset-q.Limit), q.Limit), "prev", geoJSON, "Previous page"))
 		}
 		raw, _ := json.Marshal(links)
 		dst = append(dst, `","links":`...)
@@ -454,19 +458,19 @@ func (s *Server) OgcGetCollectionItems(ctx context.Context, request gen.OgcGetCo
 	return featureStream{cur: cur, crs: crs, tail: tail, log: s.log}, nil
 }
 
-// encodeQuery re-encodes the request's query with some integer parameters replaced.
-func encodeQuery(q url.Values, set map[string]int) string {
-	out := url.Values{}
-	for k, v := range q {
-		out[k] = v
+// withPage is the request's query string with offset and limit replaced. Everything else stays
+// as the client sent it, so clients that append their own parameters to every URL (GDAL does)
+// recognise them in the links and do not add them twice.
+func withPage(raw string, offset, limit int) string {
+	var keep []string
+	for _, pair := range strings.Split(raw, "&") {
+		name, _, _ := strings.Cut(pair, "=")
+		if pair != "" && name != "offset" && name != "limit" {
+			keep = append(keep, pair)
+		}
 	}
-	for k, v := range set {
-		out.Set(k, strconv.Itoa(v))
-	}
-	if len(out) == 0 {
-		return ""
-	}
-	return "?" + out.Encode()
+	keep = append(keep, "limit="+strconv.Itoa(limit), "offset="+strconv.Itoa(offset))
+	return "?" + strings.Join(keep, "&")
 }
 
 // featureStream writes a FeatureCollection as its rows arrive.

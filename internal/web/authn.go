@@ -32,7 +32,8 @@ type Meta struct {
 	cookies   []*http.Cookie
 	// Query is the raw query string: OGC API property filters are query parameters named after a
 	// collection's queryables, which no static parameter list can declare.
-	Query url.Values
+	Query    url.Values
+	RawQuery string // as sent: page links keep the client's own parameters byte for byte
 	// DeadCredential is set when the request carried an identity credential that did not resolve
 	// and the operation accepts that (logout, rule 4a).
 	DeadCredential bool
@@ -78,7 +79,7 @@ func Authenticate(a Authenticator, op *Operation, opts AuthOptions) echo.Middlew
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
-			meta := Meta{IP: c.RealIP(), UserAgent: req.UserAgent(), Secure: c.Scheme() == "https", cookies: req.Cookies(), Query: c.QueryParams()}
+			meta := Meta{IP: c.RealIP(), UserAgent: req.UserAgent(), Secure: c.Scheme() == "https", cookies: req.Cookies(), Query: c.QueryParams(), RawQuery: req.URL.RawQuery}
 			if op.NoCreds {
 				c.SetRequest(req.WithContext(WithMeta(req.Context(), meta)))
 				return next(c)
