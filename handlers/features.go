@@ -1,44 +1,200 @@
 package handlers
 
-// Operations of the Features tag.
+// Operations of the Features tag: single features of a vector dataset by gid, as GeoJSON in
+// WGS 84. Reads follow the dataset's visibility; writes need write access, the edit_metadata
+// capability and the enable_dataset_editing flag, and keep the record's count, extent, version
+// and history in step (internal/catalog/edits.go).
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
 
 	"meridian/gen"
+	"meridian/internal/apperr"
+	"meridian/internal/auth"
+	"meridian/internal/catalog"
+	"meridian/internal/features"
 )
 
-// GetFeaturesGeoJSONZ: Get Features GeoJSON Z (GET /datasets/{dataset_id}/features.geojson).
+// featureTable is the table of a vector dataset the caller may read. A record without features
+// (raster, VRT, ...) answers notVector's kind.
+func (s *Server) featureTable(ctx context.Context, id uuid.UUID, notVector func(format string, args ...any) *apperr.Error) (catalog.Dataset, features.Table, error) {
+	d, err := s.catalog.Get(ctx, auth.From(ctx), id, false)
+	if err != nil {
+		return d, features.Table{}, err
+	}
+	if d.Row.RecordType != "vector_dataset" && d.Row.RecordType != "table" {
+		return d, features.Table{}, notVector("a %s has no features", d.Row.RecordType)
+	}
+	t, err := s.tables.Describe(ctx, d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn)
+	return d, t, err
+}
+
+func featureOut(f features.GeoFeature) gen.GeoJSONFeature {
+	out := gen.GeoJSONFeature{Type: gen.GeoJSONFeatureTypeFeature, Id: f.ID, Properties: f.Properties}
+	if f.Geometry != nil {
+		var g gen.Geometry
+		_ = g.UnmarshalJSON(f.Geometry)
+		out.Geometry = &g
+	}
+	if out.Properties == nil {
+		out.Properties = map[string]any{}
+	}
+	return out
+}
+
+// GetFeaturesGeoJSONZ: Get Features GeoJSON Z (GET /datasets/{dataset_id}/features.geojson). The
+// whole dataset as one FeatureCollection, streamed row by row, every position with a Z (0 for 2D
+// data).
 func (s *Server) GetFeaturesGeoJSONZ(ctx context.Context, request gen.GetFeaturesGeoJSONZRequestObject) (gen.GetFeaturesGeoJSONZResponseObject, error) {
-	return nil, notImplemented("getFeaturesGeoJSONZ")
+	_, t, err := s.featureTable(ctx, request.DatasetId, apperr.Conflict)
+	if err != nil {
+		return nil, err
+	}
+	stream, err := s.tables.StreamFeatures(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return geoJSONZResponse{stream: stream}, nil
 }
 
-// ListFeatures: List Features (GET /datasets/{dataset_id}/features/).
+// geoJSONZResponse writes the FeatureCollection as the rows arrive (chunked, no Content-Length).
+type geoJSONZResponse struct{ stream *features.GeoFeatureStream }
+
+func (r geoJSONZResponse) VisitGetFeaturesGeoJSONZResponse(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/geo+json")
+	w.WriteHeader(http.StatusOK)
+	// A failure past this point can only cut the document short, which the client sees as
+	// invalid JSON; the error goes to the log.
+	_, err := r.stream.WriteTo(w)
+	return err
+}
+
+// ListFeatures: List Features (GET /datasets/{dataset_id}/features/). By gid, 10/200, optional
+// WGS 84 bbox (west > east crosses the antimeridian).
 func (s *Server) ListFeatures(ctx context.Context, request gen.ListFeaturesRequestObject) (gen.ListFeaturesResponseObject, error) {
-	return nil, notImplemented("listFeatures")
+	d, t, err := s.featureTable(ctx, request.DatasetId, apperr.Unprocessable)
+	if err != nil {
+		return nil, err
+	}
+	prm := request.Params
+	skip, limit := page(prm.Skip, prm.Limit, 10, 200)
+	srid := 0
+	if d.Row.Srid != nil {
+		srid = int(*d.Row.Srid)
+	}
+	list, total, err := s.tables.FeaturePage(ctx, t, features.FeaturesQuery{BBox: val(prm.Bbox), SRID: srid, Skip: skip, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListFeatures200JSONResponse{Items: make([]gen.GeoJSONFeature, len(list)), Total: int(total), Skip: skip, Limit: limit}
+	for i, f := range list {
+		out.Items[i] = featureOut(f)
+	}
+	return out, nil
 }
 
-// CreateFeature: Create Feature (POST /datasets/{dataset_id}/features/).
+// CreateFeature: Create Feature (POST /datasets/{dataset_id}/features/). 201 with the stored
+// feature and its Location; an id member of the body is ignored.
 func (s *Server) CreateFeature(ctx context.Context, request gen.CreateFeatureRequestObject) (gen.CreateFeatureResponseObject, error) {
-	return nil, notImplemented("createFeature")
+	b := request.Body
+	w := catalog.FeatureWrite{Properties: val(b.Properties)}
+	if b.Geometry != nil {
+		w.Geometry, _ = b.Geometry.MarshalJSON()
+	}
+	f, err := s.catalog.CreateFeature(ctx, auth.From(ctx), request.DatasetId, w)
+	if err != nil {
+		return nil, err
+	}
+	loc := s.cfg.BaseURL + "/api/datasets/" + request.DatasetId.String() + "/features/" + strconv.FormatInt(f.ID, 10)
+	return gen.CreateFeature201JSONResponse{Body: featureOut(f), Headers: gen.CreateFeature201ResponseHeaders{Location: &loc}}, nil
 }
 
 // DeleteSingleFeature: Delete Single Feature (DELETE /datasets/{dataset_id}/features/{gid}).
 func (s *Server) DeleteSingleFeature(ctx context.Context, request gen.DeleteSingleFeatureRequestObject) (gen.DeleteSingleFeatureResponseObject, error) {
-	return nil, notImplemented("deleteSingleFeature")
+	if err := s.catalog.DeleteFeature(ctx, auth.From(ctx), request.DatasetId, request.Gid); err != nil {
+		return nil, err
+	}
+	return gen.DeleteSingleFeature204Response{}, nil
 }
 
 // GetSingleFeature: Get Single Feature (GET /datasets/{dataset_id}/features/{gid}).
 func (s *Server) GetSingleFeature(ctx context.Context, request gen.GetSingleFeatureRequestObject) (gen.GetSingleFeatureResponseObject, error) {
-	return nil, notImplemented("getSingleFeature")
+	_, t, err := s.featureTable(ctx, request.DatasetId, apperr.Unprocessable)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.tables.FeatureByID(ctx, t, request.Gid)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetSingleFeature200JSONResponse(featureOut(f)), nil
 }
 
-// PatchSingleFeature: Patch Single Feature (PATCH /datasets/{dataset_id}/features/{gid}).
+// PatchSingleFeature: Patch Single Feature (PATCH /datasets/{dataset_id}/features/{gid}). Named
+// properties change, others stay; a geometry member replaces the geometry, null clears it.
 func (s *Server) PatchSingleFeature(ctx context.Context, request gen.PatchSingleFeatureRequestObject) (gen.PatchSingleFeatureResponseObject, error) {
-	return nil, notImplemented("patchSingleFeature")
+	b := request.Body
+	w := catalog.FeatureWrite{Properties: val(b.Properties)}
+	if raw, ok := ctx.Value(patchGeometryKey{}).(patchGeometry); ok {
+		w.Geometry, w.SetGeometry = raw.value, raw.present
+	} else if b.Geometry != nil {
+		w.Geometry, _ = b.Geometry.MarshalJSON()
+		w.SetGeometry = true
+	}
+	f, err := s.catalog.UpdateFeature(ctx, auth.From(ctx), request.DatasetId, request.Gid, w, false)
+	if err != nil {
+		return nil, err
+	}
+	return gen.PatchSingleFeature200JSONResponse(featureOut(f)), nil
 }
 
-// ReplaceFeature: Replace Feature (PUT /datasets/{dataset_id}/features/{gid}).
+// ReplaceFeature: Replace Feature (PUT /datasets/{dataset_id}/features/{gid}). Properties not
+// named are set to null.
 func (s *Server) ReplaceFeature(ctx context.Context, request gen.ReplaceFeatureRequestObject) (gen.ReplaceFeatureResponseObject, error) {
-	return nil, notImplemented("replaceFeature")
+	b := request.Body
+	w := catalog.FeatureWrite{Properties: b.Properties}
+	w.Geometry, _ = b.Geometry.MarshalJSON()
+	f, err := s.catalog.UpdateFeature(ctx, auth.From(ctx), request.DatasetId, request.Gid, w, true)
+	if err != nil {
+		return nil, err
+	}
+	return gen.ReplaceFeature200JSONResponse(featureOut(f)), nil
+}
+
+// patchGeometry is the geometry member of a patch body as sent: the generated binding decodes
+// `"geometry": null` (clear the geometry) and no geometry member (keep it) to the same nil.
+type patchGeometry struct {
+	present bool
+	value   json.RawMessage
+}
+
+type patchGeometryKey struct{}
+
+// keepPatchGeometry reads the (validated, at most 1 MB) body of Patch Single Feature once more to
+// tell those two apart, and hands the body on unchanged. Mount installs it for that operation.
+func keepPatchGeometry(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		var members map[string]json.RawMessage
+		if json.Unmarshal(body, &members) == nil {
+			raw, present := members["geometry"]
+			ctx := context.WithValue(req.Context(), patchGeometryKey{}, patchGeometry{present: present, value: raw})
+			req = req.WithContext(ctx)
+		}
+		c.SetRequest(req)
+		return next(c)
+	}
 }

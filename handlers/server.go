@@ -116,7 +116,11 @@ func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Rou
 			limit = cfg.MaxFeatureBodyBytes
 		}
 		opts := web.AuthOptions{AcceptDeadCredential: op.ID == "logout"}
-		return append(mws, web.BodyLimit(limit), web.Authenticate(s.auth, op, opts), web.ValidateRequest(doc, op))
+		mws = append(mws, web.BodyLimit(limit), web.Authenticate(s.auth, op, opts), web.ValidateRequest(doc, op))
+		if op.ID == "patchSingleFeature" {
+			mws = append(mws, keepPatchGeometry) // "geometry": null clears, an absent geometry stays
+		}
+		return mws
 	})
 	gen.RegisterHandlersWithBaseURL(r, gen.NewStrictHandler(s, nil), "/api")
 	return r

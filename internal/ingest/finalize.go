@@ -34,7 +34,6 @@ type result struct {
 }
 
 func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, opts Options, table, ext string) (result, error) {
-	ident := pgx.Identifier{"data", table}.Sanitize()
 	var id uuid.UUID
 	var count int64
 	// The geometry column is settled before the transaction: building points from coordinate
@@ -53,11 +52,12 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 	}
 	res := result{Temporal: map[string]string{}}
 	err = pgx.BeginFunc(ctx, im.Pool, func(tx pgx.Tx) error {
-		var xmin, ymin, xmax, ymax, zmin, zmax *float64
-		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+ident+`), ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e),
-			ST_ZMin(e), ST_ZMax(e) FROM (SELECT ST_3DExtent(geom) AS e FROM `+ident+`) x`).Scan(&count, &xmin, &ymin, &xmax, &ymax, &zmin, &zmax); err != nil {
+		// Count, WGS 84 box (antimeridian-aware) and heights, as feature edits recompute them.
+		box, err := features.TableExtent(ctx, tx, features.Table{Schema: "data", Name: table, ID: "gid", Geom: "geom"}, 4326)
+		if err != nil {
 			return err
 		}
+		count = box.Count
 		if count == 0 {
 			return &ImportError{Msg: "the file holds no features"}
 		}
@@ -98,23 +98,9 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		if opts.SourceSRID > 0 {
 			prm.OriginalSrid = ptr(int32(opts.SourceSRID))
 		}
-		if xmin != nil {
-			prm.ExtentBbox = []float64{*xmin, *ymin, *xmax, *ymax}
-			if *xmax-*xmin > 180 {
-				// Data on both sides of the antimeridian: if shifting longitudes to 0..360 makes
-				// the box narrower, report it the RFC 7946 way, west greater than east.
-				var sxmin, sxmax float64
-				if err := tx.QueryRow(ctx, `SELECT ST_XMin(e), ST_XMax(e) FROM (SELECT ST_Extent(ST_ShiftLongitude(geom)) AS e FROM `+ident+`) x`).
-					Scan(&sxmin, &sxmax); err != nil {
-					return err
-				}
-				if sxmax-sxmin < *xmax-*xmin {
-					prm.ExtentBbox[0], prm.ExtentBbox[2] = wrap(sxmin), wrap(sxmax)
-				}
-			}
-		}
+		prm.ExtentBbox = box.BBox
 		if dims >= 3 {
-			prm.ZMin, prm.ZMax = zmin, zmax
+			prm.ZMin, prm.ZMax = box.ZMin, box.ZMax
 		}
 		actor := auth.Principal{}
 		if job.CreatedBy != nil {
@@ -135,14 +121,6 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 	})
 	res.DatasetID, res.Rows = id, count
 	return res, err
-}
-
-// wrap brings a shifted longitude back into -180..180.
-func wrap(lon float64) float64 {
-	if lon > 180 {
-		return lon - 360
-	}
-	return lon
 }
 
 // coordinateNames are the longitude and latitude column names recognised, in order of preference.

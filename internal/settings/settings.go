@@ -16,6 +16,12 @@ var defaults = map[string]any{
 	"auth.registration_mode":           "approval",
 	"auth.email_verification_required": true,
 	"auth.local_login_enabled":         true,
+	// Feature flags (Get Feature Flags); every one defaults to on.
+	"feature_flags.enable_dataset_editing": true,
+	"feature_flags.enable_map_sharing":     true,
+	"feature_flags.enable_embed_tokens":    true,
+	"feature_flags.enable_sql_query":       true,
+	"feature_flags.enable_remote_services": true,
 }
 
 // Reader reads settings through the catalog queries.
