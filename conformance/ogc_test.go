@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -345,5 +346,78 @@ func TestOGCLimitIsClamped(t *testing.T) {
 	next := linkHref(page, "next")
 	if len(ids) != 4 || !strings.Contains(next, "limit=4") || !strings.Contains(next, "offset=4") {
 		t.Errorf("limit=1000 over a maximum of 4: %d features, next %s", len(ids), next)
+	}
+}
+
+func TestOGCRecords(t *testing.T) {
+	owner := newUser(t, "editor")
+	public := ogcDataset(t, owner, "public")
+	private := ogcDataset(t, owner, "private")
+	title := call(t, "GET", "/datasets/"+public, nil).JSON(t)["title"].(string)
+
+	datasetsOf := func(r reply) []string {
+		t.Helper()
+		if r.Status != 200 {
+			t.Fatalf("records: %d %s", r.Status, r.Body)
+		}
+		var out []string
+		for _, f := range r.JSON(t)["features"].([]any) {
+			out = append(out, f.(map[string]any)["properties"].(map[string]any)["dataset_id"].(string))
+		}
+		return out
+	}
+	all := datasetsOf(call(t, "GET", "/collections/datasets/items?limit=1000", nil))
+	if !slices.Contains(all, public) || slices.Contains(all, private) {
+		t.Errorf("anonymous records: %v", all)
+	}
+	if mine := datasetsOf(call(t, "GET", "/collections/datasets/items?limit=1000", nil, bearer(owner.Access)...)); !slices.Contains(mine, private) {
+		t.Errorf("the owner's records lack the private dataset")
+	}
+	if got := datasetsOf(call(t, "GET", "/collections/datasets/items?q="+url.QueryEscape(title), nil)); len(got) != 1 || got[0] != public {
+		t.Errorf("q=%s: %v", title, got)
+	}
+	if got := datasetsOf(call(t, "GET", "/collections/datasets/items?limit=1000&type=raster_dataset", nil)); slices.Contains(got, public) {
+		t.Errorf("type=raster_dataset returned a vector dataset")
+	}
+	// The fixture's extent reaches from -170 to 179 and -40 to 32.5.
+	if got := datasetsOf(call(t, "GET", "/collections/datasets/items?limit=1000&bbox=-100,0,-90,10", nil)); !slices.Contains(got, public) {
+		t.Errorf("bbox inside the extent: %v", got)
+	}
+	if got := datasetsOf(call(t, "GET", "/collections/datasets/items?limit=1000&bbox=0,60,10,70", nil)); slices.Contains(got, public) {
+		t.Errorf("bbox outside the extent returned the dataset")
+	}
+
+	page := call(t, "GET", "/collections/datasets/items?limit=1000&q="+url.QueryEscape(title), nil).JSON(t)
+	rec := page["features"].([]any)[0].(map[string]any)
+	if page["numberMatched"].(float64) != 1 || rec["geometry"].(map[string]any)["type"] != "Polygon" {
+		t.Errorf("record page: %v", page)
+	}
+	one := call(t, "GET", "/collections/datasets/items/"+rec["id"].(string), nil)
+	if one.Status != 200 || one.JSON(t)["properties"].(map[string]any)["title"] != title {
+		t.Errorf("one record: %d %s", one.Status, one.Body)
+	}
+	privateRecord := call(t, "GET", "/datasets/"+private, nil, bearer(owner.Access)...).JSON(t)["record_id"]
+	if privateRecord != nil {
+		if r := call(t, "GET", "/collections/datasets/items/"+privateRecord.(string), nil); r.Status != 404 {
+			t.Errorf("a private record, anonymous: %d", r.Status)
+		}
+	}
+	if r := call(t, "GET", "/collections/datasets/items/"+uuid.NewString(), nil); r.Status != 404 {
+		t.Errorf("unknown record: %d", r.Status)
+	}
+	for _, path := range []string{"", "/queryables", "/sortables", "/schema"} {
+		if r := call(t, "GET", "/collections/datasets"+path, nil); r.Status != 200 {
+			t.Errorf("/collections/datasets%s: %d", path, r.Status)
+		}
+	}
+	q := call(t, "GET", "/collections/datasets/queryables", nil).JSON(t)["properties"].(map[string]any)
+	if q["title"] == nil || q["geometry"] == nil || q["updated"].(map[string]any)["format"] != "date-time" {
+		t.Errorf("record queryables: %v", q)
+	}
+	if r := call(t, "GET", "/collections/datasets/items?sortby=-title&limit=2", nil); r.Status != 200 {
+		t.Errorf("sortby -title: %d", r.Status)
+	}
+	if r := call(t, "GET", "/collections/datasets/items?sortby=description", nil); r.Status != 400 {
+		t.Errorf("sortby on a non-sortable: %d", r.Status)
 	}
 }

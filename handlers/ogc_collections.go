@@ -314,15 +314,7 @@ func (s *Server) itemsQuery(ctx context.Context, d catalog.Dataset, t features.T
 		}
 	}
 	if p.Sortby != nil {
-		for _, key := range strings.Split(*p.Sortby, ",") {
-			key = strings.TrimSpace(key)
-			desc := strings.HasPrefix(key, "-")
-			key = strings.TrimLeft(key, "+-")
-			if key == "" {
-				return q, "", apperr.Invalid("sortby: empty sort key")
-			}
-			q.Sort = append(q.Sort, features.SortKey{Column: key, Desc: desc})
-		}
+		q.Sort = parseSortby(*p.Sortby)
 	}
 	if p.Properties != nil {
 		q.Properties = *p.Properties
@@ -415,7 +407,6 @@ func (s *Server) OgcGetCollectionItems(ctx context.Context, request gen.OgcGetCo
 	if err != nil {
 		return nil, err
 	}
-	raw := web.MetaFrom(ctx).RawQuery
 	base := "/collections/" + d.Row.ID.String()
 	tail := func(dst []byte) []byte {
 		n := cur.Returned()
@@ -436,26 +427,31 @@ func (s *Server) OgcGetCollectionItems(ctx context.Context, request gen.OgcGetCo
 		}
 		dst = append(dst, `,"timeStamp":"`...)
 		dst = time.Now().UTC().AppendFormat(dst, time.RFC3339)
-		self := base + "/items"
-		if raw != "" {
-			self += "?" + raw
-		}
-		links := []gen.Link{
-			s.link(self, "self", geoJSON, "This page"),
-			s.link(base, "collection", "application/json", "The collection"),
-		}
-		if cur.More() {
-			links = append(links, s.link(base+"/items"+withPage(raw, q.Offset+q.Limit, q.Limit), "next", geoJSON, "Next page"))
-		}
-		if q.Offset > 0 {
-			links = append(links, s.link(base+"/items"+withPage(raw, max(0, q.Offset-q.Limit), q.Limit), "prev", geoJSON, "Previous page"))
-		}
+		links := s.pageLinks(ctx, base+"/items", q.Offset, q.Limit, cur.More())
+		links = append(links, s.link(base, "collection", "application/json", "The collection"))
 		raw, _ := json.Marshal(links)
 		dst = append(dst, `","links":`...)
 		dst = append(dst, raw...)
 		return append(dst, '}')
 	}
 	return featureStream{cur: cur, crs: crs, tail: tail, log: s.log}, nil
+}
+
+// pageLinks are the self, next and prev links of a page of items at path.
+func (s *Server) pageLinks(ctx context.Context, path string, offset, limit int, more bool) []gen.Link {
+	raw := web.MetaFrom(ctx).RawQuery
+	self := path
+	if raw != "" {
+		self += "?" + raw
+	}
+	links := []gen.Link{s.link(self, "self", geoJSON, "This page")}
+	if more {
+		links = append(links, s.link(path+withPage(raw, offset+limit, limit), "next", geoJSON, "Next page"))
+	}
+	if offset > 0 {
+		links = append(links, s.link(path+withPage(raw, max(0, offset-limit), limit), "prev", geoJSON, "Previous page"))
+	}
+	return links
 }
 
 // withPage is the request's query string with offset and limit replaced. Everything else stays
