@@ -71,6 +71,8 @@ type geoJSONZResponse struct{ stream *features.GeoFeatureStream }
 func (r geoJSONZResponse) VisitGetFeaturesGeoJSONZResponse(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/geo+json")
 	w.WriteHeader(http.StatusOK)
+	// Flushing the header commits the answer to chunked transfer, however small the dataset.
+	_ = http.NewResponseController(w).Flush()
 	// A failure past this point can only cut the document short, which the client sees as
 	// invalid JSON; the error goes to the log.
 	_, err := r.stream.WriteTo(w)
