@@ -140,6 +140,10 @@ func TestOGCLandingConformanceAndCollections(t *testing.T) {
 		"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
 		"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30",
 		"http://www.opengis.net/spec/ogcapi-features-2/1.0/conf/crs",
+		"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter",
+		"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter",
+		"http://www.opengis.net/spec/cql2/1.0/conf/cql2-text",
+		"http://www.opengis.net/spec/cql2/1.0/conf/cql2-json",
 	} {
 		if !slices.Contains(conf, any(want)) {
 			t.Errorf("conformance lacks %s", want)
@@ -263,6 +267,48 @@ func TestOGCItemsQueries(t *testing.T) {
 	for _, c := range cases {
 		if got := count(c.query); got != c.want {
 			t.Errorf("%s: %d features, want %d", c.query, got, c.want)
+		}
+	}
+
+	// CQL2 filters, text and JSON, alone and with the other parameters.
+	filters := []struct {
+		lang, filter string
+		want         int
+	}{
+		{"cql2-text", "kind = 'city'", 10},
+		{"cql2-text", "kind = 'city' AND rank >= 10", 7},
+		{"cql2-text", "rank BETWEEN 3 AND 5 OR name LIKE 'place 2%'", 13},
+		{"cql2-text", "kind IN ('town', 'village') AND NOT (score > 2)", 6},
+		{"cql2-text", "CASEI(name) = CASEI('PLACE 07')", 1},
+		{"cql2-text", "score * 4 = rank + 0", 30},
+		{"cql2-text", "day IS NULL", 0},
+		{"cql2-text", "S_INTERSECTS(geometry, BBOX(170, -90, -160, 90))", 7},
+		{"cql2-text", "S_WITHIN(geometry, POLYGON((-180 -90, 0 -90, 0 90, -180 90, -180 -90)))", 17}, // lon 0 is on the boundary
+		{"cql2-text", "T_BEFORE(day, DATE('2020-01-03'))", 4},
+		{"cql2-text", "T_DURING(day, INTERVAL('2020-01-05', '2020-01-07'))", 1},     // strictly inside
+		{"cql2-text", "T_INTERSECTS(day, INTERVAL('2020-01-05', '2020-01-07'))", 3}, // ends included
+		{"cql2-json", `{"op":"=","args":[{"property":"kind"},"city"]}`, 10},
+		{"cql2-json", `{"op":"and","args":[{"op":"s_intersects","args":[{"property":"geometry"},{"bbox":[170,-90,-160,90]}]},{"op":"<","args":[{"property":"rank"},1]}]}`, 1},
+	}
+	for _, f := range filters {
+		q := url.Values{"filter": {f.filter}, "filter-lang": {f.lang}}.Encode()
+		if got := count(q); got != f.want {
+			t.Errorf("%s %s: %d features, want %d", f.lang, f.filter, got, f.want)
+		}
+	}
+	if got := count("kind=city&" + url.Values{"filter": {"rank < 10"}}.Encode() + "&bbox=-180,-90,0,90"); got != 3 {
+		t.Errorf("filter with bbox and a property: %d, want 3", got)
+	}
+	for filter, want := range map[string]string{
+		"kind = ":                           "position",
+		"nosuch = 1":                        "nosuch",
+		"kind = 3":                          "kind",
+		"S_INTERSECTS(kind, BBOX(0,0,1,1))": "kind",
+		"T_BEFORE(day, DATE('2020-13-45'))": "2020-13-45",
+	} {
+		r := call(t, "GET", items+"?"+url.Values{"filter": {filter}}.Encode(), nil)
+		if r.Status != 400 || !strings.Contains(r.JSON(t)["detail"].(string), want) {
+			t.Errorf("filter %q: %d %s", filter, r.Status, r.Body)
 		}
 	}
 

@@ -18,6 +18,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
+	"meridian/internal/cql2"
 	"meridian/internal/features"
 	"meridian/internal/web"
 )
@@ -342,7 +343,8 @@ func (s *Server) itemsQuery(ctx context.Context, d catalog.Dataset, t features.T
 		if err != nil {
 			return q, "", err
 		}
-		if q.Filter, err = features.CQL2Filter(t, lang, *p.Filter, srid, latFirst, q.StorageSRID); err != nil {
+		o := cql2.Options{Properties: features.Queryables(t), FilterSRID: srid, SwapXY: latFirst, StorageSRID: q.StorageSRID}
+		if q.Filter, err = cql2Filter(lang, *p.Filter, o); err != nil {
 			return q, "", err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"meridian/gen"
+	"meridian/internal/cql2"
 )
 
 // OgcLandingPage: Landing Page (GET /).
@@ -31,7 +32,7 @@ func (s *Server) OgcConformance(ctx context.Context, request gen.OgcConformanceR
 }
 
 // conformanceClasses lists only the classes the conformance suite shows the server passes.
-var conformanceClasses = []string{
+var conformanceClasses = append([]string{
 	"http://www.opengis.net/spec/ogcapi-common-1/1.0/conf/core",
 	"http://www.opengis.net/spec/ogcapi-common-1/1.0/conf/landing-page",
 	"http://www.opengis.net/spec/ogcapi-common-1/1.0/conf/json",
@@ -40,4 +41,8 @@ var conformanceClasses = []string{
 	"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
 	"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30",
 	"http://www.opengis.net/spec/ogcapi-features-2/1.0/conf/crs",
-}
+	"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables",
+	"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables-query-parameters",
+	"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter",
+	"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter",
+}, cql2.Classes...)
