@@ -48,7 +48,7 @@ type Compare struct {
 }
 
 type Like struct {
-	Pos           int
+	Pos          int
 	Arg, Pattern Expr
 }
 

@@ -161,7 +161,7 @@ func (l *lexer) ident(start int) token {
 	return token{kind: tIdent, pos: start, end: i}
 }
 
-// quoted scans '...' (a string: '' or \' stand for a quote) or "..." (an identifier: "" stands
+// quoted scans '...' (a string: ” or \' stand for a quote) or "..." (an identifier: "" stands
 // for a double quote).
 func (l *lexer) quoted(start int, q byte, k tokKind) token {
 	src := l.src
