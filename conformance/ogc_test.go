@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -466,4 +467,56 @@ func TestOGCRecords(t *testing.T) {
 	if r := call(t, "GET", "/collections/datasets/items?sortby=description", nil); r.Status != 400 {
 		t.Errorf("sortby on a non-sortable: %d", r.Status)
 	}
+}
+
+// TestOGCItemsStreamInBoundedMemory asks a fresh server for a 10000-feature page of large
+// polygons, about 40 MB of GeoJSON: the page arrives chunked (no Content-Length: it was not
+// built before sending) and the server's peak memory grows by far less than the page.
+func TestOGCItemsStreamInBoundedMemory(t *testing.T) {
+	srv := startFresh(t)
+	tok := callAt(t, plain, srv.APIRoot, "POST", "/auth/login", url.Values{"username": {"admin"}, "password": {AdminPassword}}).JSON(t)["access_token"].(string)
+	d := callAt(t, plain, srv.APIRoot, "POST", "/datasets/create/", map[string]any{"title": "Rings", "columns": []map[string]any{{"name": "n", "type": "integer"}}}, bearer(tok)...)
+	if d.Status != 200 {
+		t.Fatalf("create: %d %s", d.Status, d.Body)
+	}
+	id := d.JSON(t)["id"].(string)
+	conn, err := pgx.Connect(context.Background(), srv.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	// 10000 circles of 200 vertices each.
+	if _, err := conn.Exec(context.Background(), "INSERT INTO "+pgx.Identifier{"data", d.JSON(t)["table_name"].(string)}.Sanitize()+
+		" (n, geom) SELECT i, ST_Buffer(ST_SetSRID(ST_MakePoint((i % 360) - 179.5, (i / 360) % 170 - 84.5), 4326), 0.4, 50) FROM generate_series(1, 10000) i"); err != nil {
+		t.Fatal(err)
+	}
+	pid := srv.cmd.Process.Pid
+	get := func(limit int) (int64, *http.Response) {
+		req, _ := http.NewRequest("GET", fmt.Sprintf("%s/collections/%s/items?limit=%d", srv.APIRoot, id, limit), nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		res, err := http.DefaultTransport.RoundTrip(req) // no transparent decompression: count the bytes sent
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		n, err := io.Copy(io.Discard, res.Body)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("items limit %d: %d %v", limit, res.StatusCode, err)
+		}
+		return n, res
+	}
+	get(10)
+	before := procStatusKB(t, pid, "VmHWM")
+	size, res := get(10000)
+	grew := procStatusKB(t, pid, "VmHWM") - before
+	if size < 30<<20 {
+		t.Fatalf("the page is %d bytes; the test needs a page far larger than the memory bound", size)
+	}
+	if res.ContentLength != -1 || len(res.TransferEncoding) == 0 {
+		t.Errorf("the page was not streamed: Content-Length %d, Transfer-Encoding %v", res.ContentLength, res.TransferEncoding)
+	}
+	if grew*1024 > float64(size)/4 {
+		t.Errorf("peak memory grew by %.1f MB for a %.1f MB page", grew/1024, float64(size)/(1<<20))
+	}
+	t.Logf("page %.1f MB, server peak memory grew by %.1f MB", float64(size)/(1<<20), grew/1024)
 }
