@@ -101,6 +101,8 @@ func (t *translator) geomArg(e Expr, fname string) geomSQL {
 		return geomSQL{sql: t.capture(func() { t.geomLiteral(e) })}
 	case *BBoxLit:
 		return t.bbox(e)
+	case *Func:
+		t.checkFunc(e)
 	}
 	fail(e.Position(), strings.ToUpper(fname)+" needs geometries (a geometry property, a WKT or GeoJSON geometry, or a BBOX), not "+t.desc(e))
 	return geomSQL{}

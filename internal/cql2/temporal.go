@@ -79,64 +79,75 @@ func (t *translator) temporal(f *Func) {
 	a := t.tempOperand(f.Args[0], f.Name)
 	b := t.tempOperand(f.Args[1], f.Name)
 	dates := t.isDate(a.start) && t.isDate(a.end) && t.isDate(b.start) && t.isDate(b.end)
-	bound := func(e Expr, start bool) string {
-		if e == nil {
-			s := "'infinity'::timestamptz"
-			if start {
-				s = "'-infinity'::timestamptz"
+	// Bounds are written on first use only: a function like T_METBY reads two of the four, and
+	// a placeholder that appears nowhere in the SQL has no type PostgreSQL could infer.
+	lazy := func(e Expr, start bool) func() string {
+		var s string
+		done := false
+		return func() string {
+			if done {
+				return s
 			}
-			if dates {
-				s = strings.Replace(s, "timestamptz", "date", 1)
+			done = true
+			if e == nil {
+				s = "'infinity'::timestamptz"
+				if start {
+					s = "'-infinity'::timestamptz"
+				}
+				if dates {
+					s = strings.Replace(s, "timestamptz", "date", 1)
+				}
+				return s
 			}
+			s = t.capture(func() { t.operand(e, t.typeOf(e), dates) })
 			return s
 		}
-		return t.capture(func() { t.operand(e, t.typeOf(e), dates) })
 	}
-	as := bound(a.start, true)
+	as := lazy(a.start, true)
 	ae := as
 	if !a.instant {
-		ae = bound(a.end, false)
+		ae = lazy(a.end, false)
 	}
-	bs := bound(b.start, true)
+	bs := lazy(b.start, true)
 	be := bs
 	if !b.instant {
-		be = bound(b.end, false)
+		be = lazy(b.end, false)
 	}
 	type term struct{ l, op, r string }
 	var terms []term
 	join := " AND "
 	switch f.Name {
 	case "t_after":
-		terms = []term{{as, " > ", be}}
+		terms = []term{{as(), " > ", be()}}
 	case "t_before":
-		terms = []term{{ae, " < ", bs}}
+		terms = []term{{ae(), " < ", bs()}}
 	case "t_contains":
-		terms = []term{{as, " < ", bs}, {ae, " > ", be}}
+		terms = []term{{as(), " < ", bs()}, {ae(), " > ", be()}}
 	case "t_disjoint":
-		terms = []term{{ae, " < ", bs}, {as, " > ", be}}
+		terms = []term{{ae(), " < ", bs()}, {as(), " > ", be()}}
 		join = " OR "
 	case "t_during":
-		terms = []term{{as, " > ", bs}, {ae, " < ", be}}
+		terms = []term{{as(), " > ", bs()}, {ae(), " < ", be()}}
 	case "t_equals":
-		terms = []term{{as, " = ", bs}, {ae, " = ", be}}
+		terms = []term{{as(), " = ", bs()}, {ae(), " = ", be()}}
 	case "t_finishedBy":
-		terms = []term{{as, " < ", bs}, {ae, " = ", be}}
+		terms = []term{{as(), " < ", bs()}, {ae(), " = ", be()}}
 	case "t_finishes":
-		terms = []term{{as, " > ", bs}, {ae, " = ", be}}
+		terms = []term{{as(), " > ", bs()}, {ae(), " = ", be()}}
 	case "t_intersects":
-		terms = []term{{as, " <= ", be}, {ae, " >= ", bs}}
+		terms = []term{{as(), " <= ", be()}, {ae(), " >= ", bs()}}
 	case "t_meets":
-		terms = []term{{ae, " = ", bs}}
+		terms = []term{{ae(), " = ", bs()}}
 	case "t_metBy":
-		terms = []term{{as, " = ", be}}
+		terms = []term{{as(), " = ", be()}}
 	case "t_overlappedBy":
-		terms = []term{{as, " > ", bs}, {as, " < ", be}, {ae, " > ", be}}
+		terms = []term{{as(), " > ", bs()}, {as(), " < ", be()}, {ae(), " > ", be()}}
 	case "t_overlaps":
-		terms = []term{{as, " < ", bs}, {ae, " > ", bs}, {ae, " < ", be}}
+		terms = []term{{as(), " < ", bs()}, {ae(), " > ", bs()}, {ae(), " < ", be()}}
 	case "t_startedBy":
-		terms = []term{{as, " = ", bs}, {ae, " > ", be}}
+		terms = []term{{as(), " = ", bs()}, {ae(), " > ", be()}}
 	case "t_starts":
-		terms = []term{{as, " = ", bs}, {ae, " < ", be}}
+		terms = []term{{as(), " = ", bs()}, {ae(), " < ", be()}}
 	}
 	// Instants make some terms repeat (T_EQUALS of two instants is one equality).
 	uniq := terms[:0]
