@@ -464,6 +464,15 @@ func TestOGCRecords(t *testing.T) {
 	if r := call(t, "GET", "/collections/datasets/items?sortby=-title&limit=2", nil); r.Status != 200 {
 		t.Errorf("sortby -title: %d", r.Status)
 	}
+	if got := datasetsOf(call(t, "GET", "/collections/datasets/items?limit=1000&dataset_id="+public, nil)); len(got) != 1 || got[0] != public {
+		t.Errorf("dataset_id=%s: %v", public, got)
+	}
+	if r := call(t, "GET", "/collections/datasets/items?nosuch=1", nil); r.Status != 400 {
+		t.Errorf("an unknown parameter: %d", r.Status)
+	}
+	if got := datasetsOf(call(t, "GET", "/collections/datasets/items?limit=1000&"+url.Values{"filter": {"title = '" + title + "' AND feature_count = 30"}}.Encode(), nil)); len(got) != 1 || got[0] != public {
+		t.Errorf("a CQL2 filter on records: %v", got)
+	}
 	if r := call(t, "GET", "/collections/datasets/items?sortby=description", nil); r.Status != 400 {
 		t.Errorf("sortby on a non-sortable: %d", r.Status)
 	}

@@ -16,6 +16,7 @@ import (
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
 	"meridian/internal/features"
+	"meridian/internal/web"
 )
 
 const recordsPath = "/collections/datasets"
@@ -116,6 +117,14 @@ func (s *Server) OgcCollectionItems(ctx context.Context, request gen.OgcCollecti
 			q.Sort = append(q.Sort, catalog.SortKey{Field: k.Column, Desc: k.Desc})
 		}
 	}
+	for name, values := range web.MetaFrom(ctx).Query {
+		if !recordItemParams[name] {
+			if q.Equals == nil {
+				q.Equals = map[string]string{}
+			}
+			q.Equals[name] = values[0]
+		}
+	}
 	if p.Filter != nil {
 		lang := "cql2-text"
 		if p.FilterLang != nil {
@@ -147,6 +156,11 @@ func (s *Server) OgcCollectionItems(ctx context.Context, request gen.OgcCollecti
 	out.Links = s.pageLinks(ctx, recordsPath+"/items", q.Offset, q.Limit, q.Offset+len(records) < total)
 	return out, nil
 }
+
+// recordItemParams are the record items parameters the document declares; any other names a
+// record queryable for an equality filter.
+var recordItemParams = map[string]bool{"limit": true, "offset": true, "bbox": true, "bbox-crs": true, "datetime": true, "q": true, "ids": true,
+	"type": true, "filter": true, "filter-lang": true, "filter-crs": true, "sortby": true, "f": true, "api_key": true}
 
 // recordBBox reads a bbox for the record collection, which is kept in CRS84.
 func recordBBox(box []float64, crs string) ([]float64, error) {

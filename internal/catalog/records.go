@@ -63,6 +63,7 @@ type RecordQuery struct {
 	Terms         []string // any term in the title, summary or themes
 	IDs           []uuid.UUID
 	Types         []string
+	Equals        map[string]string // record field = value
 	Filter        func(next int) (string, []any, error)
 	Sort          []SortKey
 }
@@ -130,6 +131,28 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 	if len(q.Types) > 0 {
 		where = append(where, "d.record_type = ANY("+arg(q.Types)+"::text[])")
 	}
+	for name, v := range q.Equals {
+		f, ok := recordField(name)
+		if !ok || f.Type == "geometry" {
+			return nil, 0, apperr.Invalid("unknown query parameter %q: neither an items parameter nor a queryable of the record collection", name)
+		}
+		var val any = v
+		switch f.Type {
+		case "integer":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return nil, 0, apperr.Invalid("%s: %q is not an integer", name, v)
+			}
+			val = n
+		case "timestamp":
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return nil, 0, apperr.Invalid("%s: %q is not an RFC 3339 date-time", name, v)
+			}
+			val = t
+		}
+		where = append(where, f.SQL+" = "+arg(val))
+	}
 	if q.Filter != nil {
 		sql, fargs, err := q.Filter(len(args) + 1)
 		if err != nil {
@@ -150,7 +173,10 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 			order = append(order, f.SQL)
 		}
 	}
-	order = append(order, "d.title", "d.id")
+	if len(order) == 0 {
+		order = append(order, "d.updated_at DESC")
+	}
+	order = append(order, "d.id")
 	sql := `SELECT d.record_id, d.id, d.title, d.record_type, d.summary, d.language, d.license,
 		nullif(concat_ws('; ', d.attribution, d.usage_constraints), ''), d.geometry_type, coalesce(d.theme_category, '{}'),
 		d.feature_count, d.created_at, d.updated_at, d.data_vintage_start, d.data_vintage_end,
