@@ -175,7 +175,9 @@ func TestRequestValidation(t *testing.T) {
 		{"string over maxLength", "POST", "/search/saved/", `{"name":"` + long + `","params":{}}`, 422, "body.name"},
 		{"missing required field", "POST", "/search/saved/", `{"name":"x"}`, 422, "body.params"},
 		{"wrong type", "POST", "/search/saved/", `{"name":5,"params":{}}`, 422, "body.name"},
-		{"unknown enum value", "GET", "/collections/datasets/items?filter-lang=sql", "", 422, "query.filter-lang"},
+		{"unknown enum value", "GET", "/datasets/?sort=colour", "", 422, "query.sort"},
+		// OGC API clients expect 400 for an invalid parameter (/req/core/query-param-invalid).
+		{"unknown enum value, OGC", "GET", "/collections/datasets/items?filter-lang=sql", "", 400, ""},
 		{"bad uuid in path", "GET", "/datasets/not-a-uuid", "", 422, "path.dataset_id"},
 		{"malformed JSON", "POST", "/search/saved/", `{"name":`, 400, ""},
 	}
