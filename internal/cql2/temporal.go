@@ -58,6 +58,8 @@ func (t *translator) tempOperand(e Expr, fname string) tempOperand {
 			}
 		}
 		return tempOperand{start: e.Start, end: e.End}
+	case *Func:
+		t.checkFunc(e)
 	}
 	fail(e.Position(), strings.ToUpper(fname)+" needs instants or intervals (a Date or Timestamp property, DATE(), TIMESTAMP() or INTERVAL()), not "+t.desc(e))
 	return tempOperand{}
