@@ -30,7 +30,7 @@ func (s *Server) featureTable(ctx context.Context, id uuid.UUID, notVector func(
 	if err != nil {
 		return d, features.Table{}, err
 	}
-	if d.Row.RecordType != "vector_dataset" && d.Row.RecordType != "table" {
+	if !featureRecordTypes[d.Row.RecordType] {
 		return d, features.Table{}, notVector("a %s has no features", d.Row.RecordType)
 	}
 	t, err := s.tables.Describe(ctx, d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn)

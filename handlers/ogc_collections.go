@@ -164,13 +164,10 @@ func (s *Server) OgcListCollections(ctx context.Context, request gen.OgcListColl
 	return out, nil
 }
 
-// featureDataset is a dataset the caller may read that is served as a feature collection.
+// featureDataset is a dataset the caller may read that is served as a feature collection; any
+// other record is no collection (404).
 func (s *Server) featureDataset(ctx context.Context, id uuid.UUID) (catalog.Dataset, features.Table, error) {
-	d, t, err := s.datasetTable(ctx, id)
-	if err == nil && !featureRecordTypes[d.Row.RecordType] {
-		err = apperr.NotFound("collection %s has no features", id)
-	}
-	return d, t, err
+	return s.featureTable(ctx, id, apperr.NotFound)
 }
 
 // OgcGetDatasetCollection: Get Dataset Collection (GET /collections/{dataset_id}).
