@@ -5,6 +5,23 @@
 // Parsing is purely syntactic; property names, types and the SQL they stand for are only known
 // to SQL, which type-checks while it translates. Every failure a client can cause is an *Error
 // carrying the byte offset it concerns, so the HTTP layer can answer 400 with a useful message.
+//
+// Choices the standard leaves open, or that PostgreSQL forces:
+//
+//   - LIKE is case-sensitive, with the wildcards % and _ and the escape character \, which
+//     PostgreSQL shares; CASEI is lower(), ACCENTI strips combining marks after NFD
+//     normalisation (built-in functions, no unaccent extension; the database must be UTF8).
+//   - A DATE meeting a TIMESTAMP stands for its midnight UTC, whatever the session time zone.
+//     The T_ functions take instants and intervals on either side (see temporal.go).
+//   - "/" is real division even between integers and "div" integer division; dividing by zero
+//     gives NULL instead of a query error. Overflow, or power() of a negative number to a
+//     fractional exponent, still fails in PostgreSQL (SQLSTATE class 22), which the caller
+//     should report as a client error.
+//   - A BBOX with minx > maxx in a geographic CRS crosses the antimeridian and is split at
+//     ±180 (see spatial.go). With SwapXY a BBOX is reordered here, geometries are flipped with
+//     ST_FlipCoordinates. The heights of a 6-number BBOX are not used.
+//   - Array functions (A_*) and custom functions parse where the grammar allows them but do
+//     not translate: SQL answers an *Error saying so. EMPTY geometries are refused when parsed.
 package cql2
 
 import (

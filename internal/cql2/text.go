@@ -549,6 +549,8 @@ func (p *textParser) geomBody(g *GeomLit, dim *int) {
 	switch g.Kind {
 	case Point:
 		g.Coords = p.position(nil, dim)
+		p.expect(tRParen, "')' closing POINT (a point has one position)")
+		return
 	case LineString:
 		g.Coords = p.positions(dim, start, 2, false)
 		p.expect(tRParen, "',' or ')'")
