@@ -11,6 +11,7 @@ import (
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
+	"meridian/internal/db"
 )
 
 // The catalog as an OGC API Records collection: one record per visible dataset. Records are
@@ -185,7 +186,7 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		` LIMIT ` + arg(q.Limit) + ` OFFSET ` + arg(q.Offset)
 	rows, err := s.Pool.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, db.QueryValueError(err)
 	}
 	defer rows.Close()
 	out := []Record{}
@@ -198,5 +199,5 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		}
 		out = append(out, r)
 	}
-	return out, total, rows.Err()
+	return out, total, db.QueryValueError(rows.Err())
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"meridian/internal/apperr"
 	"meridian/migrations"
 )
 
@@ -99,4 +100,15 @@ func OGRConnection(pool *pgxpool.Pool) (conn, password string) {
 		return "'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), `'`, `\'`) + "'"
 	}
 	return fmt.Sprintf("PG:host=%s port=%d dbname=%s user=%s", q(c.Host), c.Port, q(c.Database), q(c.User)), c.Password
+}
+
+// QueryValueError turns an error PostgreSQL raises about a value a client put into a query (a
+// data exception, class 22, such as an overflow or a malformed literal; PostGIS's parse errors)
+// into a 400 problem; any other error is returned as it is.
+func QueryValueError(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || pe.Code == "XX000" && strings.Contains(pe.Message, "parse")) {
+		return apperr.Invalid("the query could not be evaluated: %s", pe.Message)
+	}
+	return err
 }

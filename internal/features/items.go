@@ -2,16 +2,15 @@ package features
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"meridian/internal/apperr"
+	"meridian/internal/db"
 )
 
 // kind is how a column's value travels and is written as JSON.
@@ -131,7 +130,7 @@ func (r Reader) Items(ctx context.Context, t Table, q ItemsQuery) (*Cursor, erro
 	}
 	rows, err := r.Pool.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, filterError(err)
+		return nil, db.QueryValueError(err)
 	}
 	c := &Cursor{rows: rows, limit: q.Limit, swap: q.SwapXY, idKind: kindOf(t.IDType)}
 	for _, col := range cols {
@@ -142,7 +141,7 @@ func (r Reader) Items(ctx context.Context, t Table, q ItemsQuery) (*Cursor, erro
 	if !c.pending {
 		if err := rows.Err(); err != nil {
 			rows.Close()
-			return nil, filterError(err)
+			return nil, db.QueryValueError(err)
 		}
 	}
 	return c, nil
@@ -323,16 +322,6 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// filterError turns errors PostgreSQL raises about values of the query (a malformed geometry
-// literal, an out-of-range number) into 400 problems; anything else stays an internal error.
-func filterError(err error) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || pe.Code == "XX000" && strings.Contains(pe.Message, "parse")) {
-		return apperr.Invalid("the query could not be evaluated: %s", pe.Message)
-	}
-	return err
 }
 
 // Cursor streams the features of one page.
