@@ -372,23 +372,30 @@ func TestOGCItemsQueries(t *testing.T) {
 	}
 }
 
-func TestOGCLimitIsClamped(t *testing.T) {
-	srv := startFresh(t, "OGC_MAX_LIMIT=4")
-	tok := callAt(t, plain, srv.APIRoot, "POST", "/auth/login", url.Values{"username": {"admin"}, "password": {AdminPassword}}).JSON(t)["access_token"].(string)
-	d := callAt(t, plain, srv.APIRoot, "POST", "/datasets/create/", map[string]any{"title": "Ten", "columns": []map[string]any{{"name": "n", "type": "integer"}}}, bearer(tok)...)
+// freshDataset starts a server with env, creates an empty dataset there as its admin and fills
+// its table with rows: a SELECT of (n, geom), so tests can make large datasets quickly.
+func freshDataset(t *testing.T, rows string, env ...string) (srv *Server, token, id string) {
+	t.Helper()
+	srv = startFresh(t, env...)
+	token = callAt(t, plain, srv.APIRoot, "POST", "/auth/login", url.Values{"username": {"admin"}, "password": {AdminPassword}}).JSON(t)["access_token"].(string)
+	d := callAt(t, plain, srv.APIRoot, "POST", "/datasets/create/", map[string]any{"title": "Generated", "columns": []map[string]any{{"name": "n", "type": "integer"}}}, bearer(token)...)
 	if d.Status != 200 {
 		t.Fatalf("create: %d %s", d.Status, d.Body)
 	}
-	id := d.JSON(t)["id"].(string)
+	id = d.JSON(t)["id"].(string)
 	conn, err := pgx.Connect(context.Background(), srv.DBURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(context.Background(), "INSERT INTO "+pgx.Identifier{"data", d.JSON(t)["table_name"].(string)}.Sanitize()+
-		" (n, geom) SELECT i, ST_SetSRID(ST_MakePoint(i, i), 4326) FROM generate_series(1, 10) i"); err != nil {
+	if _, err := conn.Exec(context.Background(), "INSERT INTO "+pgx.Identifier{"data", d.JSON(t)["table_name"].(string)}.Sanitize()+" (n, geom) "+rows); err != nil {
 		t.Fatal(err)
 	}
+	return srv, token, id
+}
+
+func TestOGCLimitIsClamped(t *testing.T) {
+	srv, tok, id := freshDataset(t, "SELECT i, ST_SetSRID(ST_MakePoint(i, i), 4326) FROM generate_series(1, 10) i", "OGC_MAX_LIMIT=4")
 	r := callAt(t, plain, srv.APIRoot, "GET", "/collections/"+id+"/items?limit=1000", nil, bearer(tok)...)
 	ids, _, page := features(t, r)
 	next := linkHref(page, "next")
@@ -483,23 +490,8 @@ func TestOGCRecords(t *testing.T) {
 // polygons, about 40 MB of GeoJSON: the page arrives chunked (no Content-Length: it was not
 // built before sending) and the server's peak memory grows by far less than the page.
 func TestOGCItemsStreamInBoundedMemory(t *testing.T) {
-	srv := startFresh(t)
-	tok := callAt(t, plain, srv.APIRoot, "POST", "/auth/login", url.Values{"username": {"admin"}, "password": {AdminPassword}}).JSON(t)["access_token"].(string)
-	d := callAt(t, plain, srv.APIRoot, "POST", "/datasets/create/", map[string]any{"title": "Rings", "columns": []map[string]any{{"name": "n", "type": "integer"}}}, bearer(tok)...)
-	if d.Status != 200 {
-		t.Fatalf("create: %d %s", d.Status, d.Body)
-	}
-	id := d.JSON(t)["id"].(string)
-	conn, err := pgx.Connect(context.Background(), srv.DBURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
 	// 10000 circles of 200 vertices each.
-	if _, err := conn.Exec(context.Background(), "INSERT INTO "+pgx.Identifier{"data", d.JSON(t)["table_name"].(string)}.Sanitize()+
-		" (n, geom) SELECT i, ST_Buffer(ST_SetSRID(ST_MakePoint((i % 360) - 179.5, (i / 360) % 170 - 84.5), 4326), 0.4, 50) FROM generate_series(1, 10000) i"); err != nil {
-		t.Fatal(err)
-	}
+	srv, tok, id := freshDataset(t, "SELECT i, ST_Buffer(ST_SetSRID(ST_MakePoint((i % 360) - 179.5, (i / 360) % 170 - 84.5), 4326), 0.4, 50) FROM generate_series(1, 10000) i")
 	pid := srv.cmd.Process.Pid
 	get := func(limit int) (int64, *http.Response) {
 		req, _ := http.NewRequest("GET", fmt.Sprintf("%s/collections/%s/items?limit=%d", srv.APIRoot, id, limit), nil)
