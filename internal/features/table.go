@@ -49,8 +49,13 @@ type Reader struct{ Pool *pgxpool.Pool }
 // Describe reads a table's attribute columns (all but the key and geometry columns) and the type
 // of its key from the information schema.
 func (r Reader) Describe(ctx context.Context, schema, name, idColumn, geomColumn string) (Table, error) {
-	rows, err := r.Pool.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
-		WHERE table_schema = $1 AND table_name = $2 AND column_name <> $3 ORDER BY ordinal_position`, schema, name, geomColumn)
+	// pg_attribute, not information_schema.columns: the view costs 5 to 30 ms a call here, the
+	// catalog a fraction of a millisecond, and every feature request describes its table.
+	// format_type without a modifier gives the type names information_schema uses for built-in
+	// types ("character varying", "timestamp with time zone"); others keep their own name.
+	rows, err := r.Pool.Query(ctx, `SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a
+		WHERE a.attrelid = to_regclass(format('%I.%I', $1::text, $2::text)) AND a.attnum > 0 AND NOT a.attisdropped AND a.attname <> $3
+		ORDER BY a.attnum`, schema, name, geomColumn)
 	if err != nil {
 		return Table{}, err
 	}
