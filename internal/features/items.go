@@ -182,11 +182,11 @@ func itemsSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
 	for _, c := range cols {
 		sb.WriteString(", " + selectExpr("t."+pgx.Identifier{c.Name}.Sanitize(), kindOf(c.Type)))
 	}
-	sb.WriteString(" FROM " + t.ident() + " t")
+	list := sb.String()
 
 	var where []string
 	if q.ID != nil {
-		where = append(where, t.id()+"::text = "+b.arg(*q.ID))
+		where = append(where, idSQL(&b, t, *q.ID))
 	}
 	if q.BBox != nil {
 		where = append(where, bboxSQL(&b, t.geom(), q.BBox, q.BBoxSRID, storage))
@@ -235,11 +235,12 @@ func itemsSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
 		b.args = append(b.args, args...)
 		where = append(where, "("+sql+")")
 	}
+	cond := ""
 	if len(where) > 0 {
-		sb.WriteString(" WHERE " + strings.Join(where, " AND "))
+		cond = " WHERE " + strings.Join(where, " AND ")
 	}
-	sb.WriteString(" ORDER BY ")
-	byID := false
+	var order []string
+	byID, keyDesc := false, false
 	for _, k := range q.Sort {
 		col := t.id()
 		if k.Column != t.ID {
@@ -248,25 +249,60 @@ func itemsSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
 				return "", nil, nil, apperr.Invalid("sortby: %q is not a sortable of the collection", k.Column)
 			}
 			col = "t." + pgx.Identifier{c.Name}.Sanitize()
+		} else {
+			byID, keyDesc = true, k.Desc
 		}
-		byID = byID || k.Column == t.ID
-		sb.WriteString(col)
 		if k.Desc {
-			sb.WriteString(" DESC NULLS LAST")
+			col += " DESC NULLS LAST"
 		}
-		sb.WriteString(", ")
+		order = append(order, col)
 	}
-	if byID {
-		sbStr := strings.TrimSuffix(sb.String(), ", ")
-		sb.Reset()
-		sb.WriteString(sbStr)
-	} else {
+	if !byID {
 		// The key breaks ties, so offsets page through a stable order.
-		sb.WriteString(t.id())
+		order = append(order, t.id())
 	}
+	orderBy := " ORDER BY " + strings.Join(order, ", ")
 	// One row beyond the page tells whether a next page exists without counting.
-	sb.WriteString(" LIMIT " + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset))
-	return sb.String(), b.args, cols, nil
+	page := " LIMIT " + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset)
+	from := " FROM " + t.ident() + " t"
+	switch {
+	case q.Offset == 0:
+		return list + from + cond + orderBy + page, b.args, cols, nil
+	case len(order) == 1 && len(where) == 0: // in key order only (the key ends every order)
+		// A page deep in key order: the skipped rows are counted on the key's index alone (an
+		// index-only scan once the table is vacuumed) and only the page's rows are read from the
+		// table. Read in one pass, every skipped row would be fetched from the heap, a page
+		// each when rows are not stored in key order, and its geometry converted to WKB:
+		// at offset 50,000 of a million points that is 40 ms instead of 3 ms of the database.
+		// The key is unique; a row whose key is NULL (possible when a nullable unique column was
+		// chosen as the key of a registered table) is not reached this way.
+		dir := ""
+		if keyDesc {
+			dir = " DESC NULLS LAST"
+		}
+		// The lateral lookup (LIMIT 1 keeps it from being flattened into a join the planner may
+		// hash over the whole table) is a nested loop over the page's keys, in their order.
+		return list + " FROM (SELECT " + t.id() + " AS k" + from + orderBy + page + ") p CROSS JOIN LATERAL (SELECT *" + from +
+			" WHERE " + t.id() + " = p.k LIMIT 1) t ORDER BY p.k" + dir, b.args, cols, nil
+	default:
+		// The page is cut before the select list is evaluated, so that skipped rows are not
+		// converted to WKB and text; the outer ORDER BY keeps the subquery's order at no cost.
+		return list + " FROM (SELECT t.*" + from + cond + orderBy + page + ") t" + orderBy, b.args, cols, nil
+	}
+}
+
+// idSQL is the predicate of one feature by key. An integer key is compared as an integer, so its
+// index finds the row (a text comparison reads the whole table); an id that is not the canonical
+// text of an integer matches nothing, as its text comparison would.
+func idSQL(b *sqlBuilder, t Table, id string) string {
+	if kindOf(t.IDType) == kindInt {
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil || strconv.FormatInt(n, 10) != id {
+			return "false"
+		}
+		return t.id() + " = " + b.arg(n) + "::bigint"
+	}
+	return t.id() + "::text = " + b.arg(id)
 }
 
 // bboxSQL is the predicate of a bounding box; a box crossing the antimeridian is two boxes.

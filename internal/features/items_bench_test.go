@@ -1,0 +1,205 @@
+package features
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"meridian/internal/testdb"
+)
+
+// benchItemsRows is the size of the generated tables (BENCH_ITEMS_ROWS overrides the 50,000).
+func benchItemsRows() int {
+	if n, err := strconv.Atoi(os.Getenv("BENCH_ITEMS_ROWS")); err == nil && n >= 2000 {
+		return n
+	}
+	return 50_000
+}
+
+// benchTable creates data.<name> with n features of the given geometry expression (over g, the
+// row number, and r, a random number) and the five attribute columns of the conformance
+// benchmarks, in random physical order, with its primary key and GIST index, analysed.
+func benchTable(b *testing.B, ctx context.Context, pool *pgxpool.Pool, name, geomType, geomExpr string, n int) Table {
+	b.Helper()
+	stmts := []string{
+		"SELECT setseed(0.42)",
+		`CREATE TABLE data.` + name + ` AS
+		 SELECT g AS gid, ` + geomExpr + `::geometry(` + geomType + `, 4326) AS geom,
+		        (random() * 1000000)::integer AS n, random() * 1000 AS score, 'k' || (g % 20) AS kind,
+		        DATE '2024-01-01' + (g % 366) AS day, 'name-' || g AS name
+		 FROM (SELECT g, random() AS r FROM generate_series(1, ` + strconv.Itoa(n) + `) g) s ORDER BY random()`,
+		"ALTER TABLE data." + name + " ADD PRIMARY KEY (gid)",
+		"CREATE INDEX ON data." + name + " USING gist (geom)",
+		"VACUUM ANALYZE data." + name,
+	}
+	for _, s := range stmts {
+		if _, err := pool.Exec(ctx, s); err != nil {
+			b.Fatalf("%s: %v", s, err)
+		}
+	}
+	t, err := Reader{Pool: pool}.Describe(ctx, "data", name, "gid", "geom")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return t
+}
+
+// cpuTime is the CPU (user + system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU is the CPU (utime + stime) process pid has used, from /proc/<pid>/stat; 0 when it
+// cannot be read (not Linux, or another user's process without access).
+func procCPU(pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name may hold spaces; the fields after its closing parenthesis are fixed.
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
+// BenchmarkItems chooses between encoding GeoJSON in Go and in PostGIS by measuring both over
+// the same table, side by side in one run: each iteration reads one page of 1000 features at a
+// random offset (the same for both) through Reader.Items and Cursor.Append (typed binary values
+// and WKB, encoded here), then through a query that lets PostGIS encode each feature
+// (ST_AsGeoJSON(t.*) per row, read as text and copied into the buffer). It reports the wall time
+// of a page for both, the ratio postgis/go (above 1: Go is faster end to end), and the CPU this
+// process and the database backend spent per page on each side (the Go side encodes here; the
+// PostGIS side only copies, its backend encodes). Both sides share one connection.
+func BenchmarkItems(b *testing.B) {
+	ctx := context.Background()
+	setup := testdb.New(b)
+	// One connection for both sides, so that its backend's CPU is the database's share of a page.
+	cfg := setup.Config()
+	cfg.MaxConns, cfg.MinConns = 1, 1
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	var backend int
+	if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
+		b.Fatal(err)
+	}
+	n := benchItemsRows()
+	tables := []struct {
+		name, typ, expr string
+	}{
+		{"bench_points", "Point", "ST_SetSRID(ST_MakePoint(-180 + 360 * r, -85 + 170 * random()), 4326)"},
+		// Polygons of 9 to 33 vertices, as parcels and buildings have.
+		{"bench_polygons", "Polygon", "ST_Buffer(ST_SetSRID(ST_MakePoint(-180 + 360 * r, -85 + 170 * random()), 4326), 0.001 + 0.01 * random(), 2 + (g % 7))"},
+	}
+	for _, tc := range tables {
+		t := benchTable(b, ctx, setup, tc.name, tc.typ, tc.expr, n)
+		const limit = 1000
+		// The page is cut in a subquery so that only its rows are rendered: in a flat query the
+		// select list would be evaluated for the skipped rows too.
+		pgSQL := "SELECT ST_AsGeoJSON(t.*) FROM (SELECT * FROM data." + tc.name + " ORDER BY gid LIMIT $1 OFFSET $2) t"
+		b.Run(tc.typ, func(b *testing.B) {
+			rnd := rand.New(rand.NewPCG(7, 11))
+			buf := make([]byte, 0, 1<<20)
+			var goWall, pgWall, goCPU, pgCPU, goDB, pgDB time.Duration
+			var goBytes, pgBytes int
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				offset := rnd.IntN(n - limit)
+
+				start, cpu, db := time.Now(), cpuTime(), procCPU(backend)
+				cur, err := Reader{Pool: pool}.Items(ctx, t, ItemsQuery{Limit: limit, Offset: offset})
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf = append(buf[:0], `{"type":"FeatureCollection","features":[`...)
+				for first := true; ; first = false {
+					mark := len(buf)
+					if !first {
+						buf = append(buf, ',')
+					}
+					var ok bool
+					if buf, ok, err = cur.Append(buf); err != nil {
+						b.Fatal(err)
+					}
+					if !ok {
+						buf = buf[:mark]
+						break
+					}
+				}
+				buf = append(buf, "]}"...)
+				cur.Close()
+				if cur.Returned() != limit {
+					b.Fatalf("go page of %d features", cur.Returned())
+				}
+				goWall += time.Since(start)
+				goCPU += cpuTime() - cpu
+				goDB += procCPU(backend) - db
+				goBytes += len(buf)
+				if i == 0 && !json.Valid(buf) {
+					b.Fatalf("go page is not JSON: %.300s", buf)
+				}
+
+				start, cpu, db = time.Now(), cpuTime(), procCPU(backend)
+				rows, err := pool.Query(ctx, pgSQL, limit+1, offset)
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf = append(buf[:0], `{"type":"FeatureCollection","features":[`...)
+				got := 0
+				for rows.Next() {
+					if got == limit {
+						continue // the look-ahead row, as Items reads it
+					}
+					if got > 0 {
+						buf = append(buf, ',')
+					}
+					buf = append(buf, rows.RawValues()[0]...)
+					got++
+				}
+				rows.Close()
+				if err := rows.Err(); err != nil {
+					b.Fatal(err)
+				}
+				buf = append(buf, "]}"...)
+				if got != limit {
+					b.Fatalf("postgis page of %d features", got)
+				}
+				pgWall += time.Since(start)
+				pgCPU += cpuTime() - cpu
+				pgDB += procCPU(backend) - db
+				pgBytes += len(buf)
+				if i == 0 && !json.Valid(buf) {
+					b.Fatalf("postgis page is not JSON: %.300s", buf)
+				}
+			}
+			b.StopTimer()
+			N := float64(b.N)
+			b.ReportMetric(float64(goWall.Nanoseconds())/N, "go-ns/page")
+			b.ReportMetric(float64(pgWall.Nanoseconds())/N, "postgis-ns/page")
+			b.ReportMetric(float64(pgWall)/float64(goWall), "postgis/go")
+			b.ReportMetric(float64(goCPU.Microseconds())/N, "go-client-cpu-us/page")
+			b.ReportMetric(float64(pgCPU.Microseconds())/N, "postgis-client-cpu-us/page")
+			b.ReportMetric(float64(goDB.Microseconds())/N, "go-db-cpu-us/page")
+			b.ReportMetric(float64(pgDB.Microseconds())/N, "postgis-db-cpu-us/page")
+			b.ReportMetric(float64(goBytes)/N, "go-B/page")
+			b.ReportMetric(float64(pgBytes)/N, "postgis-B/page")
+		})
+	}
+}
