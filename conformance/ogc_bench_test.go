@@ -250,6 +250,7 @@ var ogcCases = []ogcCase{
 	{name: "polygons/bbox", polygons: true, kind: "bbox", limit: 1000, requests: 320},
 	{name: "polygons/item", polygons: true, kind: "item", requests: 6000},
 	{name: "polygons/limit1000-gzip", polygons: true, kind: "page", limit: 1000, gzip: true, requests: 160},
+	{name: "polygons/item-gzip", polygons: true, kind: "item", gzip: true, requests: 6000},
 }
 
 // ogcParams is one drawn request: the same for the server and the baseline.

@@ -192,12 +192,20 @@ func CORS(origins []string) echo.MiddlewareFunc {
 	})
 }
 
-// Gzip compresses responses over 1 KiB when the client asks for it. Event streams and binary
+// Gzip compresses responses over 2 KiB when the client asks for it. Event streams and binary
 // tiles/images are left alone: streams must flush per event, and images are compressed already.
+//
+// Level 1 (BestSpeed): on GeoJSON pages it compresses about twice as fast as level 5 for 5 to 20 %
+// more bytes (a page of 1000 points: 1.3 instead of 2.5 ms for 48 instead of 41 KiB of 200), and
+// it resets in no time, where levels 2 to 9 clear 640 KiB of hash tables whenever a pooled writer
+// is reset, twice per request that accepts gzip, even for bodies too small to be compressed
+// (about 0.1 ms of CPU a request). Below 2 KiB a gzip stream's fixed cost (about 0.08 ms: a
+// fifth of the rate of single features of 1.3 KiB) buys less than one TCP segment.
+// BenchmarkOGCItems/*-gzip measures both.
 func Gzip() echo.MiddlewareFunc {
 	return middleware.GzipWithConfig(middleware.GzipConfig{
-		Level:     5,
-		MinLength: 1024,
+		Level:     1,
+		MinLength: 2048,
 		Skipper: func(c echo.Context) bool {
 			p := c.Request().URL.Path
 			return strings.Contains(p, "/stream") || strings.HasSuffix(p, ".png") || strings.HasSuffix(p, ".webp") ||
