@@ -239,12 +239,12 @@ type ogcCase struct {
 
 var ogcCases = []ogcCase{
 	{name: "points/limit1000", kind: "page", limit: 1000, requests: 320},
-	{name: "points/limit100", kind: "page", limit: 100, requests: 1600},
+	{name: "points/limit100", kind: "page", limit: 100, requests: 480},
 	{name: "points/item", kind: "item", requests: 6000},
 	{name: "points/bbox", kind: "bbox", limit: 1000, requests: 320},
 	{name: "points/filter", kind: "filter", limit: 1000, requests: 160},
 	{name: "points/limit1000-gzip", kind: "page", limit: 1000, gzip: true, requests: 320},
-	{name: "points/limit100-gzip", kind: "page", limit: 100, gzip: true, requests: 1600},
+	{name: "points/limit100-gzip", kind: "page", limit: 100, gzip: true, requests: 960},
 	{name: "points/item-gzip", kind: "item", gzip: true, requests: 6000},
 	{name: "polygons/limit1000", polygons: true, kind: "page", limit: 1000, requests: 160},
 	{name: "polygons/bbox", polygons: true, kind: "bbox", limit: 1000, requests: 320},

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meridian/internal/testdb"
@@ -28,7 +30,7 @@ func benchItemsRows() int {
 // benchTable creates data.<name> with n features of the given geometry expression (over g, the
 // row number, and r, a random number) and the five attribute columns of the conformance
 // benchmarks, in random physical order, with its primary key and GIST index, analysed.
-func benchTable(b *testing.B, ctx context.Context, pool *pgxpool.Pool, name, geomType, geomExpr string, n int) Table {
+func benchTable(b testing.TB, ctx context.Context, pool *pgxpool.Pool, name, geomType, geomExpr string, n int) Table {
 	b.Helper()
 	stmts := []string{
 		"SELECT setseed(0.42)",
@@ -201,5 +203,70 @@ func BenchmarkItems(b *testing.B) {
 			b.ReportMetric(float64(goBytes)/N, "go-B/page")
 			b.ReportMetric(float64(pgBytes)/N, "postgis-B/page")
 		})
+	}
+}
+
+// The pages Items reads in its three ways (one pass from offset 0, deep pages in key order
+// through the key's index, other deep pages cut before the select list) are the pages of the
+// one-pass query, and an integer key finds only its canonical text.
+func TestItemsPagesMatchOnePass(t *testing.T) {
+	ctx := context.Background()
+	pool := testdb.New(t)
+	const n = 3000
+	tb := benchTable(t, ctx, pool, "pages", "Point", "ST_SetSRID(ST_MakePoint(-180 + 360 * r, -85 + 170 * random()), 4326)", n)
+	sorts := map[string][]SortKey{"key": nil, "-key": {{Column: "gid", Desc: true}}, "score": {{Column: "score"}},
+		"-kind,key": {{Column: "kind", Desc: true}, {Column: "gid"}}}
+	orders := map[string]string{"key": "gid", "-key": "gid DESC NULLS LAST", "score": "score, gid", "-kind,key": "kind DESC NULLS LAST, gid"}
+	for name, sort := range sorts {
+		for _, bbox := range [][]float64{nil, {-90, -45, 90, 45}} {
+			for _, offset := range []int{0, 1, 999, 2500, 2999, 3000} {
+				where := ""
+				if bbox != nil {
+					where = " WHERE ST_Intersects(geom, ST_MakeEnvelope(-90, -45, 90, 45, 4326))"
+				}
+				rows, err := pool.Query(ctx, "SELECT gid FROM data.pages"+where+" ORDER BY "+orders[name]+" LIMIT 101 OFFSET $1", offset)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+				if err != nil {
+					t.Fatal(err)
+				}
+				cur, err := Reader{Pool: pool}.Items(ctx, tb, ItemsQuery{Limit: 100, Offset: offset, Sort: sort, BBox: bbox})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []int32
+				for {
+					out, ok, err := cur.Append(nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !ok {
+						break
+					}
+					var f struct{ ID int32 }
+					if err := json.Unmarshal(out, &f); err != nil {
+						t.Fatalf("%v: %s", err, out)
+					}
+					got = append(got, f.ID)
+				}
+				cur.Close()
+				if more := len(want) > 100; more != cur.More() || !slices.Equal(got, want[:min(100, len(want))]) {
+					t.Fatalf("sort %s, bbox %v, offset %d: got %v (more %v), want %v", name, bbox, offset, got, cur.More(), want)
+				}
+			}
+		}
+	}
+	for id, found := range map[string]bool{"5": true, "+5": false, "05": false, " 5": false, "abc": false, "99999999999999999999": false, "-1": false} {
+		cur, err := Reader{Pool: pool}.Items(ctx, tb, ItemsQuery{ID: &id, Limit: 1})
+		if err != nil {
+			t.Fatalf("id %q: %v", id, err)
+		}
+		out, ok, err := cur.Append(nil)
+		cur.Close()
+		if err != nil || ok != found || found && !strings.HasPrefix(string(out), `{"type":"Feature","id":5,`) {
+			t.Fatalf("id %q: %v %v %s", id, ok, err, out)
+		}
 	}
 }
