@@ -50,6 +50,7 @@ type ogcBenchData struct {
 	points, polygons ogcBenchTable
 	base             *pgxpool.Pool // the baseline's connections
 	db               string        // the server's database name
+	postmaster       int           // pid of the cluster's postmaster, parent of every backend
 }
 
 var (
@@ -154,9 +155,12 @@ func ogcBenchGenerate(points int) (*ogcBenchData, error) {
 			}
 		}
 	}
-	if err := conn.QueryRow(ctx, "SELECT current_database()").Scan(&d.db); err != nil {
+	var backend int
+	if err := conn.QueryRow(ctx, "SELECT current_database(), pg_backend_pid()").Scan(&d.db, &backend); err != nil {
 		return nil, err
 	}
+	d.postmaster = procField(backend, 1) // ppid
+
 	token, err := ogcAdminToken()
 	if err != nil {
 		return nil, err
@@ -313,11 +317,12 @@ func (c ogcCase) baseline(t ogcBenchTable, p ogcParams) (string, []any) {
 }
 
 // serverArgs are the arguments of the server's items SQL for p, in the order it binds them
-// (feature id, bbox, property filters, then limit + 1 and offset), to explain that SQL.
+// (feature id, bbox, property filters, then limit + 1 and offset; a single feature has no page),
+// to explain that SQL.
 func (c ogcCase) serverArgs(p ogcParams) []any {
 	switch c.kind {
 	case "item":
-		return []any{strconv.Itoa(p.id)}
+		return []any{int64(p.id)}
 	case "bbox":
 		return []any{p.bbox[0], p.bbox[1], p.bbox[2], p.bbox[3], c.limit + 1, p.offset}
 	case "filter":
@@ -333,6 +338,7 @@ type ogcPhase struct {
 	lat           []time.Duration
 	bytes         int64
 	srv, pg, cli  time.Duration // CPU of the server, of the database's backends, of this process
+	exited        time.Duration // CPU of the cluster's processes that ended meanwhile
 }
 
 func (p *ogcPhase) add(q ogcPhase) {
@@ -344,6 +350,7 @@ func (p *ogcPhase) add(q ogcPhase) {
 	p.srv += q.srv
 	p.pg += q.pg
 	p.cli += q.cli
+	p.exited += q.exited
 }
 
 func (p ogcPhase) rate() float64 { return float64(p.n) / p.wall.Seconds() }
@@ -366,8 +373,11 @@ func (p ogcPhase) perReq(d time.Duration) float64 {
 // drawn requests through both sides in ABBA order (half of A, B, B's other half, A's other half),
 // so that drift on a shared machine falls on both. It reports per side the rate, p50 and p99
 // latency, and the CPU per request of the server process (/proc/<pid>/stat), of the PostgreSQL
-// backends connected to the server's database (/proc, by their process title) and of this
-// load-generating process (getrusage), and the ratio of the rates.
+// backends connected to the server's database (/proc, by their process title), of this
+// load-generating process (getrusage), and the ratio of the rates. Parallel workers come and go
+// between two readings of /proc: their CPU is in pg-exited-cpu, the children's CPU the
+// postmaster collected meanwhile, which on a cluster shared with other work also holds the CPU
+// of other sessions that ended.
 func BenchmarkOGCItems(b *testing.B) {
 	d := ogcBenchSetup(b)
 	conc := ogcBenchConcurrency()
@@ -423,7 +433,7 @@ func BenchmarkOGCItems(b *testing.B) {
 			}
 			// Warm both sides (connections, statement caches) before the first measured request.
 			for _, side := range []func(context.Context, ogcParams) (int64, bool, error){a, other} {
-				if _, err := ogcRun(conc, conc, func(i int) ogcParams { return c.draw(rnd, t.rows) }, side, d.db); err != nil {
+				if _, err := ogcRun(conc, conc, func(i int) ogcParams { return c.draw(rnd, t.rows) }, side, d); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -443,7 +453,7 @@ func BenchmarkOGCItems(b *testing.B) {
 					n     int
 					param func(int) ogcParams
 				}{{a, &sa, half, first}, {other, &sb, half, first}, {other, &sb, requests - half, second}, {a, &sa, requests - half, second}} {
-					ph, err := ogcRun(conc, step.n, step.param, step.side, d.db)
+					ph, err := ogcRun(conc, step.n, step.param, step.side, d)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -466,6 +476,8 @@ func BenchmarkOGCItems(b *testing.B) {
 				b.ReportMetric(float64(sa.compressed)/float64(sa.n), "gzipped-share")
 			}
 			b.ReportMetric(sb.perReq(sb.pg), bName+"-pg-cpu-ms/req")
+			b.ReportMetric(sa.perReq(sa.exited), aName+"-pg-exited-cpu-ms/req")
+			b.ReportMetric(sb.perReq(sb.exited), bName+"-pg-exited-cpu-ms/req")
 			b.ReportMetric(sb.perReq(sb.cli), bName+"-client-cpu-ms/req")
 			b.ReportMetric(float64(sa.bytes)/float64(sa.n)/1024, aName+"-KiB/resp")
 			b.ReportMetric(float64(sb.bytes)/float64(sb.n)/1024, bName+"-KiB/resp")
@@ -474,7 +486,7 @@ func BenchmarkOGCItems(b *testing.B) {
 }
 
 // ogcRun sends n requests from conc workers and measures them.
-func ogcRun(conc, n int, param func(int) ogcParams, do func(context.Context, ogcParams) (int64, bool, error), db string) (ogcPhase, error) {
+func ogcRun(conc, n int, param func(int) ogcParams, do func(context.Context, ogcParams) (int64, bool, error), d *ogcBenchData) (ogcPhase, error) {
 	ctx := context.Background()
 	var ph ogcPhase
 	ph.lat = make([]time.Duration, n)
@@ -483,7 +495,7 @@ func ogcRun(conc, n int, param func(int) ogcParams, do func(context.Context, ogc
 	var firstErr error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	srv0, pg0, cli0 := procCPU(server.cmd.Process.Pid), backendCPU(db), selfCPU()
+	srv0, pg0, cli0, exited0 := procCPU(server.cmd.Process.Pid), backendCPU(d.db), selfCPU(), childrenCPU(d.postmaster)
 	start := time.Now()
 	for w := 0; w < min(conc, n); w++ {
 		wg.Add(1)
@@ -514,9 +526,10 @@ func ogcRun(conc, n int, param func(int) ogcParams, do func(context.Context, ogc
 	wg.Wait()
 	ph.wall = time.Since(start)
 	ph.srv, ph.cli = procCPU(server.cmd.Process.Pid)-srv0, selfCPU()-cli0
-	for pid, cpu := range backendCPU(db) {
+	for pid, cpu := range backendCPU(d.db) {
 		ph.pg += cpu - pg0[pid] // a backend that started meanwhile counts from zero
 	}
+	ph.exited = childrenCPU(d.postmaster) - exited0
 	ph.n, ph.bytes, ph.compressed = n, size.Load(), int(compressed.Load())
 	return ph, firstErr
 }
@@ -607,21 +620,30 @@ func ogcBenchExplain(b *testing.B, d *ogcBenchData, c ogcCase, t ogcBenchTable, 
 		strings.Join(strings.Fields(bsql), " "), explain(bsql, bargs))
 }
 
-// procCPU is the CPU (user + system) process pid has used so far, from /proc/<pid>/stat.
-func procCPU(pid int) time.Duration {
+// procField is field i of /proc/<pid>/stat counted from the state (i = 0), 0 when unreadable.
+func procField(pid, i int) int {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
 	// The command may hold spaces and parentheses; the fields after its last ')' are fixed.
 	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
-	if len(f) < 13 {
+	if len(f) <= i {
 		return 0
 	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond // in USER_HZ ticks, 100 per second on Linux
+	v, _ := strconv.Atoi(f[i])
+	return v
 }
+
+// ticks are USER_HZ clock ticks, 100 per second on Linux.
+func ticks(n int) time.Duration { return time.Duration(n) * 10 * time.Millisecond }
+
+// procCPU is the CPU (user + system) process pid has used so far.
+func procCPU(pid int) time.Duration { return ticks(procField(pid, 11) + procField(pid, 12)) }
+
+// childrenCPU is the CPU of the ended children pid has waited for: for the postmaster, the
+// backends and parallel workers that exited, in any database of the cluster.
+func childrenCPU(pid int) time.Duration { return ticks(procField(pid, 13) + procField(pid, 14)) }
 
 // backendCPU is the CPU of every PostgreSQL backend connected to database db, by pid: backends
 // set their process title to "postgres: <user> <database> <client> <state>". Parallel workers

@@ -262,9 +262,16 @@ func itemsSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
 		order = append(order, t.id())
 	}
 	orderBy := " ORDER BY " + strings.Join(order, ", ")
+	from := " FROM " + t.ident() + " t"
+	if q.ID != nil && q.Offset == 0 {
+		// The key is unique: no order or page to cut. Without LIMIT and OFFSET parameters the
+		// prepared statement gets a generic plan after five runs; with them PostgreSQL plans
+		// every run anew (a LIMIT of unknown size makes the generic plan look dear), which cost
+		// as much database CPU as the lookup itself.
+		return list + from + cond, b.args, cols, nil
+	}
 	// One row beyond the page tells whether a next page exists without counting.
 	page := " LIMIT " + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset)
-	from := " FROM " + t.ident() + " t"
 	switch {
 	case q.Offset == 0:
 		return list + from + cond + orderBy + page, b.args, cols, nil
