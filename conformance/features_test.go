@@ -264,6 +264,9 @@ func TestFeatureAccess(t *testing.T) {
 	wantStatus(t, "replace while disabled", call(t, "PUT", one, map[string]any{"geometry": point(1, 1), "properties": map[string]any{}}, bearer(owner.Access)...), 403, "editing is disabled")
 	wantStatus(t, "delete while disabled", call(t, "DELETE", one, nil, bearer(admin(t).Access)...), 403, "editing is disabled")
 	wantStatus(t, "get while disabled", call(t, "GET", one, nil, bearer(owner.Access)...), 200)
+	if f := call(t, "GET", "/settings/feature-flags/", nil).JSON(t); f["enable_dataset_editing"] != false || f["enable_map_sharing"] != true {
+		t.Errorf("feature flags while editing is disabled: %v", f)
+	}
 	setSetting(t, "feature_flags.enable_dataset_editing", "true")
 	wantStatus(t, "delete when enabled again", call(t, "DELETE", one, nil, bearer(owner.Access)...), 204)
 }

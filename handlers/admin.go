@@ -108,9 +108,15 @@ func (s *Server) ListRestrictedSettingsTabs(ctx context.Context, request gen.Lis
 	return nil, notImplemented("listRestrictedSettingsTabs")
 }
 
-// GetFeatureFlags: Get Feature Flags (GET /settings/feature-flags/).
+// GetFeatureFlags: Get Feature Flags (GET /settings/feature-flags/). Public: desktop clients read
+// it before offering editing.
 func (s *Server) GetFeatureFlags(ctx context.Context, request gen.GetFeatureFlagsRequestObject) (gen.GetFeatureFlagsResponseObject, error) {
-	return nil, notImplemented("getFeatureFlags")
+	f, err := settings.Reader{Q: s.q}.FeatureFlags(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetFeatureFlags200JSONResponse{EnableDatasetEditing: f.EnableDatasetEditing, EnableMapSharing: f.EnableMapSharing,
+		EnableEmbedTokens: f.EnableEmbedTokens, EnableSqlQuery: f.EnableSQLQuery, EnableRemoteServices: f.EnableRemoteServices}, nil
 }
 
 // GetMapDefaults: Get Map Defaults (GET /settings/map-defaults/).
