@@ -60,7 +60,7 @@ func (s *Server) datasetTable(ctx context.Context, id uuid.UUID) (catalog.Datase
 	if err != nil {
 		return d, features.Table{}, err
 	}
-	t, err := s.tables.Describe(ctx, d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn)
+	t, err := features.TableOf(d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn, d.TableColumns)
 	return d, t, err
 }
 

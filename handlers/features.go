@@ -33,7 +33,7 @@ func (s *Server) featureTable(ctx context.Context, id uuid.UUID, notVector func(
 	if !featureRecordTypes[d.Row.RecordType] {
 		return d, features.Table{}, notVector("a %s has no features", d.Row.RecordType)
 	}
-	t, err := s.tables.Describe(ctx, d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn)
+	t, err := features.TableOf(d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn, d.TableColumns)
 	return d, t, err
 }
 

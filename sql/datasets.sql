@@ -9,12 +9,17 @@ VALUES (@table_schema, @table_name, @title, @summary, @visibility, @record_type,
 RETURNING id;
 
 -- name: GetDatasetRecord :one
--- The dataset with the display names its response needs and the strongest grant the caller
--- holds (by user or by role), in one round trip.
+-- The dataset with the display names its response needs, the strongest grant the caller holds
+-- (by user or by role) and its table's columns, in one round trip.
 SELECT sqlc.embed(d), coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
     coalesce((SELECT g.level FROM catalog.dataset_grants g
       WHERE g.dataset_id = d.id AND (g.user_id = sqlc.narg(caller_id) OR g.role = sqlc.narg(caller_role))
-      ORDER BY (g.level = 'write') DESC LIMIT 1), '')::text AS caller_grant
+      ORDER BY (g.level = 'write') DESC LIMIT 1), '')::text AS caller_grant,
+    -- The data table's columns as [name, type] pairs, so a feature request needs no second
+    -- round trip to describe its table (format_type without a modifier, as features.Describe).
+    (SELECT coalesce(jsonb_agg(jsonb_build_array(a.attname, format_type(a.atttypid, NULL)) ORDER BY a.attnum), '[]'::jsonb)
+      FROM pg_catalog.pg_attribute a WHERE a.attrelid = to_regclass(format('%I.%I', d.table_schema, d.table_name))
+        AND a.attnum > 0 AND NOT a.attisdropped)::jsonb AS table_columns
 FROM catalog.datasets d
 LEFT JOIN catalog.users cu ON cu.id = d.created_by
 LEFT JOIN catalog.users eu ON eu.id = d.last_edited_by

@@ -55,7 +55,12 @@ const getDatasetRecord = `-- name: GetDatasetRecord :one
 SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
     coalesce((SELECT g.level FROM catalog.dataset_grants g
       WHERE g.dataset_id = d.id AND (g.user_id = $1 OR g.role = $2)
-      ORDER BY (g.level = 'write') DESC LIMIT 1), '')::text AS caller_grant
+      ORDER BY (g.level = 'write') DESC LIMIT 1), '')::text AS caller_grant,
+    -- The data table's columns as [name, type] pairs, so a feature request needs no second
+    -- round trip to describe its table (format_type without a modifier, as features.Describe).
+    (SELECT coalesce(jsonb_agg(jsonb_build_array(a.attname, format_type(a.atttypid, NULL)) ORDER BY a.attnum), '[]'::jsonb)
+      FROM pg_catalog.pg_attribute a WHERE a.attrelid = to_regclass(format('%I.%I', d.table_schema, d.table_name))
+        AND a.attnum > 0 AND NOT a.attisdropped)::jsonb AS table_columns
 FROM catalog.datasets d
 LEFT JOIN catalog.users cu ON cu.id = d.created_by
 LEFT JOIN catalog.users eu ON eu.id = d.last_edited_by
@@ -69,14 +74,15 @@ type GetDatasetRecordParams struct {
 }
 
 type GetDatasetRecordRow struct {
-	CatalogDataset      CatalogDataset `json:"catalog_dataset"`
-	CreatedByDisplay    string         `json:"created_by_display"`
-	LastEditedByDisplay *string        `json:"last_edited_by_display"`
-	CallerGrant         string         `json:"caller_grant"`
+	CatalogDataset      CatalogDataset  `json:"catalog_dataset"`
+	CreatedByDisplay    string          `json:"created_by_display"`
+	LastEditedByDisplay *string         `json:"last_edited_by_display"`
+	CallerGrant         string          `json:"caller_grant"`
+	TableColumns        json.RawMessage `json:"table_columns"`
 }
 
-// The dataset with the display names its response needs and the strongest grant the caller
-// holds (by user or by role), in one round trip.
+// The dataset with the display names its response needs, the strongest grant the caller holds
+// (by user or by role) and its table's columns, in one round trip.
 func (q *Queries) GetDatasetRecord(ctx context.Context, arg GetDatasetRecordParams) (GetDatasetRecordRow, error) {
 	row := q.db.QueryRow(ctx, getDatasetRecord, arg.CallerID, arg.CallerRole, arg.ID)
 	var i GetDatasetRecordRow
@@ -142,6 +148,7 @@ func (q *Queries) GetDatasetRecord(ctx context.Context, arg GetDatasetRecordPara
 		&i.CreatedByDisplay,
 		&i.LastEditedByDisplay,
 		&i.CallerGrant,
+		&i.TableColumns,
 	)
 	return i, err
 }

@@ -35,6 +35,7 @@ type Dataset struct {
 	Row                 store.CatalogDataset
 	CreatedByDisplay    string
 	LastEditedByDisplay *string
+	TableColumns        []byte // [[name, type], ...] of the data table, when read by Get
 }
 
 func resource(d store.CatalogDataset, grant string) auth.Resource {
@@ -63,7 +64,8 @@ func (s *Service) get(ctx context.Context, q *store.Queries, p auth.Principal, i
 	if err := auth.Authorize(p, resource(r.CatalogDataset, r.CallerGrant), write, "dataset"); err != nil {
 		return Dataset{}, err
 	}
-	return Dataset{Row: r.CatalogDataset, CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay}, nil
+	return Dataset{Row: r.CatalogDataset, CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay,
+		TableColumns: r.TableColumns}, nil
 }
 
 // Filter narrows a listing.

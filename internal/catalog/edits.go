@@ -73,12 +73,11 @@ func (s *Service) editable(ctx context.Context, p auth.Principal, id uuid.UUID) 
 	if running {
 		return editTarget{}, apperr.Conflict("an import of this dataset is queued or running; edit its features when it has finished")
 	}
-	r := features.Reader{Pool: s.Pool}
-	t, err := r.Describe(ctx, d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn)
+	t, err := features.TableOf(d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn, d.TableColumns)
 	if err != nil {
 		return editTarget{}, err
 	}
-	spec, err := r.GeometryOf(ctx, t)
+	spec, err := features.Reader{Pool: s.Pool}.GeometryOf(ctx, t)
 	return editTarget{d: d, t: t, spec: spec}, err
 }
 
