@@ -287,22 +287,13 @@ func (s *Server) itemsQuery(ctx context.Context, d catalog.Dataset, t features.T
 	}
 	q.SwapXY = outSwap
 	if p.Bbox != nil {
-		box := *p.Bbox
-		if len(box) != 4 && len(box) != 6 {
-			return q, "", apperr.Invalid("bbox: expected 4 or 6 numbers, got %d", len(box))
-		}
-		if len(box) == 6 { // heights are not filtered on: the 2D footprint decides
-			box = []float64{box[0], box[1], box[3], box[4]}
-		}
 		srid, latFirst, err := parseCRS("bbox-crs", val(p.BboxCrs), d)
 		if err != nil {
 			return q, "", err
 		}
-		if latFirst {
-			box = []float64{box[1], box[0], box[3], box[2]}
-		}
-		if box[1] > box[3] {
-			return q, "", apperr.Invalid("bbox: the lower corner is above the upper corner")
+		box, err := footprint(*p.Bbox, latFirst)
+		if err != nil {
+			return q, "", err
 		}
 		q.BBox, q.BBoxSRID = box, srid
 	}
@@ -350,6 +341,24 @@ func (s *Server) itemsQuery(ctx context.Context, d catalog.Dataset, t features.T
 		crs = epsgPrefix + strconv.Itoa(q.OutSRID)
 	}
 	return q, crs, nil
+}
+
+// footprint reads a bbox of 4 or 6 numbers as minx, miny, maxx, maxy: heights are not filtered
+// on (the 2D footprint decides) and a latitude-first CRS is put in x, y order.
+func footprint(box []float64, latFirst bool) ([]float64, error) {
+	if len(box) != 4 && len(box) != 6 {
+		return nil, apperr.Invalid("bbox: expected 4 or 6 numbers, got %d", len(box))
+	}
+	if len(box) == 6 {
+		box = []float64{box[0], box[1], box[3], box[4]}
+	}
+	if latFirst {
+		box = []float64{box[1], box[0], box[3], box[2]}
+	}
+	if box[1] > box[3] {
+		return nil, apperr.Invalid("bbox: the lower corner is above the upper corner")
+	}
+	return box, nil
 }
 
 // ogcItemParams are the items parameters the document declares; any other is a property filter.

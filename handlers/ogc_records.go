@@ -167,16 +167,7 @@ func recordBBox(box []float64, crs string) ([]float64, error) {
 	if crs != "" && crs != crs84 {
 		return nil, apperr.Invalid("bbox-crs: the record collection takes CRS84 only")
 	}
-	if len(box) != 4 && len(box) != 6 {
-		return nil, apperr.Invalid("bbox: expected 4 or 6 numbers, got %d", len(box))
-	}
-	if len(box) == 6 {
-		box = []float64{box[0], box[1], box[3], box[4]}
-	}
-	if box[1] > box[3] {
-		return nil, apperr.Invalid("bbox: the lower corner is above the upper corner")
-	}
-	return box, nil
+	return footprint(box, false)
 }
 
 // parseSortby reads `-a,+b,c`.
