@@ -185,23 +185,11 @@ func bboxFilter(t Table, box []float64, srid int) (string, []any, error) {
 	if w < -180 || w > 180 || e < -180 || e > 180 || s < -90 || n > 90 || s > n {
 		return "", nil, apperr.Unprocessable("bbox: longitudes must lie within -180..180, latitudes within -90..90 with minLat <= maxLat")
 	}
-	g := t.geom()
-	envSRID := 4326
-	switch srid {
-	case 4326:
-	case 0:
-		envSRID = 0 // coordinates without a CRS are taken as longitude/latitude
-	default:
-		g = "ST_Transform(" + g + ", 4326)" // correct for any CRS, without the index
+	if srid == 0 { // coordinates without a CRS are taken as longitude/latitude
+		srid = -1
 	}
-	env := func(a, b int) string {
-		return "ST_Intersects(" + g + ", ST_MakeEnvelope($" + strconv.Itoa(a) + ", $2, $" + strconv.Itoa(b) + ", $4, " + strconv.Itoa(envSRID) + "))"
-	}
-	if w <= e {
-		return " WHERE " + env(1, 3), []any{w, s, e, n}, nil
-	}
-	// Across the antimeridian: west..180 or -180..east.
-	return " WHERE (" + env(1, 5) + " OR " + env(6, 3) + ")", []any{w, s, e, n, 180.0, -180.0}, nil
+	var b sqlBuilder
+	return " WHERE " + bboxSQL(&b, t.geom(), box, 4326, srid), b.args, nil
 }
 
 // GeoFeatureStream is every feature of a table in key order, read as it is written.

@@ -312,7 +312,9 @@ func idSQL(b *sqlBuilder, t Table, id string) string {
 	return t.id() + "::text = " + b.arg(id)
 }
 
-// bboxSQL is the predicate of a bounding box; a box crossing the antimeridian is two boxes.
+// bboxSQL is the predicate of a bounding box; a box crossing the antimeridian is two boxes. The
+// box is transformed to the storage CRS (so the spatial index serves); a negative storage SRID
+// marks a table without a CRS, whose coordinates are compared as they are.
 func bboxSQL(b *sqlBuilder, geom string, box []float64, boxSRID, storage int) string {
 	if boxSRID == 0 {
 		boxSRID = 4326
@@ -322,8 +324,12 @@ func bboxSQL(b *sqlBuilder, geom string, box []float64, boxSRID, storage int) st
 			// Web Mercator ends short of the poles; a box reaching them would not transform.
 			miny, maxy = max(miny, -85.06), min(maxy, 85.06)
 		}
-		env := "ST_MakeEnvelope(" + b.arg(minx) + "::float8, " + b.arg(miny) + "::float8, " + b.arg(maxx) + "::float8, " + b.arg(maxy) + "::float8, " + strconv.Itoa(boxSRID) + ")"
-		if boxSRID != storage {
+		srid := boxSRID
+		if storage < 0 {
+			srid = 0 // a table without a CRS: the box is taken in its coordinates
+		}
+		env := "ST_MakeEnvelope(" + b.arg(minx) + "::float8, " + b.arg(miny) + "::float8, " + b.arg(maxx) + "::float8, " + b.arg(maxy) + "::float8, " + strconv.Itoa(srid) + ")"
+		if boxSRID != storage && storage >= 0 {
 			env = "ST_Transform(" + env + ", " + strconv.Itoa(storage) + ")"
 		}
 		return "ST_Intersects(" + geom + ", " + env + ")"
