@@ -90,7 +90,7 @@ func New(d Deps) (*Server, error) {
 		storage = s3
 	}
 	s.jobs = &ingest.Jobs{Pool: d.Pool, Q: s.q, Queue: d.Queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes,
-		Storage: storage, PresignedThreshold: c.PresignedThresholdBytes, PresignedPartSize: c.PresignedPartBytes}
+		Storage: storage, PresignedThreshold: c.PresignedThresholdBytes, PresignedPartSize: c.PresignedPartBytes, Stall: c.ImportStallTimeout}
 	s.providers = &accounts.Providers{Q: s.q, Box: s.box, Log: d.Log}
 	s.oauthFlow = oauth.NewFlow(&http.Client{Timeout: 15 * time.Second})
 	s.registration = &accounts.Registration{Pool: d.Pool, Q: s.q, Log: d.Log, BaseURL: c.BaseURL,

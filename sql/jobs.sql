@@ -12,28 +12,44 @@ UPDATE catalog.ingest_jobs SET committed = true, options = @options, updated_at 
 WHERE id = @id AND status = 'pending' AND NOT committed
 RETURNING *;
 
--- name: StartIngestJob :exec
+-- name: ClaimIngestJob :one
+-- A committed pending job is taken by exactly one run; a run of a job that is already running,
+-- failed or complete (a River job rescued hours later) claims nothing.
 UPDATE catalog.ingest_jobs SET status = 'running', current_step = 'validating', progress = 0,
+    attempts = attempts + 1, heartbeat_at = now(),
     started_at = now(), completed_at = NULL, error_message = NULL, can_retry = false, retry_reason = NULL,
     updated_at = now()
-WHERE id = @id;
+WHERE id = @id AND status = 'pending' AND committed
+RETURNING *;
+
+-- name: BeatIngestJob :execrows
+-- The run's sign of life; no row means the run lost its job (failed as stalled) and must stop.
+UPDATE catalog.ingest_jobs SET heartbeat_at = now()
+WHERE id = @id AND status = 'running' AND attempts = @attempt;
 
 -- name: SetIngestJobStep :exec
 UPDATE catalog.ingest_jobs SET current_step = @current_step, progress = @progress,
     rows_processed = coalesce(sqlc.narg(rows_processed), rows_processed), updated_at = now()
 WHERE id = @id;
 
--- name: CompleteIngestJob :exec
+-- name: CompleteIngestJob :execrows
+-- Runs in the transaction that creates the dataset record, and only for the run that holds the job.
 UPDATE catalog.ingest_jobs SET status = 'complete', current_step = 'complete', progress = 1,
     dataset_id = @dataset_id, rows_processed = @rows_processed, rows_failed = @rows_failed,
     warnings = @warnings, temporal_parse_errors = @temporal_parse_errors, completed_at = now(), updated_at = now()
-WHERE id = @id;
+WHERE id = @id AND status = 'running' AND attempts = @attempt;
 
 -- name: FailIngestJob :exec
--- The staging file is kept so the job can be retried.
+-- A run's own failure; the staging file is kept so the job can be retried.
 UPDATE catalog.ingest_jobs SET status = 'failed', error_message = @error_message, can_retry = @can_retry,
     retry_reason = @retry_reason, completed_at = now(), updated_at = now()
-WHERE id = @id;
+WHERE id = @id AND status = 'running' AND attempts = @attempt;
+
+-- name: RefuseIngestJob :exec
+-- A pending job whose file was refused at commit: nothing a retry could change.
+UPDATE catalog.ingest_jobs SET status = 'failed', error_message = @error_message, can_retry = false,
+    retry_reason = NULL, completed_at = now(), updated_at = now()
+WHERE id = @id AND status = 'pending';
 
 -- name: RequeueIngestJob :one
 UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL,
@@ -53,11 +69,17 @@ WHERE (sqlc.narg(status)::text IS NULL OR j.status = sqlc.narg(status))
 ORDER BY j.created_at DESC, j.id
 LIMIT @lim OFFSET @off;
 
--- name: FailStaleJobs :exec
+-- name: ListStalledIngestJobs :many
+-- Running jobs whose run has given no sign of life for @silence_seconds (its server died or hangs).
+SELECT id FROM catalog.ingest_jobs
+WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => @silence_seconds::float8);
+
+-- name: FailStalledIngestJobs :many
 UPDATE catalog.ingest_jobs SET status = 'failed', can_retry = true,
     error_message = 'the import stopped without finishing (the server running it went away)',
     retry_reason = 'retry to run the import again from the kept staging file', completed_at = now(), updated_at = now()
-WHERE id = ANY(@ids::uuid[]) AND status = 'running';
+WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => @silence_seconds::float8)
+RETURNING id, attempts;
 
 -- name: FanOutIngestJob :execrows
 UPDATE catalog.ingest_jobs SET status = 'fanned_out', committed = true, current_step = 'complete',

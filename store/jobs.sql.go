@@ -32,6 +32,25 @@ func (q *Queries) AttachStagedFile(ctx context.Context, arg AttachStagedFilePara
 	return result.RowsAffected(), nil
 }
 
+const beatIngestJob = `-- name: BeatIngestJob :execrows
+UPDATE catalog.ingest_jobs SET heartbeat_at = now()
+WHERE id = $1 AND status = 'running' AND attempts = $2
+`
+
+type BeatIngestJobParams struct {
+	ID      uuid.UUID `json:"id"`
+	Attempt int32     `json:"attempt"`
+}
+
+// The run's sign of life; no row means the run lost its job (failed as stalled) and must stop.
+func (q *Queries) BeatIngestJob(ctx context.Context, arg BeatIngestJobParams) (int64, error) {
+	result, err := q.db.Exec(ctx, beatIngestJob, arg.ID, arg.Attempt)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const cancelExpiredPresignedJobs = `-- name: CancelExpiredPresignedJobs :exec
 UPDATE catalog.ingest_jobs SET status = 'cancelled', error_message = 'the upload was never completed before its URLs expired',
     completed_at = now(), updated_at = now()
@@ -44,10 +63,60 @@ func (q *Queries) CancelExpiredPresignedJobs(ctx context.Context, ids []uuid.UUI
 	return err
 }
 
+const claimIngestJob = `-- name: ClaimIngestJob :one
+UPDATE catalog.ingest_jobs SET status = 'running', current_step = 'validating', progress = 0,
+    attempts = attempts + 1, heartbeat_at = now(),
+    started_at = now(), completed_at = NULL, error_message = NULL, can_retry = false, retry_reason = NULL,
+    updated_at = now()
+WHERE id = $1 AND status = 'pending' AND committed
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts
+`
+
+// A committed pending job is taken by exactly one run; a run of a job that is already running,
+// failed or complete (a River job rescued hours later) claims nothing.
+func (q *Queries) ClaimIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngestJob, error) {
+	row := q.db.QueryRow(ctx, claimIngestJob, id)
+	var i CatalogIngestJob
+	err := row.Scan(
+		&i.ID,
+		&i.Status,
+		&i.CurrentStep,
+		&i.Progress,
+		&i.RowsProcessed,
+		&i.RowsFailed,
+		&i.DatasetID,
+		&i.SourceFilename,
+		&i.StagingPath,
+		&i.ErrorMessage,
+		&i.CanRetry,
+		&i.RetryReason,
+		&i.WarningMessage,
+		&i.Warnings,
+		&i.Options,
+		&i.Committed,
+		&i.CreatedBy,
+		&i.StartedAt,
+		&i.CompletedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Presigned,
+		&i.DeclaredSize,
+		&i.PartSize,
+		&i.PartCount,
+		&i.ExpiresAt,
+		&i.ObjectKey,
+		&i.UploadID,
+		&i.TemporalParseErrors,
+		&i.HeartbeatAt,
+		&i.Attempts,
+	)
+	return i, err
+}
+
 const commitIngestJob = `-- name: CommitIngestJob :one
 UPDATE catalog.ingest_jobs SET committed = true, options = $1, updated_at = now()
 WHERE id = $2 AND status = 'pending' AND NOT committed
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts
 `
 
 type CommitIngestJobParams struct {
@@ -89,15 +158,17 @@ func (q *Queries) CommitIngestJob(ctx context.Context, arg CommitIngestJobParams
 		&i.ObjectKey,
 		&i.UploadID,
 		&i.TemporalParseErrors,
+		&i.HeartbeatAt,
+		&i.Attempts,
 	)
 	return i, err
 }
 
-const completeIngestJob = `-- name: CompleteIngestJob :exec
+const completeIngestJob = `-- name: CompleteIngestJob :execrows
 UPDATE catalog.ingest_jobs SET status = 'complete', current_step = 'complete', progress = 1,
     dataset_id = $1, rows_processed = $2, rows_failed = $3,
     warnings = $4, temporal_parse_errors = $5, completed_at = now(), updated_at = now()
-WHERE id = $6
+WHERE id = $6 AND status = 'running' AND attempts = $7
 `
 
 type CompleteIngestJobParams struct {
@@ -107,24 +178,30 @@ type CompleteIngestJobParams struct {
 	Warnings            json.RawMessage `json:"warnings"`
 	TemporalParseErrors json.RawMessage `json:"temporal_parse_errors"`
 	ID                  uuid.UUID       `json:"id"`
+	Attempt             int32           `json:"attempt"`
 }
 
-func (q *Queries) CompleteIngestJob(ctx context.Context, arg CompleteIngestJobParams) error {
-	_, err := q.db.Exec(ctx, completeIngestJob,
+// Runs in the transaction that creates the dataset record, and only for the run that holds the job.
+func (q *Queries) CompleteIngestJob(ctx context.Context, arg CompleteIngestJobParams) (int64, error) {
+	result, err := q.db.Exec(ctx, completeIngestJob,
 		arg.DatasetID,
 		arg.RowsProcessed,
 		arg.RowsFailed,
 		arg.Warnings,
 		arg.TemporalParseErrors,
 		arg.ID,
+		arg.Attempt,
 	)
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const createIngestJob = `-- name: CreateIngestJob :one
 INSERT INTO catalog.ingest_jobs (id, source_filename, staging_path, created_by, current_step)
 VALUES ($1, $2, $3, $4, 'queued')
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts
 `
 
 type CreateIngestJobParams struct {
@@ -172,6 +249,8 @@ func (q *Queries) CreateIngestJob(ctx context.Context, arg CreateIngestJobParams
 		&i.ObjectKey,
 		&i.UploadID,
 		&i.TemporalParseErrors,
+		&i.HeartbeatAt,
+		&i.Attempts,
 	)
 	return i, err
 }
@@ -180,7 +259,7 @@ const createPresignedJob = `-- name: CreatePresignedJob :one
 INSERT INTO catalog.ingest_jobs (id, source_filename, created_by, current_step, presigned, declared_size, part_size, part_count,
     expires_at, object_key, upload_id)
 VALUES ($1, $2, $3, 'queued', true, $4, $5, $6, $7, $8, $9)
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts
 `
 
 type CreatePresignedJobParams struct {
@@ -238,6 +317,8 @@ func (q *Queries) CreatePresignedJob(ctx context.Context, arg CreatePresignedJob
 		&i.ObjectKey,
 		&i.UploadID,
 		&i.TemporalParseErrors,
+		&i.HeartbeatAt,
+		&i.Attempts,
 	)
 	return i, err
 }
@@ -270,7 +351,7 @@ func (q *Queries) ExpiredPresignedJobs(ctx context.Context) ([]uuid.UUID, error)
 const failIngestJob = `-- name: FailIngestJob :exec
 UPDATE catalog.ingest_jobs SET status = 'failed', error_message = $1, can_retry = $2,
     retry_reason = $3, completed_at = now(), updated_at = now()
-WHERE id = $4
+WHERE id = $4 AND status = 'running' AND attempts = $5
 `
 
 type FailIngestJobParams struct {
@@ -278,29 +359,52 @@ type FailIngestJobParams struct {
 	CanRetry     bool      `json:"can_retry"`
 	RetryReason  *string   `json:"retry_reason"`
 	ID           uuid.UUID `json:"id"`
+	Attempt      int32     `json:"attempt"`
 }
 
-// The staging file is kept so the job can be retried.
+// A run's own failure; the staging file is kept so the job can be retried.
 func (q *Queries) FailIngestJob(ctx context.Context, arg FailIngestJobParams) error {
 	_, err := q.db.Exec(ctx, failIngestJob,
 		arg.ErrorMessage,
 		arg.CanRetry,
 		arg.RetryReason,
 		arg.ID,
+		arg.Attempt,
 	)
 	return err
 }
 
-const failStaleJobs = `-- name: FailStaleJobs :exec
+const failStalledIngestJobs = `-- name: FailStalledIngestJobs :many
 UPDATE catalog.ingest_jobs SET status = 'failed', can_retry = true,
     error_message = 'the import stopped without finishing (the server running it went away)',
     retry_reason = 'retry to run the import again from the kept staging file', completed_at = now(), updated_at = now()
-WHERE id = ANY($1::uuid[]) AND status = 'running'
+WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => $1::float8)
+RETURNING id, attempts
 `
 
-func (q *Queries) FailStaleJobs(ctx context.Context, ids []uuid.UUID) error {
-	_, err := q.db.Exec(ctx, failStaleJobs, ids)
-	return err
+type FailStalledIngestJobsRow struct {
+	ID       uuid.UUID `json:"id"`
+	Attempts int32     `json:"attempts"`
+}
+
+func (q *Queries) FailStalledIngestJobs(ctx context.Context, silenceSeconds float64) ([]FailStalledIngestJobsRow, error) {
+	rows, err := q.db.Query(ctx, failStalledIngestJobs, silenceSeconds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FailStalledIngestJobsRow{}
+	for rows.Next() {
+		var i FailStalledIngestJobsRow
+		if err := rows.Scan(&i.ID, &i.Attempts); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const fanOutIngestJob = `-- name: FanOutIngestJob :execrows
@@ -318,7 +422,7 @@ func (q *Queries) FanOutIngestJob(ctx context.Context, id uuid.UUID) (int64, err
 }
 
 const getIngestJob = `-- name: GetIngestJob :one
-SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors FROM catalog.ingest_jobs WHERE id = $1
+SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts FROM catalog.ingest_jobs WHERE id = $1
 `
 
 func (q *Queries) GetIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngestJob, error) {
@@ -354,12 +458,14 @@ func (q *Queries) GetIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngest
 		&i.ObjectKey,
 		&i.UploadID,
 		&i.TemporalParseErrors,
+		&i.HeartbeatAt,
+		&i.Attempts,
 	)
 	return i, err
 }
 
 const latestJobOfDataset = `-- name: LatestJobOfDataset :one
-SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors FROM catalog.ingest_jobs WHERE dataset_id = $1 ORDER BY created_at DESC LIMIT 1
+SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts FROM catalog.ingest_jobs WHERE dataset_id = $1 ORDER BY created_at DESC LIMIT 1
 `
 
 func (q *Queries) LatestJobOfDataset(ctx context.Context, datasetID *uuid.UUID) (CatalogIngestJob, error) {
@@ -395,12 +501,14 @@ func (q *Queries) LatestJobOfDataset(ctx context.Context, datasetID *uuid.UUID) 
 		&i.ObjectKey,
 		&i.UploadID,
 		&i.TemporalParseErrors,
+		&i.HeartbeatAt,
+		&i.Attempts,
 	)
 	return i, err
 }
 
 const listIngestJobs = `-- name: ListIngestJobs :many
-SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, count(*) OVER () AS total FROM catalog.ingest_jobs j
+SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts, count(*) OVER () AS total FROM catalog.ingest_jobs j
 WHERE ($1::text IS NULL OR j.status = $1)
   AND ($2::uuid IS NULL OR j.created_by = $2)
   AND ($3::uuid IS NULL OR j.dataset_id = $3)
@@ -469,11 +577,39 @@ func (q *Queries) ListIngestJobs(ctx context.Context, arg ListIngestJobsParams) 
 			&i.CatalogIngestJob.ObjectKey,
 			&i.CatalogIngestJob.UploadID,
 			&i.CatalogIngestJob.TemporalParseErrors,
+			&i.CatalogIngestJob.HeartbeatAt,
+			&i.CatalogIngestJob.Attempts,
 			&i.Total,
 		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listStalledIngestJobs = `-- name: ListStalledIngestJobs :many
+SELECT id FROM catalog.ingest_jobs
+WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => $1::float8)
+`
+
+// Running jobs whose run has given no sign of life for @silence_seconds (its server died or hangs).
+func (q *Queries) ListStalledIngestJobs(ctx context.Context, silenceSeconds float64) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, listStalledIngestJobs, silenceSeconds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -499,11 +635,28 @@ func (q *Queries) OtherJobsNeedStaging(ctx context.Context, arg OtherJobsNeedSta
 	return column_1, err
 }
 
+const refuseIngestJob = `-- name: RefuseIngestJob :exec
+UPDATE catalog.ingest_jobs SET status = 'failed', error_message = $1, can_retry = false,
+    retry_reason = NULL, completed_at = now(), updated_at = now()
+WHERE id = $2 AND status = 'pending'
+`
+
+type RefuseIngestJobParams struct {
+	ErrorMessage *string   `json:"error_message"`
+	ID           uuid.UUID `json:"id"`
+}
+
+// A pending job whose file was refused at commit: nothing a retry could change.
+func (q *Queries) RefuseIngestJob(ctx context.Context, arg RefuseIngestJobParams) error {
+	_, err := q.db.Exec(ctx, refuseIngestJob, arg.ErrorMessage, arg.ID)
+	return err
+}
+
 const requeueIngestJob = `-- name: RequeueIngestJob :one
 UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL,
     error_message = NULL, can_retry = false, retry_reason = NULL, completed_at = NULL, updated_at = now()
 WHERE id = $1 AND status = 'failed'
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts
 `
 
 func (q *Queries) RequeueIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngestJob, error) {
@@ -539,6 +692,8 @@ func (q *Queries) RequeueIngestJob(ctx context.Context, id uuid.UUID) (CatalogIn
 		&i.ObjectKey,
 		&i.UploadID,
 		&i.TemporalParseErrors,
+		&i.HeartbeatAt,
+		&i.Attempts,
 	)
 	return i, err
 }
@@ -563,17 +718,5 @@ func (q *Queries) SetIngestJobStep(ctx context.Context, arg SetIngestJobStepPara
 		arg.RowsProcessed,
 		arg.ID,
 	)
-	return err
-}
-
-const startIngestJob = `-- name: StartIngestJob :exec
-UPDATE catalog.ingest_jobs SET status = 'running', current_step = 'validating', progress = 0,
-    started_at = now(), completed_at = NULL, error_message = NULL, can_retry = false, retry_reason = NULL,
-    updated_at = now()
-WHERE id = $1
-`
-
-func (q *Queries) StartIngestJob(ctx context.Context, id uuid.UUID) error {
-	_, err := q.db.Exec(ctx, startIngestJob, id)
 	return err
 }

@@ -178,6 +178,8 @@ type CatalogIngestJob struct {
 	ObjectKey           *string         `json:"object_key"`
 	UploadID            *string         `json:"upload_id"`
 	TemporalParseErrors json.RawMessage `json:"temporal_parse_errors"`
+	HeartbeatAt         *time.Time      `json:"heartbeat_at"`
+	Attempts            int32           `json:"attempts"`
 }
 
 type CatalogOauthAccount struct {

@@ -115,7 +115,12 @@ func serve() error {
 		log.Info("created the first admin account", "username", cfg.AdminUsername)
 	}
 
-	importer := &ingest.Importer{Pool: pool, Q: store.New(pool), Log: log, DataDir: cfg.DataDir}
+	role, err := ingest.ProvisionImportRole(ctx, pool, cfg.IngestDatabaseURL, cfg.JWTSecretKey)
+	if err != nil {
+		return err
+	}
+	importer := &ingest.Importer{Pool: pool, Q: store.New(pool), Log: log, DataDir: cfg.DataDir,
+		MaxUnpacked: ingest.UnpackLimit(cfg.MaxUploadBytes), Role: role, Stall: cfg.ImportStallTimeout}
 	queue, err := ingest.NewQueue(pool, importer, log, cfg.ImportWorkers)
 	if err != nil {
 		return err

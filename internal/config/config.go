@@ -25,6 +25,12 @@ type Config struct {
 
 	DBMaxConns    int32
 	ImportWorkers int // concurrent ogr2ogr imports per replica
+	// IngestDatabaseURL connects as the role ogr2ogr writes imports as; empty: the server
+	// creates and uses the role meridian_ingest itself (it needs CREATEROLE for that).
+	IngestDatabaseURL string
+	// ImportStallTimeout: an import whose run gives no sign of life this long is failed and can
+	// be retried (its server was killed or hangs).
+	ImportStallTimeout time.Duration
 	OGCMaxLimit   int // largest OGC API items page; larger limits are clamped to it
 	// RegisterSchemas are the schemas whose existing tables admins may register as datasets.
 	RegisterSchemas     []string
@@ -100,6 +106,8 @@ func load(get func(string) string) (Config, error) {
 		DBMaxConns:              int32(p.integer("DB_MAX_CONNS", 20, 1, 80)),
 		QueryTimeout:            p.duration("QUERY_TIMEOUT", 30*time.Second),
 		ImportWorkers:           p.integer("IMPORT_WORKERS", 2, 1, 64),
+		IngestDatabaseURL:       p.str("INGEST_DATABASE_URL", ""),
+		ImportStallTimeout:      p.duration("IMPORT_STALL_TIMEOUT", 60*time.Second),
 		OGCMaxLimit:             p.integer("OGC_MAX_LIMIT", 10000, 1, 100000),
 		RegisterSchemas:         p.listOr("REGISTER_SCHEMAS", []string{"public"}),
 		BackupMaxAgeMinutes:     p.integer("BACKUP_MAX_AGE_MINUTES", 1560, 1, 1<<20),
@@ -198,6 +206,10 @@ func (c Config) validate() error {
 	}
 	if c.MaxUploadBytes < 1 || c.MaxBodyBytes < 1 || c.MaxFeatureBodyBytes < 1 {
 		return errors.New("MAX_UPLOAD_BYTES, MAX_BODY_BYTES and MAX_FEATURE_BODY_BYTES must be positive")
+	}
+	if c.ImportStallTimeout < 2*time.Second {
+		// Runs beat every sixth of it; shorter would fail healthy imports on a busy database.
+		return fmt.Errorf("IMPORT_STALL_TIMEOUT %s must be at least 2s", c.ImportStallTimeout)
 	}
 	return nil
 }

@@ -77,14 +77,13 @@ func planColumns(fields []Field) (names []string, reserved, shortened []Rename) 
 }
 
 // renameSQL is an OGR SQL statement that stores each field under its planned name. Identifiers
-// are double-quoted with quotes doubled, so field names from the file cannot break the statement.
+// are quoted with ogrIdent, so field names from the file cannot break the statement.
 func renameSQL(layer string, fields []Field, names []string) string {
-	q := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 	cols := make([]string, len(fields))
 	for i, f := range fields {
-		cols[i] = q(f.Name) + " AS " + q(names[i])
+		cols[i] = ogrIdent(f.Name) + " AS " + ogrIdent(names[i])
 	}
-	return "SELECT " + strings.Join(cols, ", ") + " FROM " + q(layer)
+	return "SELECT " + strings.Join(cols, ", ") + " FROM " + ogrIdent(layer)
 }
 
 // warnings turns the renames into job warnings.

@@ -17,14 +17,6 @@ import (
 	"meridian/store"
 )
 
-// sourceFormats names the source by extension, as the catalog shows it.
-var sourceFormats = map[string]string{
-	".zip": "ESRI Shapefile", ".gpkg": "GPKG", ".geojson": "GeoJSON", ".json": "GeoJSON", ".geojsonl": "GeoJSONSeq",
-	".geojsons": "GeoJSONSeq", ".csv": "CSV", ".fgb": "FlatGeobuf", ".kml": "KML", ".xlsx": "XLSX",
-}
-
-// finalize reads what ogr2ogr made (geometry column, extent, columns, count) in PostGIS and
-// creates the catalog record, in one transaction.
 // result is what a finished import reports on its job.
 type result struct {
 	DatasetID uuid.UUID
@@ -33,9 +25,17 @@ type result struct {
 	Temporal map[string]string
 }
 
-func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, opts Options, table, ext string) (result, error) {
+// finalize takes the table over from the import role, reads what ogr2ogr made (geometry
+// column, extent, columns, count) and, in one transaction, creates the catalog record and
+// completes the job: a crash leaves either both or neither.
+func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, opts Options, table string, src Source,
+	warns []Warning, complete func(context.Context, pgx.Tx) error) (result, error) {
 	var id uuid.UUID
 	var count int64
+	// The import role keeps no hold on what it wrote: from here the server's role owns the table.
+	if _, err := im.Pool.Exec(ctx, "ALTER TABLE "+pgx.Identifier{"data", table}.Sanitize()+" OWNER TO CURRENT_USER"); err != nil {
+		return result{}, err
+	}
 	// The geometry column is settled before the transaction: building points from coordinate
 	// columns alters the table, and the column profile below reads it on other connections.
 	var gtype string
@@ -89,7 +89,7 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 			visibility = auth.VisibilityPrivate
 		}
 		prm := store.InsertDatasetParams{TableSchema: "data", TableName: table, Title: title, Visibility: visibility,
-			RecordType: "vector_dataset", Origin: ptr("upload"), SourceFormat: ptr(sourceFormats[ext]), SourceFilename: job.SourceFilename,
+			RecordType: "vector_dataset", Origin: ptr("upload"), SourceFormat: ptr(src.Format), SourceFilename: job.SourceFilename,
 			Srid: ptr(int32(4326)), GeometryType: ptr(gtype), HasGenericGeometry: gtype == "GEOMETRY", Is3d: ptr(dims >= 3),
 			NDims: &dims, FeatureCount: &count, ColumnInfo: info, CreatedBy: job.CreatedBy}
 		if opts.Summary != "" {
@@ -117,7 +117,23 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		}
 		rec := store.CatalogDataset{Summary: prm.Summary}
 		quality, _ := json.Marshal(catalog.ComputeQuality(rec, 0, 0, 0, 0, completeness, true, time.Now().UTC()))
-		return q.SetDatasetQuality(ctx, store.SetDatasetQualityParams{ID: id, QualityDetail: quality})
+		if err := q.SetDatasetQuality(ctx, store.SetDatasetQualityParams{ID: id, QualityDetail: quality}); err != nil {
+			return err
+		}
+		if warns == nil {
+			warns = []Warning{}
+		}
+		wj, _ := json.Marshal(warns)
+		tj, _ := json.Marshal(res.Temporal)
+		n, err := q.CompleteIngestJob(ctx, store.CompleteIngestJobParams{ID: job.ID, Attempt: job.Attempts, DatasetID: &id,
+			RowsProcessed: &count, RowsFailed: ptr(int64(0)), Warnings: wj, TemporalParseErrors: tj})
+		if err == nil && n == 0 {
+			err = errLostJob
+		}
+		if err == nil && complete != nil {
+			err = complete(ctx, tx)
+		}
+		return err
 	})
 	res.DatasetID, res.Rows = id, count
 	return res, err

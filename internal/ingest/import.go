@@ -9,17 +9,17 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"meridian/internal/db"
+	"meridian/internal/gdalcmd"
 	"meridian/store"
 )
 
@@ -35,10 +35,13 @@ type Options struct {
 // Importer loads a staged file into a new table of the data schema with ogr2ogr and creates
 // its catalog record.
 type Importer struct {
-	Pool    *pgxpool.Pool
-	Q       *store.Queries
-	Log     *slog.Logger
-	DataDir string
+	Pool        *pgxpool.Pool
+	Q           *store.Queries
+	Log         *slog.Logger
+	DataDir     string
+	MaxUnpacked int64         // archives unpack to at most this many bytes
+	Role        ImportRole    // the database role ogr2ogr writes as
+	Stall       time.Duration // a run silent for this long is failed (see Sweep)
 }
 
 // ImportError is a failure the caller can act on; its message is shown as the job's error.
@@ -46,22 +49,44 @@ type ImportError struct{ Msg string }
 
 func (e *ImportError) Error() string { return e.Msg }
 
-// Run performs job id from start to finish. Every failure leaves no table behind and keeps the
-// staging file, so the job can be retried.
-func (im *Importer) Run(ctx context.Context, id uuid.UUID) error {
-	job, err := im.Q.GetIngestJob(ctx, id)
+// errLostJob stops a run whose job was failed as stalled behind its back.
+var errLostJob = errors.New("the job was failed as stalled while this run was still going")
+
+// importTime bounds one import; a 500 MB GeoPackage takes minutes, not hours.
+const importTime = 2 * time.Hour
+
+// TableName is the table a run of a job writes: named from the job and the run, so every table
+// an import creates is known to it and to the sweeper.
+func TableName(job uuid.UUID, attempt int32) string {
+	return fmt.Sprintf("ds_%s_%d", strings.ReplaceAll(job.String(), "-", ""), attempt)
+}
+
+// Run performs job id from start to finish, once: a run that cannot claim the job (it runs
+// elsewhere or has ended) does nothing. complete runs inside the transaction that creates the
+// record and completes the job, so the queue's own bookkeeping commits with them. Every failure
+// drops the run's table and keeps the staging file, so the job can be retried.
+func (im *Importer) Run(ctx context.Context, id uuid.UUID, complete func(context.Context, pgx.Tx) error) error {
+	job, err := im.Q.ClaimIngestJob(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		im.Log.Info("import not claimed: it runs elsewhere or has ended", "job_id", id)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	var opts Options
 	_ = json.Unmarshal(job.Options, &opts)
-	if err := im.Q.StartIngestJob(ctx, id); err != nil {
-		return err
-	}
-	table := "ds_" + strings.ReplaceAll(uuid.NewString(), "-", "")
-	res, warns, err := im.load(ctx, job, opts, table)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go im.heartbeat(ctx, job, cancel)
+	table := TableName(id, job.Attempts)
+	res, err := im.load(ctx, job, opts, table, complete)
 	if err != nil {
 		im.drop(table)
+		if errors.Is(context.Cause(ctx), errLostJob) {
+			im.Log.Warn("import abandoned: its job was failed as stalled", "job_id", id)
+			return nil
+		}
 		msg, retry := "the import failed; see the server log", true
 		var ie *ImportError
 		if errors.As(err, &ie) {
@@ -72,18 +97,10 @@ func (im *Importer) Run(ctx context.Context, id uuid.UUID) error {
 		}
 		reason := "the staging file is kept; fix the cause and retry"
 		im.Log.Warn("import failed", "job_id", id, "err", err)
-		return im.Q.FailIngestJob(context.WithoutCancel(ctx), store.FailIngestJobParams{ID: id, ErrorMessage: &msg, CanRetry: retry, RetryReason: &reason})
+		return im.Q.FailIngestJob(context.WithoutCancel(ctx), store.FailIngestJobParams{ID: id, Attempt: job.Attempts,
+			ErrorMessage: &msg, CanRetry: retry, RetryReason: &reason})
 	}
-	zero := int64(0)
-	if warns == nil {
-		warns = []Warning{}
-	}
-	wj, _ := json.Marshal(warns)
-	tj, _ := json.Marshal(res.Temporal)
-	if err := im.Q.CompleteIngestJob(ctx, store.CompleteIngestJobParams{ID: id, DatasetID: &res.DatasetID, RowsProcessed: &res.Rows,
-		RowsFailed: &zero, Warnings: wj, TemporalParseErrors: tj}); err != nil {
-		return err
-	}
+	im.Log.Info("import complete", "job_id", id, "dataset_id", res.DatasetID, "rows", res.Rows)
 	// The staging file goes once no other job (a fan-out sibling, a failed one awaiting retry) needs it.
 	if busy, err := im.Q.OtherJobsNeedStaging(ctx, store.OtherJobsNeedStagingParams{StagingPath: job.StagingPath, ID: id}); err == nil && !busy {
 		return os.RemoveAll(filepath.Dir(deref(job.StagingPath)))
@@ -91,47 +108,76 @@ func (im *Importer) Run(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
+// heartbeat shows the run is alive until ctx ends; a run whose job was taken from it stops.
+func (im *Importer) heartbeat(ctx context.Context, job store.CatalogIngestJob, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(im.Stall / 6)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			n, err := im.Q.BeatIngestJob(ctx, store.BeatIngestJobParams{ID: job.ID, Attempt: job.Attempts})
+			if err == nil && n == 0 {
+				cancel(errLostJob)
+				return
+			}
+		}
+	}
+}
+
 func (im *Importer) drop(table string) {
-	_, err := im.Pool.Exec(context.Background(), "DROP TABLE IF EXISTS "+pgx.Identifier{"data", table}.Sanitize())
-	if err != nil {
+	if err := dropTable(context.Background(), im.Pool, table); err != nil {
 		im.Log.Warn("could not drop the table of a failed import", "table", table, "err", err)
 	}
 }
 
 var progressMark = regexp.MustCompile(`(\d+)\.\.\.`)
 
-func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts Options, table string) (result, []Warning, error) {
+func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts Options, table string, complete func(context.Context, pgx.Tx) error) (result, error) {
 	path := deref(job.StagingPath)
 	if _, err := os.Stat(path); err != nil {
-		return result{}, nil, &ImportError{Msg: "the staging file is gone; upload the file again"}
+		return result{}, &ImportError{Msg: "the staging file is gone; upload the file again"}
 	}
+	src, err := Prepare(path, im.MaxUnpacked)
+	if err != nil {
+		return result{}, &ImportError{Msg: err.Error()}
+	}
+	// Leftovers of this run's name cannot exist, but a table must never be appended to.
+	im.drop(table)
 	_ = im.Q.SetIngestJobStep(ctx, store.SetIngestJobStepParams{ID: job.ID, CurrentStep: ptr("ogr2ogr"), Progress: ptr(0.0)})
-	ext := strings.ToLower(filepath.Ext(path))
-	target, password := db.OGRConnection(im.Pool)
-	args := append([]string{"-f", "PostgreSQL", target, sourcePath(path)}, openOptions(path)...)
+	layers, err := Inspect(ctx, src)
+	if err != nil {
+		return result{}, err
+	}
+	layer, err := chooseLayer(layers, opts.LayerName)
+	if err != nil {
+		return result{}, &ImportError{Msg: err.Error()}
+	}
+	args := append([]string{"-f", "PostgreSQL"}, src.openArgs()...)
 	var warns []Warning
-	var expected int64 = -1 // the layer's feature count, when GDAL knows it cheaply
 	// Source fields named like the reserved columns, or too long for PostgreSQL, are renamed
 	// through an OGR SQL projection; otherwise the layer is copied as it is. (CSV coordinates are
 	// consumed by the driver's open options, so CSV fields keep the plain path.)
-	if ext != ".csv" {
-		if layers, _, err := Inspect(ctx, path); err == nil {
-			if layer, err := chooseLayer(layers, opts.LayerName); err == nil {
-				expected = layer.FeatureCount
-				names, reserved, shortened := planColumns(layer.Columns)
-				if warns = warnings(reserved, shortened); len(warns) > 0 {
-					args = append(args, "-sql", renameSQL(layer.Name, layer.Columns, names), "-dialect", "OGRSQL")
-				}
-			}
-		}
+	var positional, names []string
+	if src.Driver != "CSV" {
+		var reserved, shortened []Rename
+		names, reserved, shortened = planColumns(layer.Columns)
+		warns = warnings(reserved, shortened)
 	}
-	if len(warns) == 0 && opts.LayerName != "" {
-		args = append(args, opts.LayerName)
+	if len(warns) > 0 {
+		args = append(args, "-dialect", "OGRSQL", "-sql", renameSQL(layer.Name, layer.Columns, names))
+	} else {
+		var sel []string
+		if sel, positional, err = selectLayer(layer.Name, len(layers) > 1); err != nil {
+			return result{}, err
+		}
+		args = append(args, sel...)
 	}
 	args = append(args, "-nln", table, "-lco", "SCHEMA=data", "-lco", "GEOMETRY_NAME=geom", "-lco", "FID=gid",
 		"-lco", "SPATIAL_INDEX=GIST", "-lco", "LAUNDER=YES", "-nlt", "PROMOTE_TO_MULTI", "-t_srs", "EPSG:4326",
 		"--config", "PG_USE_COPY", "YES", "-progress", "-gt", "65536")
-	if ext == ".csv" {
+	if src.Driver == "CSV" {
 		srs := "EPSG:4326"
 		if opts.SourceSRID > 0 {
 			srs = "EPSG:" + strconv.Itoa(opts.SourceSRID)
@@ -141,16 +187,22 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 			// An empty cell is a missing value, not an empty string.
 			"-oo", "EMPTY_STRING_AS_NULL=YES")
 	}
-	cmd := exec.CommandContext(ctx, "ogr2ogr", args...)
-	cmd.Env = append(os.Environ(), "PGPASSWORD="+password, "CPL_LOG=/dev/null")
+	// Destination, then the source (a path of ours), then the layer when one must be named.
+	args = append(append(args, im.Role.conn, src.Path), positional...)
+	runCtx, cancel := context.WithTimeout(ctx, importTime)
+	defer cancel()
+	cmd, err := gdalcmd.Command(runCtx, []string{src.Driver, "PostgreSQL"}, []string{"PGPASSWORD=" + im.Role.password}, "ogr2ogr", args...)
+	if err != nil {
+		return result{}, err
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return result{}, nil, err
+		return result{}, err
 	}
 	if err := cmd.Start(); err != nil {
-		return result{}, nil, err
+		return result{}, err
 	}
 	// ogr2ogr prints 0...10...20 where the driver knows the feature count; forward it as progress.
 	sc := bufio.NewScanner(stdout)
@@ -159,18 +211,30 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 		if m := progressMark.FindStringSubmatch(sc.Text() + "..."); m != nil {
 			pct, _ := strconv.Atoi(m[1])
 			step := store.SetIngestJobStepParams{ID: job.ID, CurrentStep: ptr("ogr2ogr"), Progress: ptr(float64(pct) / 100 * 0.9)}
-			if expected >= 0 {
-				step.RowsProcessed = ptr(expected * int64(pct) / 100)
+			if layer.FeatureCount >= 0 {
+				step.RowsProcessed = ptr(layer.FeatureCount * int64(pct) / 100)
 			}
 			_ = im.Q.SetIngestJobStep(ctx, step)
 		}
 	}
 	if err := cmd.Wait(); err != nil {
-		return result{}, nil, &ImportError{Msg: ogrMessage(stderr.String(), filepath.Base(path))}
+		if ctx.Err() != nil {
+			return result{}, ctx.Err()
+		}
+		im.Log.Warn("ogr2ogr failed", "job_id", job.ID, "source", src.String(), "stderr", lastLines(stderr.String(), 20))
+		return result{}, &ImportError{Msg: ogrMessage(stderr.String(), src.Name)}
+	}
+	if s := stderr.String(); s != "" {
+		im.Log.Info("ogr2ogr said", "job_id", job.ID, "stderr", lastLines(s, 20))
 	}
 	_ = im.Q.SetIngestJobStep(ctx, store.SetIngestJobStepParams{ID: job.ID, CurrentStep: ptr("finalize"), Progress: ptr(0.95)})
-	res, err := im.finalize(ctx, job, opts, table, ext)
-	return res, warns, err
+	return im.finalize(ctx, job, opts, table, src, warns, complete)
+}
+
+// lastLines keeps the end of a tool's output for the log.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // scanDots splits ogr2ogr's progress output at each "..." so progress arrives as it happens.

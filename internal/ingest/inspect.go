@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
+
+	"meridian/internal/gdalcmd"
 )
 
 // Layer is what GDAL reports about one layer of a source file.
@@ -32,17 +34,35 @@ var (
 	driverLine = regexp.MustCompile("using driver `([^']+)'")
 )
 
-// Inspect lists the layers of a staged file with `ogrinfo -so -al` (GDAL 3.6 has no JSON
-// output for vectors), and the driver that opened it.
-func Inspect(ctx context.Context, path string) ([]Layer, string, error) {
-	cmd := exec.CommandContext(ctx, "ogrinfo", append(append([]string{"-ro", "-so", "-al"}, openOptions(path)...), sourcePath(path))...)
-	cmd.Env = append(cmd.Environ(), "CPL_LOG=/dev/null")
+// inspectTime bounds one look at a file (preview, commit): a file that takes longer to list
+// is refused rather than allowed to hold a request and a GDAL process.
+const inspectTime = 60 * time.Second
+
+// Inspect lists the layers of a prepared source with `ogrinfo -so -al` (GDAL 3.6 has no JSON
+// output for vectors). Only the source's own driver is registered, and a file that driver does
+// not open is refused.
+func Inspect(ctx context.Context, src Source) ([]Layer, error) {
+	ctx, cancel := context.WithTimeout(ctx, inspectTime)
+	defer cancel()
+	args := append(append([]string{"-ro", "-so", "-al"}, src.openArgs()...), src.Path)
+	cmd, err := gdalcmd.Command(ctx, []string{src.Driver}, nil, "ogrinfo", args...)
+	if err != nil {
+		return nil, err
+	}
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, "", &ImportError{Msg: ogrMessage(stderr.String()+out.String(), filepath.Base(path))}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, &ImportError{Msg: fmt.Sprintf("%s took longer than %s to read and was given up", src.Name, inspectTime)}
+		}
+		return nil, &ImportError{Msg: ogrMessage(stderr.String()+out.String(), src.Name)}
 	}
-	return parseOgrinfo(out.String())
+	layers, driver, err := parseOgrinfo(out.String())
+	if err == nil && driver != src.Driver {
+		// Only the unskippable drivers (gdalcmd) could have done this.
+		return nil, &ImportError{Msg: fmt.Sprintf("%s was read as %s, not as %s", src.Name, driver, src.Driver)}
+	}
+	return layers, err
 }
 
 func parseOgrinfo(text string) ([]Layer, string, error) {
@@ -88,10 +108,19 @@ func parseOgrinfo(text string) ([]Layer, string, error) {
 }
 
 // Samples returns the properties of the first n features of a layer.
-func Samples(ctx context.Context, path, layer string, n int) ([]map[string]any, error) {
-	args := append([]string{"-f", "GeoJSON", "/vsistdout/", sourcePath(path), layer, "-limit", strconv.Itoa(n)}, openOptions(path)...)
-	cmd := exec.CommandContext(ctx, "ogr2ogr", args...)
-	cmd.Env = append(cmd.Environ(), "CPL_LOG=/dev/null")
+func Samples(ctx context.Context, src Source, layer string, several bool, n int) ([]map[string]any, error) {
+	ctx, cancel := context.WithTimeout(ctx, inspectTime)
+	defer cancel()
+	opts, positional, err := selectLayer(layer, several)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"-f", "GeoJSON", "-limit", strconv.Itoa(n)}, opts...)
+	args = append(append(append(args, src.openArgs()...), "/vsistdout/", src.Path), positional...)
+	cmd, err := gdalcmd.Command(ctx, []string{src.Driver, "GeoJSON"}, nil, "ogr2ogr", args...)
+	if err != nil {
+		return nil, err
+	}
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, fmt.Errorf("sample rows: %w", err)
@@ -109,4 +138,33 @@ func Samples(ctx context.Context, path, layer string, n int) ([]map[string]any, 
 		rows = append(rows, f.Properties)
 	}
 	return rows, nil
+}
+
+// selectLayer names the layer ogr2ogr copies. A single-layer source needs no name. Otherwise the
+// name goes after the source, unless it starts with "-": GDAL reads every argument that starts
+// so as an option (and "--config", "--optfile" even before parsing the tool's own options), so
+// such a layer is chosen by an OGR SQL statement, where the name is a quoted identifier inside
+// an option's value.
+func selectLayer(layer string, several bool) (opts, positional []string, err error) {
+	switch {
+	case !several || layer == "":
+		return nil, nil, nil
+	case !strings.HasPrefix(layer, "-"):
+		return nil, []string{layer}, nil
+	}
+	return []string{"-dialect", "OGRSQL", "-sql", "SELECT * FROM " + ogrIdent(layer)}, nil, nil
+}
+
+// ogrIdent quotes a name for OGR SQL, whose quoted identifiers escape a quote with a backslash.
+func ogrIdent(s string) string {
+	return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) + `"`
+}
+
+// openArgs are the GDAL options a source needs when opened: spreadsheets always have a header
+// row in the files people upload, which GDAL's XLSX driver otherwise only guesses.
+func (s Source) openArgs() []string {
+	if s.Driver == "XLSX" {
+		return []string{"--config", "OGR_XLSX_HEADERS", "FORCE", "--config", "OGR_XLSX_FIELD_TYPES", "AUTO"}
+	}
+	return nil
 }

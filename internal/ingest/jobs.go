@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -28,6 +29,7 @@ type Jobs struct {
 	MaxUpload          int64
 	PresignedThreshold int64 // above it presigned uploads are multipart
 	PresignedPartSize  int64
+	Stall              time.Duration // see Importer.Stall
 }
 
 // Upload stages a file for a new pending job owned by the caller.
@@ -56,14 +58,38 @@ func (j *Jobs) Get(ctx context.Context, p auth.Principal, id uuid.UUID) (store.C
 	return job, err
 }
 
-// layersOf inspects a job's staged file.
-func (j *Jobs) layersOf(ctx context.Context, job store.CatalogIngestJob) ([]Layer, error) {
-	layers, _, err := Inspect(ctx, deref(job.StagingPath))
+// UnpackLimit is how many bytes an archive may unpack to: four times the largest upload.
+func UnpackLimit(maxUpload int64) int64 { return 4 * maxUpload }
+
+// open prepares a job's staged file (signature, archive members) and lists its layers. A file
+// that is refused answers 422, or 413 for an archive that unpacks too large.
+func (j *Jobs) open(ctx context.Context, job store.CatalogIngestJob) (Source, []Layer, error) {
+	src, err := Prepare(deref(job.StagingPath), UnpackLimit(j.MaxUpload))
+	if err != nil {
+		return src, nil, err
+	}
+	layers, err := Inspect(ctx, src)
 	var ie *ImportError
 	if errors.As(err, &ie) {
-		return nil, apperr.Unprocessable("%s", ie.Msg)
+		return src, nil, apperr.Unprocessable("%s", ie.Msg)
 	}
-	return layers, err
+	return src, layers, err
+}
+
+// refuse ends a pending job whose file was refused, with the reason, and returns that refusal:
+// no retry can change the file. Other errors leave the job as it was.
+func (j *Jobs) refuse(ctx context.Context, id uuid.UUID, err error) error {
+	if k := apperr.KindOf(err); k == apperr.KindUnprocessable || k == apperr.KindTooLarge {
+		msg := err.Error()
+		var ae *apperr.Error
+		if errors.As(err, &ae) {
+			msg = ae.Detail
+		}
+		if ferr := j.Q.RefuseIngestJob(ctx, store.RefuseIngestJobParams{ID: id, ErrorMessage: &msg}); ferr != nil {
+			return ferr
+		}
+	}
+	return err
 }
 
 // Preview lists every layer of the staged file with its columns, CRS, count and sample rows.
@@ -72,13 +98,13 @@ func (j *Jobs) Preview(ctx context.Context, p auth.Principal, id uuid.UUID, samp
 	if err != nil {
 		return job, nil, nil, err
 	}
-	layers, err := j.layersOf(ctx, job)
+	src, layers, err := j.open(ctx, job)
 	if err != nil {
 		return job, nil, nil, err
 	}
 	rows := make([][]map[string]any, len(layers))
 	for i, l := range layers {
-		if rows[i], err = Samples(ctx, deref(job.StagingPath), l.Name, samples); err != nil {
+		if rows[i], err = Samples(ctx, src, l.Name, len(layers) > 1, samples); err != nil {
 			rows[i] = []map[string]any{} // a layer GDAL cannot sample still previews its schema
 		}
 	}
@@ -116,9 +142,9 @@ func (j *Jobs) Commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts 
 	if cur.Status != "pending" || cur.Committed {
 		return cur, apperr.Conflict("job %s was committed already or is not pending", id)
 	}
-	layers, err := j.layersOf(ctx, cur)
+	_, layers, err := j.open(ctx, cur)
 	if err != nil {
-		return cur, err
+		return cur, j.refuse(ctx, id, err)
 	}
 	layer, err := chooseLayer(layers, opts.LayerName)
 	if err != nil {
@@ -161,9 +187,9 @@ func (j *Jobs) FanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choic
 	if cur.Status != "pending" || cur.Committed {
 		return nil, nil, apperr.Conflict("job %s was committed already or is not pending", id)
 	}
-	layers, err := j.layersOf(ctx, cur)
+	_, layers, err := j.open(ctx, cur)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, j.refuse(ctx, id, err)
 	}
 	if len(choices) == 0 {
 		for _, l := range layers {
@@ -237,35 +263,25 @@ func (j *Jobs) Retry(ctx context.Context, p auth.Principal, id uuid.UUID) (store
 	return job, err
 }
 
-// staleJobs finds jobs that claim to run but have no live River job (the replica running them
-// died and River gave up) and have not moved for a while. Written here rather than in sql/
-// because River's tables come from River's own migrations, which sqlc does not read.
-const staleJobs = `SELECT j.id FROM catalog.ingest_jobs j
-WHERE j.status = 'running' AND j.updated_at < now() - make_interval(mins => $1)
-  AND NOT EXISTS (SELECT 1 FROM river.river_job r
-                  WHERE r.kind = 'ingest_import' AND r.args->>'job_id' = j.id::text
-                    AND r.state IN ('available', 'running', 'retryable', 'scheduled'))`
-
-// CleanupStale marks stale running jobs failed with can_retry (their staging files are kept), so
-// no job is left running forever, and cancels presigned uploads that expired without being
-// completed (their received parts are deleted). dryRun only reports them.
+// CleanupStale fails running jobs that have given no sign of life for olderThanMinutes (at
+// least the stall time, so a healthy run is never caught) and drops their partial tables; their
+// staging files are kept for a retry. It also cancels presigned uploads that expired without
+// being completed (their received parts are deleted). dryRun only reports them.
 func (j *Jobs) CleanupStale(ctx context.Context, olderThanMinutes int, dryRun bool) ([]uuid.UUID, error) {
-	rows, err := j.Pool.Query(ctx, staleJobs, olderThanMinutes)
-	if err != nil {
-		return nil, err
+	silence := max(time.Duration(olderThanMinutes)*time.Minute, j.Stall)
+	var stale []uuid.UUID
+	var err error
+	if dryRun {
+		stale, err = j.Q.ListStalledIngestJobs(ctx, silence.Seconds())
+	} else {
+		stale, err = failStalled(ctx, j.Pool, silence)
 	}
-	stale, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 	if err != nil {
 		return nil, err
 	}
 	expired, err := j.Q.ExpiredPresignedJobs(ctx)
 	if err != nil || dryRun {
 		return append(stale, expired...), err
-	}
-	if len(stale) > 0 {
-		if err := j.Q.FailStaleJobs(ctx, stale); err != nil {
-			return nil, err
-		}
 	}
 	if len(expired) > 0 {
 		if err := j.Q.CancelExpiredPresignedJobs(ctx, expired); err != nil {
@@ -276,4 +292,27 @@ func (j *Jobs) CleanupStale(ctx context.Context, olderThanMinutes int, dryRun bo
 		}
 	}
 	return append(stale, expired...), nil
+}
+
+// failStalled fails the running jobs silent for longer than silence and drops the tables of
+// their runs. Every replica may call it: the UPDATE hands each job to one caller.
+func failStalled(ctx context.Context, pool *pgxpool.Pool, silence time.Duration) ([]uuid.UUID, error) {
+	rows, err := store.New(pool).FailStalledIngestJobs(ctx, silence.Seconds())
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+		if err := dropTable(ctx, pool, TableName(r.ID, r.Attempts)); err != nil {
+			return ids, err
+		}
+	}
+	return ids, nil
+}
+
+// dropTable removes a run's table of the data schema, if it got that far.
+func dropTable(ctx context.Context, pool *pgxpool.Pool, table string) error {
+	_, err := pool.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{"data", table}.Sanitize())
+	return err
 }

@@ -24,25 +24,32 @@ type ImportArgs struct {
 // Kind names the job type in River's tables.
 func (ImportArgs) Kind() string { return "ingest_import" }
 
-// InsertOpts: two attempts, so a job whose worker died with its replica is run once more by
-// River's rescuer; a failure the import itself reports is final (the caller retries explicitly).
-func (ImportArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 2} }
+// InsertOpts: one attempt. A run whose replica died is found by its silent heartbeat and failed
+// (Sweep), and the caller retries explicitly; River's own rescue, hours later, finds the job
+// claimed or ended and does nothing.
+func (ImportArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
 
 type importWorker struct {
 	river.WorkerDefaults[ImportArgs]
 	im *Importer
 }
 
+// Work runs the import; River's record of the job is completed in the import's own finalize
+// transaction, so the two cannot disagree after a crash.
 func (w *importWorker) Work(ctx context.Context, j *river.Job[ImportArgs]) error {
-	return w.im.Run(ctx, j.Args.JobID)
+	return w.im.Run(ctx, j.Args.JobID, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, j)
+		return err
+	})
 }
 
-// Timeout bounds one import; a 500 MB GeoPackage takes minutes, not hours.
-func (w *importWorker) Timeout(*river.Job[ImportArgs]) time.Duration { return 2 * time.Hour }
+// Timeout bounds one import (the ogr2ogr run has its own, shorter limit).
+func (w *importWorker) Timeout(*river.Job[ImportArgs]) time.Duration { return importTime + 10*time.Minute }
 
 // Queue runs imports on River, so every replica shares the work through PostgreSQL.
 type Queue struct {
 	client *river.Client[pgx.Tx]
+	im     *Importer
 }
 
 // MigrateRiver brings River's own tables up to date (its migration line is separate from ours).
@@ -70,11 +77,36 @@ func NewQueue(pool *pgxpool.Pool, im *Importer, log *slog.Logger, workers int) (
 	if err != nil {
 		return nil, err
 	}
-	return &Queue{client: c}, nil
+	return &Queue{client: c, im: im}, nil
 }
 
-// Start runs the workers until Stop.
-func (q *Queue) Start(ctx context.Context) error { return q.client.Start(ctx) }
+// Start runs the workers until Stop, and the sweeper of stalled imports until ctx ends.
+func (q *Queue) Start(ctx context.Context) error {
+	go q.sweep(ctx)
+	return q.client.Start(ctx)
+}
+
+// sweep fails, on every replica, imports whose run has been silent for the stall time (their
+// server was killed or hangs) and drops their partial tables, at start-up and then every third
+// of the stall time: a killed import is failed and retryable within about 1.3 stall times.
+func (q *Queue) sweep(ctx context.Context) {
+	t := time.NewTicker(max(q.im.Stall/3, time.Second))
+	defer t.Stop()
+	for {
+		ids, err := failStalled(ctx, q.im.Pool, q.im.Stall)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			q.im.Log.Warn("sweeping stalled imports failed", "err", err)
+		case len(ids) > 0:
+			q.im.Log.Warn("failed imports whose run went silent", "job_ids", ids)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
 
 // Stop lets running imports finish (or ctx end) and stops fetching new ones.
 func (q *Queue) Stop(ctx context.Context) error { return q.client.Stop(ctx) }

@@ -17,9 +17,6 @@ import (
 	"meridian/internal/apperr"
 )
 
-// Extensions this build ingests (vector formats GDAL reads here).
-var Extensions = []string{".zip", ".gpkg", ".geojson", ".json", ".geojsonl", ".geojsons", ".csv", ".fgb", ".kml", ".xlsx"}
-
 // CheckFilename refuses names that are not a plain file name with a supported extension.
 func CheckFilename(name string) error {
 	switch {
@@ -83,20 +80,3 @@ func Stage(dataDir string, job uuid.UUID, name string, r io.Reader, max int64) (
 
 // Discard removes a job's staging directory.
 func Discard(dataDir string, job uuid.UUID) error { return os.RemoveAll(StageDir(dataDir, job)) }
-
-// openOptions are the GDAL options a source needs when opened: spreadsheets always have a header row
-// in the files people upload, which GDAL's XLSX driver otherwise only guesses.
-func openOptions(path string) []string {
-	if strings.EqualFold(filepath.Ext(path), ".xlsx") {
-		return []string{"--config", "OGR_XLSX_HEADERS", "FORCE", "--config", "OGR_XLSX_FIELD_TYPES", "AUTO"}
-	}
-	return nil
-}
-
-// sourcePath is what GDAL opens: zip archives through its virtual file system.
-func sourcePath(path string) string {
-	if strings.EqualFold(filepath.Ext(path), ".zip") {
-		return "/vsizip/" + path
-	}
-	return path
-}

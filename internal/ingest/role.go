@@ -1,0 +1,147 @@
+package ingest
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DefaultImportRole is the role Meridian creates for ogr2ogr when it may create roles itself.
+const DefaultImportRole = "meridian_ingest"
+
+// ImportRole is the database role ogr2ogr writes imported tables as. It may create tables in the
+// data schema and nothing else: no catalog, no river, no other dataset's table, no superuser or
+// file-reading rights. The server is a member of it, so it can take each finished table over.
+type ImportRole struct {
+	Name     string
+	conn     string // GDAL "PG:" connection string, without the password
+	password string // given to ogr2ogr as PGPASSWORD only
+}
+
+// ProvisionImportRole returns the import role. With url (INGEST_DATABASE_URL) the operator made
+// the role: it is checked, never changed. Without it the server creates or repairs
+// DefaultImportRole, with a password derived from secret, which needs CREATEROLE (make run and
+// the test clusters connect as a superuser); a server that cannot is told what to set.
+func ProvisionImportRole(ctx context.Context, pool *pgxpool.Pool, url, secret string) (ImportRole, error) {
+	if url != "" {
+		cfg, err := pgx.ParseConfig(url)
+		if err != nil {
+			return ImportRole{}, fmt.Errorf("INGEST_DATABASE_URL: %w", err)
+		}
+		r := ImportRole{Name: cfg.User, conn: ogrConnection(cfg.Host, cfg.Port, cfg.Database, cfg.User), password: cfg.Password}
+		if err := checkImportRole(ctx, pool, r.Name); err != nil {
+			return ImportRole{}, fmt.Errorf("INGEST_DATABASE_URL: %w", err)
+		}
+		return r, nil
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte("meridian import role password"))
+	c := pool.Config().ConnConfig
+	r := ImportRole{Name: DefaultImportRole, password: hex.EncodeToString(mac.Sum(nil)),
+		conn: ogrConnection(c.Host, c.Port, c.Database, DefaultImportRole)}
+	if err := createImportRole(ctx, pool, r); err != nil {
+		return ImportRole{}, fmt.Errorf("creating the import role %s needs CREATEROLE; without it, create the role yourself "+
+			"(README, \"The import role\") and set INGEST_DATABASE_URL: %w", r.Name, err)
+	}
+	return r, checkImportRole(ctx, pool, r.Name)
+}
+
+// createImportRole creates the role or repairs its password and grants. Roles belong to the
+// cluster and advisory locks to one database, so servers of several databases starting at once
+// may collide on the same catalog rows: such collisions are retried.
+func createImportRole(ctx context.Context, pool *pgxpool.Pool, r ImportRole) error {
+	var err error
+	for try := 1; try <= 5; try++ {
+		if err = provisionOnce(ctx, pool, r); err == nil || !transient(err) {
+			return err
+		}
+		time.Sleep(time.Duration(try) * 50 * time.Millisecond)
+	}
+	return err
+}
+
+func provisionOnce(ctx context.Context, pool *pgxpool.Pool, r ImportRole) error {
+	ident := pgx.Identifier{r.Name}.Sanitize()
+	// The password is hex, so it is safe as a literal (role statements take no parameters).
+	attrs := " WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT PASSWORD '" + r.password + "'"
+	if _, err := pool.Exec(ctx, "CREATE ROLE "+ident+attrs); err != nil && pgCode(err) != "42710" {
+		return err
+	}
+	// Only a password that no longer logs in (JWT_SECRET_KEY rotated) is set again: concurrent
+	// ALTER ROLEs of one role collide.
+	c := pool.Config().ConnConfig.Copy()
+	c.User, c.Password = r.Name, r.password
+	if conn, err := pgx.ConnectConfig(ctx, c); err == nil {
+		_ = conn.Close(ctx)
+	} else if code := pgCode(err); code == "28P01" || code == "28000" {
+		if _, err := pool.Exec(ctx, "ALTER ROLE "+ident+attrs); err != nil {
+			return err
+		}
+	} else {
+		return err
+	}
+	_, err := pool.Exec(ctx, "GRANT USAGE, CREATE ON SCHEMA data TO "+ident+"; GRANT "+ident+" TO CURRENT_USER")
+	return err
+}
+
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// transient are the errors of two servers provisioning the role at the same moment.
+func transient(err error) bool {
+	switch pgCode(err) {
+	case "XX000", "23505", "40001", "40P01", "42710":
+		return true
+	}
+	return false
+}
+
+// checkImportRole refuses to run imports as a role that could do more than create tables in
+// the data schema, or that the server cannot take tables over from.
+func checkImportRole(ctx context.Context, pool *pgxpool.Pool, role string) error {
+	var super, wide, catalog, river, member, create, files bool
+	err := pool.QueryRow(ctx, `SELECT r.rolsuper, r.rolcreaterole OR r.rolcreatedb OR r.rolreplication OR r.rolbypassrls,
+			has_schema_privilege(r.oid, 'catalog', 'USAGE'),
+			coalesce(has_schema_privilege(r.oid, (SELECT oid FROM pg_namespace WHERE nspname = 'river'), 'USAGE'), false),
+			pg_has_role(current_user, r.oid, 'USAGE'), has_schema_privilege(r.oid, 'data', 'CREATE'),
+			pg_has_role(r.oid, 'pg_read_server_files', 'USAGE') OR pg_has_role(r.oid, 'pg_write_server_files', 'USAGE')
+				OR pg_has_role(r.oid, 'pg_execute_server_program', 'USAGE')
+		FROM pg_roles r WHERE r.rolname = $1`, role).Scan(&super, &wide, &catalog, &river, &member, &create, &files)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("the import role %q does not exist", role)
+	case err != nil:
+		return err
+	case super || wide || files:
+		return fmt.Errorf("the import role %q has more rights than creating tables (superuser, CREATEROLE/CREATEDB, or server file access)", role)
+	case catalog || river:
+		return fmt.Errorf("the import role %q may use the catalog or river schema; revoke that", role)
+	case !create:
+		return fmt.Errorf("the import role %q may not create tables in schema data (GRANT USAGE, CREATE ON SCHEMA data)", role)
+	case !member:
+		return fmt.Errorf("the server's role is not a member of the import role %q (GRANT %s TO the server's role)", role, role)
+	}
+	return nil
+}
+
+// ogrConnection is a GDAL "PG:" connection string; values are quoted the libpq way.
+func ogrConnection(host string, port uint16, database, user string) string {
+	q := func(v string) string {
+		return "'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), `'`, `\'`) + "'"
+	}
+	return fmt.Sprintf("PG:host=%s port=%d dbname=%s user=%s", q(host), port, q(database), q(user))
+}
