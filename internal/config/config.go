@@ -31,7 +31,7 @@ type Config struct {
 	// ImportStallTimeout: an import whose run gives no sign of life this long is failed and can
 	// be retried (its server was killed or hangs).
 	ImportStallTimeout time.Duration
-	OGCMaxLimit   int // largest OGC API items page; larger limits are clamped to it
+	OGCMaxLimit        int // largest OGC API items page; larger limits are clamped to it
 	// RegisterSchemas are the schemas whose existing tables admins may register as datasets.
 	RegisterSchemas     []string
 	QueryTimeout        time.Duration

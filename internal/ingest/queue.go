@@ -44,7 +44,9 @@ func (w *importWorker) Work(ctx context.Context, j *river.Job[ImportArgs]) error
 }
 
 // Timeout bounds one import (the ogr2ogr run has its own, shorter limit).
-func (w *importWorker) Timeout(*river.Job[ImportArgs]) time.Duration { return importTime + 10*time.Minute }
+func (w *importWorker) Timeout(*river.Job[ImportArgs]) time.Duration {
+	return importTime + 10*time.Minute
+}
 
 // Queue runs imports on River, so every replica shares the work through PostgreSQL.
 type Queue struct {
