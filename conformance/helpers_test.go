@@ -165,8 +165,14 @@ func startFresh(t *testing.T, env ...string) *Server {
 // (what tables exist, settings the typed settings API will own later); closed with the test.
 func dbConn(t *testing.T) *pgx.Conn {
 	t.Helper()
+	return connect(t, server.DBURL)
+}
+
+// connect opens a connection to the database at dbURL, closed with the test.
+func connect(t *testing.T, dbURL string) *pgx.Conn {
+	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, server.DBURL)
+	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}

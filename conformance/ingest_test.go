@@ -20,8 +20,14 @@ import (
 	"time"
 )
 
-// upload sends one file as multipart/form-data to /ingest/upload.
+// upload sends one file as multipart/form-data to /ingest/upload of the shared server.
 func upload(t *testing.T, s session, filename string, content []byte) reply {
+	t.Helper()
+	return uploadAt(t, httpc, server.APIRoot, s.Access, filename, content)
+}
+
+// uploadAt sends one file to /ingest/upload of the server at root.
+func uploadAt(t *testing.T, hc *http.Client, root, token, filename string, content []byte) reply {
 	t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
@@ -31,10 +37,10 @@ func upload(t *testing.T, s session, filename string, content []byte) reply {
 	}
 	_, _ = fw.Write(content)
 	_ = mw.Close()
-	req, _ := http.NewRequest(http.MethodPost, server.APIRoot+"/ingest/upload", &buf)
+	req, _ := http.NewRequest(http.MethodPost, root+"/ingest/upload", &buf)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Authorization", "Bearer "+s.Access)
-	res, err := httpc.Do(req)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

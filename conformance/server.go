@@ -23,6 +23,8 @@ import (
 type Server struct {
 	APIRoot string // http://127.0.0.1:PORT/api
 	DBURL   string
+	bin     string
+	env     []string
 	cmd     *exec.Cmd
 	exited  chan error
 	logs    *syncBuffer
@@ -115,9 +117,8 @@ func Start(ctx context.Context, dbURL string, env ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{APIRoot: "http://" + addr + "/api", DBURL: dbURL, logs: &syncBuffer{}}
-	s.cmd = exec.Command(bin, "serve")
-	s.cmd.Env = append(os.Environ(),
+	s := &Server{APIRoot: "http://" + addr + "/api", DBURL: dbURL, logs: &syncBuffer{}, bin: bin}
+	s.env = append(os.Environ(),
 		"DATABASE_URL="+dbURL,
 		"JWT_SECRET_KEY="+randomHex(24),
 		"LISTEN_ADDR="+addr,
@@ -129,32 +130,52 @@ func Start(ctx context.Context, dbURL string, env ...string) (*Server, error) {
 		"LOG_FORMAT=json",
 		"LOG_LEVEL=warn",
 	)
-	s.cmd.Env = append(s.cmd.Env, env...)
-	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
-	if err := s.cmd.Start(); err != nil {
+	s.env = append(s.env, env...)
+	if err := s.launch(); err != nil {
 		return nil, err
 	}
-	s.exited = make(chan error, 1)
-	go func() { s.exited <- s.cmd.Wait(); close(s.exited) }()
+	return s, nil
+}
+
+// launch runs the binary with the server's environment and waits until it is healthy.
+func (s *Server) launch() error {
+	s.cmd = exec.Command(s.bin, "serve")
+	s.cmd.Env = s.env
+	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
+	if err := s.cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	s.exited = exited
+	go func() { exited <- s.cmd.Wait(); close(exited) }()
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-s.exited:
-			return nil, fmt.Errorf("meridian exited during start-up (%v):\n%s", err, s.logs.String())
+			return fmt.Errorf("meridian exited during start-up (%v):\n%s", err, s.logs.String())
 		default:
 		}
 		res, err := http.Get(s.APIRoot + "/health")
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return s, nil
+				return nil
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	_ = s.cmd.Process.Kill()
-	return nil, fmt.Errorf("meridian did not become healthy in time:\n%s", s.logs.String())
+	return fmt.Errorf("meridian did not become healthy in time:\n%s", s.logs.String())
 }
+
+// Kill ends the server at once with SIGKILL, as a crash or the OOM killer would.
+func (s *Server) Kill() {
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+}
+
+// Restart starts the server again on the same address, database, data directory and secrets.
+func (s *Server) Restart() error { return s.launch() }
 
 // AdminPassword is the first admin's password on servers started by Start.
 const AdminPassword = "Conformance-Admin-2026!"

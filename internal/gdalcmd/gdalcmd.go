@@ -108,7 +108,9 @@ func Command(ctx context.Context, allow []string, extra []string, tool string, a
 	cmd := exec.CommandContext(ctx, tool, args...)
 	cmd.Env = env
 	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, so a timeout kills what it started too; and it dies with the server
+	// (SIGKILL on the parent's death), so a crashed server leaves no import writing on.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// Pipes held open by a killed child must not keep Wait waiting.
 	cmd.WaitDelay = 2 * time.Second
