@@ -139,9 +139,13 @@ func TestIngestCSVWithCoordinates(t *testing.T) {
 	if d["feature_count"].(float64) != 2 || d["title"] != "cities" {
 		t.Fatalf("csv dataset: %v", d)
 	}
-	// A first quality score comes with the import: 5 of the 6 attribute values are filled (lon/lat became the geometry).
-	if q := d["quality_detail"].(map[string]any); q["attribute_completeness"].(float64) != 83.3 || q["crs_defined"].(float64) != 100 {
+	// A first quality score comes with the import: 9 of the 10 attribute values are filled
+	// (lon/lat stay columns beside the geometry built from them).
+	if q := d["quality_detail"].(map[string]any); q["attribute_completeness"].(float64) != 90 || q["crs_defined"].(float64) != 100 {
 		t.Fatalf("quality after import: %v", q)
+	}
+	if cols := fmt.Sprint(d["column_info"]); !strings.Contains(cols, "name:lon ") || !strings.Contains(cols, "name:lat ") {
+		t.Fatalf("the coordinate columns are gone: %s", cols)
 	}
 }
 
@@ -165,20 +169,19 @@ func TestIngestBadInput(t *testing.T) {
 			}
 		})
 	}
-	// A file GDAL reads but that holds no geometry fails its job clearly, leaves no table, keeps
-	// its staging file and can be retried.
+	// A file GDAL reads but that holds no geometry fails its job clearly and leaves no table; a
+	// retry of the same file cannot end differently, so the job says so and a retry is refused.
 	t.Run("CSV without coordinates", func(t *testing.T) {
 		before := dataTables(t)
 		job := importFile(t, u, "nocoords.csv", []byte("name,value\na,1\nb,2\n"), nil)
-		if job["status"] != "failed" || job["can_retry"] != true || !strings.Contains(job["error_message"].(string), "coordinates") {
+		if job["status"] != "failed" || job["can_retry"] != false || !strings.Contains(job["error_message"].(string), "coordinates") {
 			t.Fatalf("job: %v", job)
 		}
 		if after := dataTables(t); after != before {
 			t.Fatalf("a failed import left a table behind: %d -> %d", before, after)
 		}
-		r := call(t, "POST", "/jobs/"+job["id"].(string)+"/retry", nil, bearer(u.Access)...)
-		if r.Status != 200 || r.JSON(t)["status"] != "pending" {
-			t.Fatalf("retry of a failed job: %d %s", r.Status, r.Body)
+		if r := call(t, "POST", "/jobs/"+job["id"].(string)+"/retry", nil, bearer(u.Access)...); r.Status != 409 {
+			t.Fatalf("retry of a job no retry can help: %d %s", r.Status, r.Body)
 		}
 	})
 	for name, tc := range map[string]struct {
@@ -340,8 +343,13 @@ func TestMultiLayerPreviewAndFanOut(t *testing.T) {
 	if parks["name"] != "parks" || parks["crs"].(float64) != 3857 || parks["feature_count"].(float64) != 4 || len(parks["sample_rows"].([]any)) != 2 {
 		t.Fatalf("parks preview: %v", parks)
 	}
-	if r := call(t, "POST", "/ingest/commit/"+id, map[string]any{}, bearer(u.Access)...); r.Status != 422 || !strings.Contains(string(r.Body), "parks") {
-		t.Fatalf("commit of a two-layer file without a layer: %d %s", r.Status, r.Body)
+	// Without layer_name a commit imports the first layer.
+	first := importFile(t, u, "two.gpkg", content, map[string]any{})
+	if first["status"] != "complete" {
+		t.Fatalf("commit of a two-layer file without a layer: %v", first)
+	}
+	if d := call(t, "GET", "/datasets/"+first["dataset_id"].(string), nil, bearer(u.Access)...).JSON(t); d["title"] != "two" || d["original_srid"] != nil && d["original_srid"].(float64) == 3857 {
+		t.Fatalf("the first layer (roads, EPSG:4326) was not the one imported: %v", d)
 	}
 	fo := call(t, "POST", "/ingest/commit-fan-out/"+id, map[string]any{}, bearer(u.Access)...)
 	if fo.Status != 202 || fo.JSON(t)["status"] != "fanned_out" || len(fo.JSON(t)["items"].([]any)) != 2 {
@@ -362,7 +370,11 @@ func TestMultiLayerPreviewAndFanOut(t *testing.T) {
 			t.Fatalf("child job: %v", job)
 		}
 		d := call(t, "GET", "/datasets/"+job["dataset_id"].(string), nil, bearer(u.Access)...).JSON(t)
-		if d["title"] == "parks" && d["original_srid"].(float64) != 3857 {
+		// Fan-out titles are "{file title}: {layer}".
+		if d["title"] != "two: roads" && d["title"] != "two: parks" {
+			t.Fatalf("fan-out title: %v", d["title"])
+		}
+		if d["title"] == "two: parks" && d["original_srid"].(float64) != 3857 {
 			t.Fatalf("parks kept no original SRID: %v", d)
 		}
 		if d["feature_count"].(float64) != 4 {
@@ -424,17 +436,18 @@ func TestIngestRenamesReservedAndLongFields(t *testing.T) {
 		t.Fatalf("job: %v", job)
 	}
 	ws := job["warnings"].([]any)
-	if len(ws) != 2 {
+	if len(ws) != 1 {
 		t.Fatalf("warnings: %v", ws)
 	}
 	rr := ws[0].(map[string]any)
 	details := fmt.Sprint(rr["details"])
-	if rr["kind"] != "reserved_rename" || !strings.Contains(details, "gid_src") || !strings.Contains(details, "geom_src") {
+	if rr["kind"] != "reserved_rename" || !strings.Contains(details, "renamed:src_gid") || !strings.Contains(details, "renamed:src_geom") ||
+		!strings.Contains(details, "renamed:"+strings.Repeat("x", 63)+"]") {
 		t.Fatalf("reserved_rename warning: %v", rr)
 	}
 	d := call(t, "GET", "/datasets/"+job["dataset_id"].(string), nil, bearer(u.Access)...).JSON(t)
 	cols := fmt.Sprint(d["column_info"])
-	if !strings.Contains(cols, "gid_src") || !strings.Contains(cols, strings.Repeat("x", 63)) || strings.Contains(cols, strings.Repeat("x", 64)) {
+	if !strings.Contains(cols, "src_gid") || !strings.Contains(cols, strings.Repeat("x", 63)) || strings.Contains(cols, strings.Repeat("x", 64)) {
 		t.Fatalf("columns: %s", cols)
 	}
 }

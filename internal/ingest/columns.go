@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
-// reservedColumns are the columns every dataset table has; source fields with these names are
-// renamed (spec: reported as a reserved_rename warning).
-var reservedColumns = map[string]bool{"gid": true, "geom": true}
+// reservedColumns are the columns every dataset table has, or that GDAL and other tools give a
+// meaning of their own; source fields with these names are stored under a src_ prefix and
+// reported (spec: the reserved_rename warning).
+var reservedColumns = map[string]bool{"gid": true, "geom": true, "geom_4326": true, "fid": true, "ogc_fid": true, "wkb_geometry": true}
 
 // maxIdentifier is PostgreSQL's identifier length in bytes; longer names would be cut silently.
 const maxIdentifier = 63
@@ -19,87 +21,128 @@ type Rename struct {
 	Renamed  string `json:"renamed"`
 }
 
-// Warning is a job warning in the discriminated shape of JobStatusResponse.warnings.
-type Warning struct {
-	Kind    string   `json:"kind"`
-	Message string   `json:"message"`
-	Details []Rename `json:"details,omitempty"`
+// Collision is a name a Shapefile's DBF holds more than once (its 10-character limit cut longer
+// names to the same stem); the originals are the columns the copies became.
+type Collision struct {
+	Truncated string   `json:"truncated"`
+	Originals []string `json:"originals"`
 }
 
-// launder is the column name PostgreSQL gets: lowercase letters, digits and underscores.
-func launder(name string) string {
+// Warning is a job warning in the discriminated shape of JobStatusResponse.warnings.
+type Warning struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Details any    `json:"details,omitempty"`
+}
+
+// ColumnName is the one naming rule for dataset columns (import, reupload, column operations):
+// lower case; letters of every script, digits and underscores kept; any other run of
+// characters one underscore; never starting with a digit; at most 63 bytes, cut at a character
+// boundary. The same name always gives the same result.
+func ColumnName(name string) string {
 	var b strings.Builder
+	gap := false
 	for _, r := range strings.ToLower(name) {
-		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '_' {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' {
 			b.WriteRune(r)
-		} else {
+			gap = false
+		} else if !gap {
 			b.WriteByte('_')
+			gap = true
 		}
 	}
 	s := b.String()
-	if s == "" || (s[0] >= '0' && s[0] <= '9') {
+	if s == "" || s == "_" {
+		s = "field"
+	}
+	if r, _ := utf8.DecodeRuneInString(s); unicode.IsDigit(r) {
 		s = "f_" + s
 	}
-	return s
+	return cut(s, maxIdentifier)
 }
 
-// planColumns decides the stored name of every source field: laundered, reserved names and
-// over-long names renamed, duplicates made unique. It returns the renames that differ from
-// plain laundering, split by cause, so the job can report them.
-func planColumns(fields []Field) (names []string, reserved, shortened []Rename) {
+// cut shortens s to at most n bytes without splitting a character.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// planColumns decides the stored name of every source field (ColumnName; reserved names get the
+// src_ prefix; names that repeat get _2, _3 ...). renamed lists the fields stored under a name
+// other than their own in lower case; collisions the names the source holds more than once.
+func planColumns(fields []Field) (names []string, renamed []Rename, collisions []Collision) {
 	used := map[string]bool{}
-	for _, f := range fields {
-		n := launder(f.Name)
-		cause := ""
+	seen := map[string][]int{}
+	for i, f := range fields {
+		n := ColumnName(f.Name)
 		if reservedColumns[n] {
-			n, cause = n+"_src", "reserved"
+			n = cut("src_"+n, maxIdentifier)
 		}
-		if len(n) > maxIdentifier {
-			n, cause = n[:maxIdentifier], "long"
-		}
-		for base, i := n, 2; used[n]; i++ {
-			suffix := fmt.Sprintf("_%d", i)
-			n = base[:min(len(base), maxIdentifier-len(suffix))] + suffix
-			if cause == "" {
-				cause = "long"
-			}
+		for base, k := n, 2; used[n]; k++ {
+			suffix := fmt.Sprintf("_%d", k)
+			n = cut(base, maxIdentifier-len(suffix)) + suffix
 		}
 		used[n] = true
 		names = append(names, n)
-		switch cause {
-		case "reserved":
-			reserved = append(reserved, Rename{Original: f.Name, Renamed: n})
-		case "long":
-			shortened = append(shortened, Rename{Original: f.Name, Renamed: n})
+		seen[f.Name] = append(seen[f.Name], i)
+		if n != strings.ToLower(f.Name) {
+			renamed = append(renamed, Rename{Original: f.Name, Renamed: n})
 		}
 	}
-	return names, reserved, shortened
+	for i, f := range fields {
+		if idx := seen[f.Name]; len(idx) > 1 && idx[0] == i {
+			c := Collision{Truncated: f.Name}
+			for _, j := range idx {
+				c.Originals = append(c.Originals, names[j])
+			}
+			collisions = append(collisions, c)
+		}
+	}
+	return names, renamed, collisions
 }
 
-// renameSQL is an OGR SQL statement that stores each field under its planned name. Identifiers
-// are quoted with ogrIdent, so field names from the file cannot break the statement.
+// warnings turns the renames into job warnings of the kinds clients know.
+func warnings(renamed []Rename, collisions []Collision) []Warning {
+	var w []Warning
+	if len(renamed) > 0 {
+		w = append(w, Warning{Kind: "reserved_rename", Details: renamed,
+			Message: fmt.Sprintf("%d field(s) are stored under another name: they clashed with the reserved columns "+
+				"(gid, geom, geom_4326, fid, ogc_fid, wkb_geometry), were too long for PostgreSQL, held punctuation, or repeated a name", len(renamed))})
+	}
+	if len(collisions) > 0 {
+		w = append(w, Warning{Kind: "dbf_truncation_collision", Details: collisions,
+			Message: fmt.Sprintf("%d field name(s) appear more than once in the file (a DBF cuts names to 10 characters); every copy was kept, numbered", len(collisions))})
+	}
+	return w
+}
+
+// cutCollision reports whether two different source names share their first 63 bytes:
+// PostgreSQL would cut both to one column name, so GDAL cannot create the table as it is.
+func cutCollision(fields []Field) bool {
+	seen := map[string]string{}
+	for _, f := range fields {
+		k := cut(f.Name, maxIdentifier)
+		if prev, ok := seen[k]; ok && prev != f.Name {
+			return true
+		}
+		seen[k] = f.Name
+	}
+	return false
+}
+
+// renameSQL is an OGR SQL statement that stores each field under its planned name, for the rare
+// source whose names collide once cut to 63 bytes. Identifiers are quoted with ogrIdent, so field
+// names from the file cannot break the statement. (OGR SQL picks the first of two equal names,
+// so it is never used for sources that repeat a name.)
 func renameSQL(layer string, fields []Field, names []string) string {
 	cols := make([]string, len(fields))
 	for i, f := range fields {
 		cols[i] = ogrIdent(f.Name) + " AS " + ogrIdent(names[i])
 	}
 	return "SELECT " + strings.Join(cols, ", ") + " FROM " + ogrIdent(layer)
-}
-
-// warnings turns the renames into job warnings.
-func warnings(reserved, shortened []Rename) []Warning {
-	var w []Warning
-	if len(reserved) > 0 {
-		w = append(w, Warning{Kind: "reserved_rename", Details: reserved,
-			Message: fmt.Sprintf("%d field(s) collided with the reserved columns gid and geom and were renamed", len(reserved))})
-	}
-	if len(shortened) > 0 {
-		parts := make([]string, len(shortened))
-		for i, r := range shortened {
-			parts[i] = fmt.Sprintf("%.40s… → %s", r.Original, r.Renamed)
-		}
-		w = append(w, Warning{Kind: "generic",
-			Message: "field names longer than 63 bytes or clashing after shortening were renamed: " + strings.Join(parts, "; ")})
-	}
-	return w
 }

@@ -3,7 +3,7 @@ package ingest
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
+	"fmt"
 	"strings"
 	"time"
 
@@ -80,10 +80,7 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 				res.Temporal[c.Name] = "looks temporal but stayed text: the values are not ISO 8601 dates or times"
 			}
 		}
-		title := opts.Title
-		if title == "" {
-			title = strings.TrimSuffix(deref(job.SourceFilename), filepath.Ext(deref(job.SourceFilename)))
-		}
+		title := fileTitle(opts.Title, deref(job.SourceFilename))
 		visibility := opts.Visibility
 		if visibility == "" {
 			visibility = auth.VisibilityPrivate
@@ -186,4 +183,68 @@ func pointsFromColumns(ctx context.Context, pool *pgxpool.Pool, table string) (s
 		}
 	}
 	return "POINT", 2, nil
+}
+
+// loadColumns are the key and geometry column names ogr2ogr creates: no source field can
+// plausibly be named so, so nothing the file holds collides with them.
+func loadColumns(job store.CatalogIngestJob) (key, geom string) {
+	tag := strings.ReplaceAll(job.ID.String(), "-", "")[:12]
+	return "meridian_gid_" + tag, "meridian_geom_" + tag
+}
+
+// nameColumns gives every column of a loaded table its planned name: the fields, matched to the
+// source's fields by position, then gid and geom. Renames go through temporary names, so a
+// planned name may be one another field holds until its own rename.
+func (im *Importer) nameColumns(ctx context.Context, table, key, geom string, names []string) error {
+	ident := pgx.Identifier{"data", table}.Sanitize()
+	rows, err := im.Pool.Query(ctx, `SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0
+		AND NOT attisdropped ORDER BY attnum`, "data."+pgx.Identifier{table}.Sanitize())
+	if err != nil {
+		return err
+	}
+	cols, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	var fields []string
+	hasGeom := false
+	for _, c := range cols {
+		switch c {
+		case key:
+		case geom:
+			hasGeom = true
+		default:
+			fields = append(fields, c)
+		}
+	}
+	if len(fields) != len(names) {
+		return fmt.Errorf("the table of %s has %d columns where the file has %d fields", table, len(fields), len(names))
+	}
+	rename := func(tx pgx.Tx, from, to string) error {
+		_, err := tx.Exec(ctx, "ALTER TABLE "+ident+" RENAME COLUMN "+pgx.Identifier{from}.Sanitize()+" TO "+pgx.Identifier{to}.Sanitize())
+		return err
+	}
+	return pgx.BeginFunc(ctx, im.Pool, func(tx pgx.Tx) error {
+		for i, f := range fields {
+			if f != names[i] {
+				if err := rename(tx, f, fmt.Sprintf("meridian_tmp_%d", i)); err != nil {
+					return err
+				}
+			}
+		}
+		for i, f := range fields {
+			if f != names[i] {
+				if err := rename(tx, fmt.Sprintf("meridian_tmp_%d", i), names[i]); err != nil {
+					return err
+				}
+			}
+		}
+		if err := rename(tx, key, "gid"); err != nil {
+			return err
+		}
+		if hasGeom {
+			return rename(tx, geom, "geom")
+		}
+		return nil
+	})
 }

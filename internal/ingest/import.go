@@ -45,7 +45,11 @@ type Importer struct {
 }
 
 // ImportError is a failure the caller can act on; its message is shown as the job's error.
-type ImportError struct{ Msg string }
+// Retry says whether running the import again on the same file could end differently.
+type ImportError struct {
+	Msg   string
+	Retry bool
+}
 
 func (e *ImportError) Error() string { return e.Msg }
 
@@ -90,15 +94,18 @@ func (im *Importer) Run(ctx context.Context, id uuid.UUID, complete func(context
 		msg, retry := "the import failed; see the server log", true
 		var ie *ImportError
 		if errors.As(err, &ie) {
-			msg = ie.Msg
+			msg, retry = ie.Msg, ie.Retry
 		}
 		if ctx.Err() != nil {
 			msg, retry = "the import was interrupted; retry it", true
 		}
-		reason := "the staging file is kept; fix the cause and retry"
+		var reason *string
+		if retry {
+			reason = ptr("the staging file is kept; retry once the cause is fixed")
+		}
 		im.Log.Warn("import failed", "job_id", id, "err", err)
 		return im.Q.FailIngestJob(context.WithoutCancel(ctx), store.FailIngestJobParams{ID: id, Attempt: job.Attempts,
-			ErrorMessage: &msg, CanRetry: retry, RetryReason: &reason})
+			ErrorMessage: &msg, CanRetry: retry, RetryReason: reason})
 	}
 	im.Log.Info("import complete", "job_id", id, "dataset_id", res.DatasetID, "rows", res.Rows)
 	// The staging file goes once no other job (a fan-out sibling, a failed one awaiting retry) needs it.
@@ -155,17 +162,15 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 		return result{}, &ImportError{Msg: err.Error()}
 	}
 	args := append([]string{"-f", "PostgreSQL"}, src.openArgs()...)
-	var warns []Warning
-	// Source fields named like the reserved columns, or too long for PostgreSQL, are renamed
-	// through an OGR SQL projection; otherwise the layer is copied as it is. (CSV coordinates are
-	// consumed by the driver's open options, so CSV fields keep the plain path.)
-	var positional, names []string
-	if src.Driver != "CSV" {
-		var reserved, shortened []Rename
-		names, reserved, shortened = planColumns(layer.Columns)
-		warns = warnings(reserved, shortened)
-	}
-	if len(warns) > 0 {
+	// ogr2ogr copies every field as the file has it (values, repeated names numbered by GDAL;
+	// types without DBF widths, so an Integer(9) is an integer, not numeric(9,0)), next to key
+	// and geometry columns under names no field can have; finalize then gives
+	// every column its planned name. Only a source whose names collide once cut to PostgreSQL's
+	// 63 bytes is renamed on the way, through an OGR SQL projection.
+	names, renamed, collisions := planColumns(layer.Columns)
+	warns := warnings(renamed, collisions)
+	var positional []string
+	if cutCollision(layer.Columns) {
 		args = append(args, "-dialect", "OGRSQL", "-sql", renameSQL(layer.Name, layer.Columns, names))
 	} else {
 		var sel []string
@@ -174,18 +179,17 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 		}
 		args = append(args, sel...)
 	}
-	args = append(args, "-nln", table, "-lco", "SCHEMA=data", "-lco", "GEOMETRY_NAME=geom", "-lco", "FID=gid",
-		"-lco", "SPATIAL_INDEX=GIST", "-lco", "LAUNDER=YES", "-nlt", "PROMOTE_TO_MULTI", "-t_srs", "EPSG:4326",
+	key, geom := loadColumns(job)
+	args = append(args, "-nln", table, "-lco", "SCHEMA=data", "-lco", "GEOMETRY_NAME="+geom, "-lco", "FID="+key,
+		"-lco", "SPATIAL_INDEX=GIST", "-lco", "LAUNDER=NO", "-lco", "PRECISION=NO", "-nlt", "PROMOTE_TO_MULTI", "-t_srs", "EPSG:4326",
 		"--config", "PG_USE_COPY", "YES", "-progress", "-gt", "65536")
-	if src.Driver == "CSV" {
-		srs := "EPSG:4326"
-		if opts.SourceSRID > 0 {
-			srs = "EPSG:" + strconv.Itoa(opts.SourceSRID)
-		}
-		args = append(args, "-s_srs", srs, "-oo", "X_POSSIBLE_NAMES=lon,lng,long,longitude,x", "-oo", "Y_POSSIBLE_NAMES=lat,latitude,y",
-			"-oo", "GEOM_POSSIBLE_NAMES=wkt,geometry,geom,the_geom", "-oo", "KEEP_GEOM_COLUMNS=NO", "-oo", "AUTODETECT_TYPE=YES",
-			// An empty cell is a missing value, not an empty string.
-			"-oo", "EMPTY_STRING_AS_NULL=YES")
+	// The source's CRS: the one the caller or the file names, else WGS 84 for a layer that
+	// declares none (CSVs, Shapefiles without .prj); a layer with a CRS of its own keeps it.
+	switch {
+	case opts.SourceSRID > 0:
+		args = append(args, "-s_srs", "EPSG:"+strconv.Itoa(opts.SourceSRID))
+	case layer.NoCRS || src.Driver == "CSV":
+		args = append(args, "-s_srs", "EPSG:4326")
 	}
 	// Destination, then the source (a path of ours), then the layer when one must be named.
 	args = append(append(args, im.Role.conn, src.Path), positional...)
@@ -222,12 +226,16 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 			return result{}, ctx.Err()
 		}
 		im.Log.Warn("ogr2ogr failed", "job_id", job.ID, "source", src.String(), "stderr", lastLines(stderr.String(), 20))
-		return result{}, &ImportError{Msg: ogrMessage(stderr.String(), src.Name)}
+		// GDAL cannot tell a broken file from a database that went away: a retry may help.
+		return result{}, &ImportError{Msg: ogrMessage(stderr.String(), src.Name), Retry: true}
 	}
 	if s := stderr.String(); s != "" {
 		im.Log.Info("ogr2ogr said", "job_id", job.ID, "stderr", lastLines(s, 20))
 	}
 	_ = im.Q.SetIngestJobStep(ctx, store.SetIngestJobStepParams{ID: job.ID, CurrentStep: ptr("finalize"), Progress: ptr(0.95)})
+	if err := im.nameColumns(ctx, table, key, geom, names); err != nil {
+		return result{}, err
+	}
 	return im.finalize(ctx, job, opts, table, src, warns, complete)
 }
 

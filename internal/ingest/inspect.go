@@ -20,6 +20,7 @@ type Layer struct {
 	GeometryType string
 	FeatureCount int64 // -1 when the driver cannot count cheaply
 	SRID         int   // 0 when the layer has no EPSG-coded CRS
+	NoCRS        bool  // the layer declares no CRS at all
 	Extent       []float64
 	Columns      []Field
 }
@@ -72,8 +73,9 @@ func parseOgrinfo(text string) ([]Layer, string, error) {
 	}
 	var layers []Layer
 	var cur *Layer
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.TrimRight(line, "\r")
+	prev, line := "", ""
+	for _, raw := range strings.Split(text, "\n") {
+		prev, line = line, strings.TrimRight(raw, "\r")
 		if name, ok := strings.CutPrefix(line, "Layer name: "); ok {
 			layers = append(layers, Layer{Name: name, FeatureCount: -1})
 			cur = &layers[len(layers)-1]
@@ -83,6 +85,8 @@ func parseOgrinfo(text string) ([]Layer, string, error) {
 			continue
 		}
 		switch {
+		case line == "(unknown)" && prev == "Layer SRS WKT:":
+			cur.NoCRS = true
 		case strings.HasPrefix(line, "Geometry: "):
 			cur.GeometryType = strings.TrimPrefix(line, "Geometry: ")
 		case strings.HasPrefix(line, "Feature Count: "):
@@ -108,7 +112,7 @@ func parseOgrinfo(text string) ([]Layer, string, error) {
 }
 
 // Samples returns the properties of the first n features of a layer.
-func Samples(ctx context.Context, src Source, layer string, several bool, n int) ([]map[string]any, error) {
+func Samples(ctx context.Context, src Source, layer string, several bool, n int) ([]Sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, inspectTime)
 	defer cancel()
 	opts, positional, err := selectLayer(layer, several)
@@ -127,17 +131,91 @@ func Samples(ctx context.Context, src Source, layer string, several bool, n int)
 	}
 	var fc struct {
 		Features []struct {
-			Properties map[string]any `json:"properties"`
+			Properties json.RawMessage `json:"properties"`
 		} `json:"features"`
 	}
 	if err := json.Unmarshal(out, &fc); err != nil {
 		return nil, fmt.Errorf("sample rows: %w", err)
 	}
-	rows := make([]map[string]any, 0, len(fc.Features))
+	rows := make([]Sample, 0, len(fc.Features))
 	for _, f := range fc.Features {
-		rows = append(rows, f.Properties)
+		row, err := orderedObject(f.Properties)
+		if err != nil {
+			return nil, fmt.Errorf("sample rows: %w", err)
+		}
+		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// Sample is one feature's properties in the order GDAL wrote them.
+type Sample []Property
+
+// Property is one key and value of a Sample.
+type Property struct {
+	Key   string
+	Value any
+}
+
+// orderedObject decodes a JSON object keeping its keys' order (GDAL numbers repeated names, so
+// only the order tells which source field a value belongs to).
+func orderedObject(raw json.RawMessage) (Sample, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return Sample{}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("properties are not an object")
+	}
+	var row Sample
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		row = append(row, Property{Key: t.(string), Value: v})
+	}
+	return row, nil
+}
+
+// renameSamples keys sample rows by the planned column names: a property named like a field
+// the source holds once is that field's; the others (GDAL's numbered copies of a repeated name)
+// belong, in order, to the fields whose names repeat.
+func renameSamples(rows []Sample, fields []Field, names []string) []map[string]any {
+	count := map[string]int{}
+	for _, f := range fields {
+		count[f.Name]++
+	}
+	unique := map[string]string{}
+	var repeated []string
+	for i, f := range fields {
+		if count[f.Name] == 1 {
+			unique[f.Name] = names[i]
+		} else {
+			repeated = append(repeated, names[i])
+		}
+	}
+	out := make([]map[string]any, len(rows))
+	for r, row := range rows {
+		m := make(map[string]any, len(row))
+		next := 0
+		for _, p := range row {
+			switch n, ok := unique[p.Key]; {
+			case ok:
+				m[n] = p.Value
+			case next < len(repeated):
+				m[repeated[next]] = p.Value
+				next++
+			}
+		}
+		out[r] = m
+	}
+	return out
 }
 
 // selectLayer names the layer ogr2ogr copies. A single-layer source needs no name. Otherwise the
@@ -160,11 +238,19 @@ func ogrIdent(s string) string {
 	return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) + `"`
 }
 
-// openArgs are the GDAL options a source needs when opened: spreadsheets always have a header
-// row in the files people upload, which GDAL's XLSX driver otherwise only guesses.
+// openArgs are the GDAL options a source is opened with, the same for preview and import so a
+// preview shows what the import makes: spreadsheets always have a header row in the files people
+// upload (GDAL's XLSX driver otherwise only guesses); CSV columns get their types detected,
+// coordinates or WKT are found by their usual names and stay columns too, and an empty cell is a
+// missing value, not an empty string.
 func (s Source) openArgs() []string {
-	if s.Driver == "XLSX" {
+	switch s.Driver {
+	case "XLSX":
 		return []string{"--config", "OGR_XLSX_HEADERS", "FORCE", "--config", "OGR_XLSX_FIELD_TYPES", "AUTO"}
+	case "CSV":
+		return []string{"-oo", "X_POSSIBLE_NAMES=" + strings.Join(lonNames, ","), "-oo", "Y_POSSIBLE_NAMES=" + strings.Join(latNames, ","),
+			"-oo", "GEOM_POSSIBLE_NAMES=wkt,geometry,geom,the_geom", "-oo", "KEEP_GEOM_COLUMNS=YES", "-oo", "AUTODETECT_TYPE=YES",
+			"-oo", "EMPTY_STRING_AS_NULL=YES"}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -92,7 +93,8 @@ func (j *Jobs) refuse(ctx context.Context, id uuid.UUID, err error) error {
 	return err
 }
 
-// Preview lists every layer of the staged file with its columns, CRS, count and sample rows.
+// Preview lists every layer of the staged file with its columns, CRS, count and sample rows,
+// under the names the import will give the columns.
 func (j *Jobs) Preview(ctx context.Context, p auth.Principal, id uuid.UUID, samples int) (store.CatalogIngestJob, []Layer, [][]map[string]any, error) {
 	job, err := j.Get(ctx, p, id)
 	if err != nil {
@@ -104,24 +106,21 @@ func (j *Jobs) Preview(ctx context.Context, p auth.Principal, id uuid.UUID, samp
 	}
 	rows := make([][]map[string]any, len(layers))
 	for i, l := range layers {
-		if rows[i], err = Samples(ctx, src, l.Name, len(layers) > 1, samples); err != nil {
-			rows[i] = []map[string]any{} // a layer GDAL cannot sample still previews its schema
+		names, _, _ := planColumns(l.Columns)
+		// A layer GDAL cannot sample still previews its schema.
+		sample, _ := Samples(ctx, src, l.Name, len(layers) > 1, samples)
+		rows[i] = renameSamples(sample, l.Columns, names)
+		for k := range l.Columns {
+			layers[i].Columns[k].Name = names[k]
 		}
 	}
 	return job, layers, rows, nil
 }
 
-// chooseLayer checks the layer a commit names, or that there is only one to take.
+// chooseLayer finds the layer a commit names; without a name it is the first (the contract's
+// rule for multi-layer files; Commit Fan Out imports them all).
 func chooseLayer(layers []Layer, name string) (Layer, error) {
 	if name == "" {
-		if len(layers) > 1 {
-			names := make([]string, len(layers))
-			for i, l := range layers {
-				names[i] = l.Name
-			}
-			return Layer{}, apperr.Unprocessable("the file has %d layers (%s): name one in layer_name, or use Commit Fan Out",
-				len(layers), strings.Join(names, ", "))
-		}
 		return layers[0], nil
 	}
 	for _, l := range layers {
@@ -214,7 +213,7 @@ func (j *Jobs) FanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choic
 			opts := base
 			opts.LayerName, opts.Title, opts.SourceSRID = layer.Name, c.Title, layer.SRID
 			if opts.Title == "" {
-				opts.Title = layer.Name
+				opts.Title = fileTitle(base.Title, deref(cur.SourceFilename)) + ": " + layer.Name
 			}
 			raw, _ := json.Marshal(opts)
 			child, err := q.CreateIngestJob(ctx, store.CreateIngestJobParams{ID: uuid.New(), SourceFilename: cur.SourceFilename,
@@ -244,6 +243,9 @@ func (j *Jobs) Retry(ctx context.Context, p auth.Principal, id uuid.UUID) (store
 	}
 	if cur.Status != "failed" {
 		return cur, apperr.Conflict("only failed jobs can be retried; this one is %s", cur.Status)
+	}
+	if !cur.CanRetry {
+		return cur, apperr.Conflict("a retry of this job cannot end differently (%s); upload a corrected file", deref(cur.ErrorMessage))
 	}
 	if _, err := os.Stat(deref(cur.StagingPath)); err != nil {
 		return cur, apperr.Conflict("the staging file of this job is gone; upload the file again")
@@ -315,4 +317,13 @@ func failStalled(ctx context.Context, pool *pgxpool.Pool, silence time.Duration)
 func dropTable(ctx context.Context, pool *pgxpool.Pool, table string) error {
 	_, err := pool.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{"data", table}.Sanitize())
 	return err
+}
+
+// fileTitle is the title an upload gets when the caller gives none: the file's name without
+// its extension.
+func fileTitle(title, filename string) string {
+	if title != "" {
+		return title
+	}
+	return strings.TrimSuffix(filename, filepath.Ext(filename))
 }

@@ -1,0 +1,101 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tableColumns lists a dataset table's columns as name:type, in order.
+func tableColumns(t *testing.T, datasetID string) string {
+	t.Helper()
+	var cols string
+	err := dbConn(t).QueryRow(context.Background(), `SELECT string_agg(a.attname || ':' || format_type(a.atttypid, a.atttypmod), ',' ORDER BY a.attnum)
+		FROM catalog.datasets d JOIN pg_attribute a ON a.attrelid = format('%I.%I', d.table_schema, d.table_name)::regclass
+		WHERE d.id = $1 AND a.attnum > 0 AND NOT a.attisdropped`, datasetID).Scan(&cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cols
+}
+
+// A DBF holding a field name twice (its 10-character names cut "population_2020" and
+// "population_2021" to one stem) keeps both columns with their values and integer type, and the
+// preview shows exactly the columns the import makes.
+func TestIngestKeepsRepeatedDBFFields(t *testing.T) {
+	u := newUser(t, "editor")
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "d.csv")
+	_ = os.WriteFile(csv, []byte("name,population,populatioX,lon,lat\na,10,20,5,50\nb,11,21,6,51\n"), 0o600)
+	gdal(t, "ogr2ogr", "-f", "ESRI Shapefile", filepath.Join(dir, "shp"), csv, "-nln", "towns",
+		"-oo", "X_POSSIBLE_NAMES=lon", "-oo", "Y_POSSIBLE_NAMES=lat", "-oo", "AUTODETECT_TYPE=YES")
+	read := func(ext string) []byte { b, _ := os.ReadFile(filepath.Join(dir, "shp", "towns."+ext)); return b }
+	dbf := read("dbf")
+	if i := bytes.Index(dbf, []byte("populatioX")); i < 0 {
+		t.Fatal("no second field in the DBF")
+	} else {
+		copy(dbf[i:], "population")
+	}
+	content := zipOf(t, "towns.shp", read("shp"), "towns.shx", read("shx"), "towns.dbf", dbf)
+
+	id := upload(t, u, "towns.zip", content).JSON(t)["job_id"].(string)
+	pv := call(t, "POST", "/ingest/preview/"+id, map[string]any{}, bearer(u.Access)...)
+	if pv.Status != 200 {
+		t.Fatalf("preview: %d %s", pv.Status, pv.Body)
+	}
+	layer := pv.JSON(t)["layers"].([]any)[0].(map[string]any)
+	if cols := fmt.Sprint(layer["columns"]); !strings.Contains(cols, "name:population ") || !strings.Contains(cols, "name:population_2 ") {
+		t.Fatalf("preview columns: %s", cols)
+	}
+	if row := layer["sample_rows"].([]any)[0].(map[string]any); row["population"] != float64(10) || row["population_2"] != float64(20) {
+		t.Fatalf("preview sample: %v", row)
+	}
+
+	job := importFile(t, u, "towns.zip", content, nil)
+	if job["status"] != "complete" {
+		t.Fatalf("job: %v", job)
+	}
+	ws := fmt.Sprint(job["warnings"])
+	if !strings.Contains(ws, "kind:dbf_truncation_collision") || !strings.Contains(ws, "originals:[population population_2]") {
+		t.Fatalf("warnings: %s", ws)
+	}
+	ds := job["dataset_id"].(string)
+	if cols := tableColumns(t, ds); !strings.Contains(cols, "population:integer,population_2:integer") {
+		t.Fatalf("columns: %s", cols)
+	}
+	rows := call(t, "GET", "/datasets/"+ds+"/rows/", nil, bearer(u.Access)...)
+	if !strings.Contains(string(rows.Body), `"population":10`) || !strings.Contains(string(rows.Body), `"population_2":20`) {
+		t.Fatalf("rows: %s", rows.Body)
+	}
+}
+
+// Names: the reserved ones get a src_ prefix, names PostgreSQL cannot take are cleaned the same
+// way every time, letters of every script stay, and each change is reported.
+func TestIngestColumnNames(t *testing.T) {
+	u := newUser(t, "editor")
+	props := `"gid":7,"geom":"a","GEOM_4326":1,"fid":2,"ogc_fid":3,"Área":4,"größe":5,":id":6,"population 2020":8`
+	gj := `{"type":"FeatureCollection","features":[{"type":"Feature","properties":{` + props + `},"geometry":{"type":"Point","coordinates":[1,2]}}]}`
+	job := importFile(t, u, "names.geojson", []byte(gj), nil)
+	if job["status"] != "complete" {
+		t.Fatalf("job: %v", job)
+	}
+	want := "gid:integer,src_gid:integer,src_geom:character varying,src_geom_4326:integer,src_fid:integer,src_ogc_fid:integer," +
+		"área:integer,größe:integer,_id:integer,population_2020:integer,geom:geometry(MultiPoint,4326)"
+	if cols := tableColumns(t, job["dataset_id"].(string)); cols != want {
+		t.Fatalf("columns\n got %s\nwant %s", cols, want)
+	}
+	ws := fmt.Sprint(job["warnings"])
+	for _, r := range []string{"original:gid renamed:src_gid", "original:GEOM_4326 renamed:src_geom_4326", "original::id renamed:_id",
+		"original:population 2020 renamed:population_2020"} {
+		if !strings.Contains(ws, r) {
+			t.Errorf("warnings lack %q: %s", r, ws)
+		}
+	}
+	if strings.Contains(ws, "Área") || strings.Contains(ws, "größe") {
+		t.Errorf("names kept as they are (but for case) are reported: %s", ws)
+	}
+}
