@@ -64,9 +64,9 @@ func BenchmarkIngestVsOgr2ogr(b *testing.B) {
 		table := fmt.Sprintf("bench_bare_%d_%d", time.Now().UnixNano(), i)
 		start := time.Now()
 		cmd := exec.Command("ogr2ogr", "-f", "PostgreSQL", pg, path, "-nln", table, "-lco", "SCHEMA=public",
-			"-lco", "GEOMETRY_NAME=geom", "-lco", "FID=gid", "-lco", "SPATIAL_INDEX=GIST", "-nlt", "PROMOTE_TO_MULTI",
+			"-lco", "GEOMETRY_NAME=geom", "-lco", "FID=gid", "-lco", "SPATIAL_INDEX=GIST", "-lco", "PRECISION=NO", "-nlt", "PROMOTE_TO_MULTI",
 			"-t_srs", "EPSG:4326", "-s_srs", "EPSG:4326", "--config", "PG_USE_COPY", "YES",
-			"-oo", "X_POSSIBLE_NAMES=lon", "-oo", "Y_POSSIBLE_NAMES=lat", "-oo", "KEEP_GEOM_COLUMNS=NO", "-oo", "AUTODETECT_TYPE=YES")
+			"-oo", "X_POSSIBLE_NAMES=lon", "-oo", "Y_POSSIBLE_NAMES=lat", "-oo", "KEEP_GEOM_COLUMNS=YES", "-oo", "AUTODETECT_TYPE=YES")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("ogr2ogr: %v %s", err, out)
 		}

@@ -99,3 +99,50 @@ func TestIngestColumnNames(t *testing.T) {
 		t.Errorf("names kept as they are (but for case) are reported: %s", ws)
 	}
 }
+
+// x_column/y_column and geom_column of Commit Import override the detection of the usual names,
+// in the CRS srid_override names; the columns stay attributes; a column that does not exist
+// answers 422 naming it.
+func TestIngestNamedCoordinateColumns(t *testing.T) {
+	u := newUser(t, "editor")
+	csv := []byte("name,lon,lat,px,py,shape\na,0,0,556597.45,6446275.84,POINT (7 51)\nb,0,0,667916.94,6621293.72,POINT (8 52)\n")
+	for _, tc := range []struct {
+		name   string
+		commit map[string]any
+		extent []float64
+	}{
+		{"detected lon/lat", map[string]any{}, []float64{0, 0, 0, 0}},
+		{"named x/y in EPSG:3857", map[string]any{"x_column": "px", "y_column": "py", "srid_override": 3857}, []float64{5, 50, 6, 51}},
+		{"named WKT column", map[string]any{"geom_column": "shape"}, []float64{7, 51, 8, 52}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := importFile(t, u, "coords.csv", csv, tc.commit)
+			if job["status"] != "complete" {
+				t.Fatalf("job: %v", job)
+			}
+			d := call(t, "GET", "/datasets/"+job["dataset_id"].(string), nil, bearer(u.Access)...).JSON(t)
+			box, _ := d["extent_bbox"].([]any)
+			if len(box) != 4 {
+				t.Fatalf("extent: %v", d["extent_bbox"])
+			}
+			for i, want := range tc.extent {
+				if got := box[i].(float64); got < want-1e-6 || got > want+1e-6 {
+					t.Fatalf("extent %v, want %v", box, tc.extent)
+				}
+			}
+			if cols := tableColumns(t, job["dataset_id"].(string)); !strings.Contains(cols, "px:") || !strings.Contains(cols, "lon:") || !strings.Contains(cols, "shape:") {
+				t.Fatalf("the coordinate columns did not stay: %s", cols)
+			}
+		})
+	}
+	for param, body := range map[string]map[string]any{
+		"x_column":    {"x_column": "east", "y_column": "py"},
+		"geom_column": {"geom_column": "wkt_here"},
+	} {
+		id := upload(t, u, "coords.csv", csv).JSON(t)["job_id"].(string)
+		r := call(t, "POST", "/ingest/commit/"+id, body, bearer(u.Access)...)
+		if d, _ := r.JSON(t)["detail"].(string); r.Status != 422 || !strings.Contains(d, param) {
+			t.Fatalf("%s naming a missing column: %d %s", param, r.Status, r.Body)
+		}
+	}
+}

@@ -382,7 +382,11 @@ func (s *Server) CommitImport(ctx context.Context, request gen.CommitImportReque
 	var opts ingest.Options
 	if b := request.Body; b != nil {
 		opts = ingest.Options{Title: val(b.Title), Summary: val(b.Summary), LayerName: val(b.LayerName),
-			Visibility: string(val(b.Visibility)), SourceSRID: val(b.SourceSrid)}
+			Visibility: string(val(b.Visibility)), SourceSRID: val(b.SourceSrid), XColumn: val(b.XColumn), YColumn: val(b.YColumn),
+			GeomColumn: val(b.GeomColumn)}
+		if b.SridOverride != nil {
+			opts.SourceSRID = *b.SridOverride
+		}
 	}
 	job, err := s.jobs.Commit(ctx, auth.From(ctx), request.JobId, opts)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,7 +30,7 @@ type result struct {
 // column, extent, columns, count) and, in one transaction, creates the catalog record and
 // completes the job: a crash leaves either both or neither.
 func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, opts Options, table string, src Source,
-	warns []Warning, complete func(context.Context, pgx.Tx) error) (result, error) {
+	names []string, warns []Warning, complete func(context.Context, pgx.Tx) error) (result, error) {
 	var id uuid.UUID
 	var count int64
 	// The import role keeps no hold on what it wrote: from here the server's role owns the table.
@@ -43,9 +44,9 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 	err := im.Pool.QueryRow(ctx, `SELECT type, coord_dimension FROM geometry_columns
 		WHERE f_table_schema = 'data' AND f_table_name = $1 AND f_geometry_column = 'geom'`, table).Scan(&gtype, &dims)
 	if err == pgx.ErrNoRows {
-		// Spreadsheets (and CSVs whose coordinates the driver did not recognise) arrive as
-		// plain tables: build points from longitude/latitude columns when there are some.
-		gtype, dims, err = pointsFromColumns(ctx, im.Pool, table)
+		// Spreadsheets, CSVs whose coordinate columns were named by the caller (or that the
+		// driver did not recognise) arrive as plain tables: build points from their columns.
+		gtype, dims, err = addPoints(ctx, im.Pool, table, names, opts)
 	}
 	if err != nil {
 		return result{}, err
@@ -136,23 +137,17 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 	return res, err
 }
 
-// coordinateNames are the longitude and latitude column names recognised, in order of preference.
+// The usual names of longitude, latitude and WKT columns, in order of preference.
 var (
 	lonNames = []string{"lon", "lng", "long", "longitude", "x"}
 	latNames = []string{"lat", "latitude", "y"}
+	wktNames = []string{"wkt", "geometry", "geom", "the_geom"}
 )
 
-// pointsFromColumns adds a point geometry to a table that has longitude and latitude columns.
-// Rows whose values are not numbers get no geometry.
-func pointsFromColumns(ctx context.Context, pool *pgxpool.Pool, table string) (string, int32, error) {
-	rows, err := pool.Query(ctx, `SELECT column_name FROM information_schema.columns WHERE table_schema = 'data' AND table_name = $1`, table)
-	if err != nil {
-		return "", 0, err
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return "", 0, err
-	}
+// addPoints adds a point geometry built from the x and y columns the caller named, or else from
+// the first columns with the usual longitude and latitude names, in the source CRS (transformed
+// to WGS 84). Rows whose values are not numbers get no geometry.
+func addPoints(ctx context.Context, pool *pgxpool.Pool, table string, names []string, opts Options) (string, int32, error) {
 	find := func(want []string) string {
 		for _, w := range want {
 			for _, n := range names {
@@ -163,8 +158,11 @@ func pointsFromColumns(ctx context.Context, pool *pgxpool.Pool, table string) (s
 		}
 		return ""
 	}
-	lon, lat := find(lonNames), find(latNames)
-	if lon == "" || lat == "" {
+	x, y := opts.XColumn, opts.YColumn
+	if x == "" {
+		x, y = find(lonNames), find(latNames)
+	}
+	if x == "" || y == "" {
 		return "", 0, &ImportError{Msg: "no geometry found: the file has no coordinates (name the columns lon/lat or x/y, or give a WKT column)"}
 	}
 	ident := pgx.Identifier{"data", table}.Sanitize()
@@ -172,9 +170,18 @@ func pointsFromColumns(ctx context.Context, pool *pgxpool.Pool, table string) (s
 		col := pgx.Identifier{c}.Sanitize()
 		return "CASE WHEN " + col + "::text ~ '^\\s*[-+]?[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?\\s*$' THEN " + col + "::text::float8 END"
 	}
+	srid := 4326
+	if opts.SourceSRID > 0 {
+		srid = opts.SourceSRID
+	}
+	// srid is an integer of ours, safe as a literal.
+	point := "ST_SetSRID(ST_MakePoint(" + num(x) + ", " + num(y) + "), " + strconv.Itoa(srid) + ")"
+	if srid != 4326 {
+		point = "ST_Transform(" + point + ", 4326)"
+	}
 	stmts := []string{
 		"ALTER TABLE " + ident + " ADD COLUMN geom geometry(Point, 4326)",
-		"UPDATE " + ident + " SET geom = ST_SetSRID(ST_MakePoint(" + num(lon) + ", " + num(lat) + "), 4326)",
+		"UPDATE " + ident + " SET geom = " + point,
 		"CREATE INDEX ON " + ident + " USING gist (geom)",
 	}
 	for _, s := range stmts {

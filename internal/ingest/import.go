@@ -29,7 +29,12 @@ type Options struct {
 	Summary    string `json:"summary,omitempty"`
 	LayerName  string `json:"layer_name,omitempty"`
 	Visibility string `json:"visibility,omitempty"`
-	SourceSRID int    `json:"source_srid,omitempty"`
+	SourceSRID int    `json:"source_srid,omitempty"` // the CRS the coordinates are in (srid_override wins over the file's)
+	// XColumn and YColumn name the coordinate columns (as stored: planned names), overriding
+	// detection; GeomColumn names a CSV's WKT column as the file has it.
+	XColumn    string `json:"x_column,omitempty"`
+	YColumn    string `json:"y_column,omitempty"`
+	GeomColumn string `json:"geom_column,omitempty"`
 }
 
 // Importer loads a staged file into a new table of the data schema with ogr2ogr and creates
@@ -161,7 +166,7 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 	if err != nil {
 		return result{}, &ImportError{Msg: err.Error()}
 	}
-	args := append([]string{"-f", "PostgreSQL"}, src.openArgs()...)
+	args := append([]string{"-f", "PostgreSQL"}, src.openArgs(opts)...)
 	// ogr2ogr copies every field as the file has it (values, repeated names numbered by GDAL;
 	// types without DBF widths, so an Integer(9) is an integer, not numeric(9,0)), next to key
 	// and geometry columns under names no field can have; finalize then gives
@@ -236,7 +241,7 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 	if err := im.nameColumns(ctx, table, key, geom, names); err != nil {
 		return result{}, err
 	}
-	return im.finalize(ctx, job, opts, table, src, warns, complete)
+	return im.finalize(ctx, job, opts, table, src, names, warns, complete)
 }
 
 // lastLines keeps the end of a tool's output for the log.

@@ -45,7 +45,7 @@ const inspectTime = 60 * time.Second
 func Inspect(ctx context.Context, src Source) ([]Layer, error) {
 	ctx, cancel := context.WithTimeout(ctx, inspectTime)
 	defer cancel()
-	args := append(append([]string{"-ro", "-so", "-al"}, src.openArgs()...), src.Path)
+	args := append(append([]string{"-ro", "-so", "-al"}, src.openArgs(Options{})...), src.Path)
 	cmd, err := gdalcmd.Command(ctx, []string{src.Driver}, nil, "ogrinfo", args...)
 	if err != nil {
 		return nil, err
@@ -120,7 +120,7 @@ func Samples(ctx context.Context, src Source, layer string, several bool, n int)
 		return nil, err
 	}
 	args := append([]string{"-f", "GeoJSON", "-limit", strconv.Itoa(n)}, opts...)
-	args = append(append(append(args, src.openArgs()...), "/vsistdout/", src.Path), positional...)
+	args = append(append(append(args, src.openArgs(Options{})...), "/vsistdout/", src.Path), positional...)
 	cmd, err := gdalcmd.Command(ctx, []string{src.Driver, "GeoJSON"}, nil, "ogr2ogr", args...)
 	if err != nil {
 		return nil, err
@@ -241,16 +241,23 @@ func ogrIdent(s string) string {
 // openArgs are the GDAL options a source is opened with, the same for preview and import so a
 // preview shows what the import makes: spreadsheets always have a header row in the files people
 // upload (GDAL's XLSX driver otherwise only guesses); CSV columns get their types detected,
-// coordinates or WKT are found by their usual names and stay columns too, and an empty cell is a
-// missing value, not an empty string.
-func (s Source) openArgs() []string {
+// coordinates or WKT are found by their usual names (or the WKT column the caller named; named
+// x/y columns become points in finalize) and stay columns too, and an empty cell is a missing
+// value, not an empty string.
+func (s Source) openArgs(o Options) []string {
 	switch s.Driver {
 	case "XLSX":
 		return []string{"--config", "OGR_XLSX_HEADERS", "FORCE", "--config", "OGR_XLSX_FIELD_TYPES", "AUTO"}
 	case "CSV":
-		return []string{"-oo", "X_POSSIBLE_NAMES=" + strings.Join(lonNames, ","), "-oo", "Y_POSSIBLE_NAMES=" + strings.Join(latNames, ","),
-			"-oo", "GEOM_POSSIBLE_NAMES=wkt,geometry,geom,the_geom", "-oo", "KEEP_GEOM_COLUMNS=YES", "-oo", "AUTODETECT_TYPE=YES",
-			"-oo", "EMPTY_STRING_AS_NULL=YES"}
+		args := []string{"-oo", "KEEP_GEOM_COLUMNS=YES", "-oo", "AUTODETECT_TYPE=YES", "-oo", "EMPTY_STRING_AS_NULL=YES"}
+		switch {
+		case o.GeomColumn != "":
+			return append(args, "-oo", "GEOM_POSSIBLE_NAMES="+o.GeomColumn)
+		case o.XColumn != "":
+			return args
+		}
+		return append(args, "-oo", "X_POSSIBLE_NAMES="+strings.Join(lonNames, ","), "-oo", "Y_POSSIBLE_NAMES="+strings.Join(latNames, ","),
+			"-oo", "GEOM_POSSIBLE_NAMES="+strings.Join(wktNames, ","))
 	}
 	return nil
 }

@@ -141,7 +141,7 @@ func (j *Jobs) Commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts 
 	if cur.Status != "pending" || cur.Committed {
 		return cur, apperr.Conflict("job %s was committed already or is not pending", id)
 	}
-	_, layers, err := j.open(ctx, cur)
+	src, layers, err := j.open(ctx, cur)
 	if err != nil {
 		return cur, j.refuse(ctx, id, err)
 	}
@@ -152,6 +152,9 @@ func (j *Jobs) Commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts 
 	opts.LayerName = layer.Name
 	if opts.SourceSRID == 0 {
 		opts.SourceSRID = layer.SRID
+	}
+	if opts, err = geometryColumns(src, layer, opts); err != nil {
+		return cur, err
 	}
 	return j.enqueue(ctx, id, opts)
 }
@@ -326,4 +329,49 @@ func fileTitle(title, filename string) string {
 		return title
 	}
 	return strings.TrimSuffix(filename, filepath.Ext(filename))
+}
+
+// geometryColumns checks the coordinate or WKT columns a commit names against the layer (a name
+// as the file has it or as it will be stored) and records x and y under their stored names,
+// the WKT column under the file's. They override detection, for CSVs and spreadsheets only.
+func geometryColumns(src Source, layer Layer, o Options) (Options, error) {
+	if o.XColumn == "" && o.YColumn == "" && o.GeomColumn == "" {
+		return o, nil
+	}
+	switch {
+	case src.Driver != "CSV" && src.Driver != "XLSX":
+		return o, apperr.Unprocessable("x_column, y_column and geom_column apply to CSV files and spreadsheets; %s has a geometry of its own", src.Name)
+	case (o.XColumn == "") != (o.YColumn == ""):
+		return o, apperr.Unprocessable("x_column and y_column are named together")
+	case o.XColumn != "" && o.GeomColumn != "":
+		return o, apperr.Unprocessable("name either x_column and y_column or geom_column, not both")
+	case o.GeomColumn != "" && src.Driver != "CSV":
+		return o, apperr.Unprocessable("geom_column (WKT) applies to CSV files")
+	case strings.ContainsAny(o.GeomColumn, ",*"):
+		return o, apperr.Unprocessable("geom_column %q: a WKT column whose name holds a comma or * cannot be read; rename it in the file", o.GeomColumn)
+	}
+	names, _, _ := planColumns(layer.Columns)
+	find := func(param, name string) (source, stored string, err error) {
+		for i, f := range layer.Columns {
+			if f.Name == name || names[i] == name {
+				return f.Name, names[i], nil
+			}
+		}
+		return "", "", apperr.Unprocessable("%s %q is not a column of %s (its columns: %s)", param, name, layer.Name, strings.Join(names, ", "))
+	}
+	var err error
+	if o.XColumn != "" {
+		if _, o.XColumn, err = find("x_column", o.XColumn); err != nil {
+			return o, err
+		}
+		if _, o.YColumn, err = find("y_column", o.YColumn); err != nil {
+			return o, err
+		}
+	}
+	if o.GeomColumn != "" {
+		if o.GeomColumn, _, err = find("geom_column", o.GeomColumn); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
 }
