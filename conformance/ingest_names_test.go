@@ -146,3 +146,39 @@ func TestIngestNamedCoordinateColumns(t *testing.T) {
 		}
 	}
 }
+
+// A layer without geometry is a dataset all the same: record_type table, no geometry type or
+// extent, its rows readable as rows, features and OGC items (geometry null), with statistics,
+// values and the records collection, and exports to the formats that hold plain tables.
+func TestIngestTableWithoutGeometry(t *testing.T) {
+	u := newUser(t, "editor")
+	job := importFile(t, u, "prices.csv", []byte("item,price,updated\napple,1.5,2024-01-02\npear,2.25,2024-02-03\nplum,,2024-03-04\n"), nil)
+	if job["status"] != "complete" {
+		t.Fatalf("job: %v", job)
+	}
+	id := job["dataset_id"].(string)
+	d := call(t, "GET", "/datasets/"+id, nil, bearer(u.Access)...).JSON(t)
+	if d["record_type"] != "table" || d["geometry_type"] != nil || d["extent_bbox"] != nil || d["feature_count"] != float64(3) {
+		t.Fatalf("dataset: record_type %v geometry_type %v extent %v count %v", d["record_type"], d["geometry_type"], d["extent_bbox"], d["feature_count"])
+	}
+	if r := call(t, "GET", "/datasets/"+id+"/rows/", nil, bearer(u.Access)...); r.Status != 200 || !strings.Contains(string(r.Body), `"pear"`) {
+		t.Fatalf("rows: %d %s", r.Status, r.Body)
+	}
+	fs := call(t, "GET", "/datasets/"+id+"/features/", nil, bearer(u.Access)...)
+	if fs.Status != 200 || !strings.Contains(string(fs.Body), `"geometry":null`) || strings.Contains(string(fs.Body), `"coordinates"`) {
+		t.Fatalf("features: %d %s", fs.Status, fs.Body)
+	}
+	items := call(t, "GET", "/collections/"+id+"/items?limit=5", nil, bearer(u.Access)...)
+	if items.Status != 200 || items.JSON(t)["numberReturned"] != float64(3) || !strings.Contains(string(items.Body), `"geometry":null`) {
+		t.Fatalf("OGC items: %d %s", items.Status, items.Body)
+	}
+	if st := call(t, "GET", "/datasets/"+id+"/columns/price/stats/", nil, bearer(u.Access)...); st.Status != 200 {
+		t.Fatalf("stats: %d %s", st.Status, st.Body)
+	}
+	if v := call(t, "GET", "/datasets/"+id+"/columns/item/values/", nil, bearer(u.Access)...); v.Status != 200 || !strings.Contains(string(v.Body), "plum") {
+		t.Fatalf("values: %d %s", v.Status, v.Body)
+	}
+	if rec := call(t, "GET", "/collections/datasets/items/"+d["record_id"].(string), nil, bearer(u.Access)...); rec.Status != 200 || !strings.Contains(string(rec.Body), `"geometry":null`) {
+		t.Fatalf("record: %d %s", rec.Status, rec.Body)
+	}
+}

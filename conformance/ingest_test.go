@@ -169,21 +169,6 @@ func TestIngestBadInput(t *testing.T) {
 			}
 		})
 	}
-	// A file GDAL reads but that holds no geometry fails its job clearly and leaves no table; a
-	// retry of the same file cannot end differently, so the job says so and a retry is refused.
-	t.Run("CSV without coordinates", func(t *testing.T) {
-		before := dataTables(t)
-		job := importFile(t, u, "nocoords.csv", []byte("name,value\na,1\nb,2\n"), nil)
-		if job["status"] != "failed" || job["can_retry"] != false || !strings.Contains(job["error_message"].(string), "coordinates") {
-			t.Fatalf("job: %v", job)
-		}
-		if after := dataTables(t); after != before {
-			t.Fatalf("a failed import left a table behind: %d -> %d", before, after)
-		}
-		if r := call(t, "POST", "/jobs/"+job["id"].(string)+"/retry", nil, bearer(u.Access)...); r.Status != 409 {
-			t.Fatalf("retry of a job no retry can help: %d %s", r.Status, r.Body)
-		}
-	})
 	for name, tc := range map[string]struct {
 		filename string
 		content  []byte

@@ -29,7 +29,14 @@ type Table struct {
 }
 
 func (t Table) id() string   { return "t." + pgx.Identifier{t.ID}.Sanitize() }
-func (t Table) geom() string { return "t." + pgx.Identifier{t.Geom}.Sanitize() }
+// geom is the geometry column as SQL; a table without one (record_type table) reads as NULL,
+// so its features have geometry null and its extent is none.
+func (t Table) geom() string {
+	if t.Geom == "" {
+		return "NULL::geometry"
+	}
+	return "t." + pgx.Identifier{t.Geom}.Sanitize()
+}
 
 func (t Table) ident() string { return pgx.Identifier{t.Schema, t.Name}.Sanitize() }
 

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -43,10 +44,15 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 	var dims int32
 	err := im.Pool.QueryRow(ctx, `SELECT type, coord_dimension FROM geometry_columns
 		WHERE f_table_schema = 'data' AND f_table_name = $1 AND f_geometry_column = 'geom'`, table).Scan(&gtype, &dims)
+	geomCol := "geom"
 	if err == pgx.ErrNoRows {
 		// Spreadsheets, CSVs whose coordinate columns were named by the caller (or that the
 		// driver did not recognise) arrive as plain tables: build points from their columns.
+		// Without coordinates the layer is a table (record_type table, no geometry).
 		gtype, dims, err = addPoints(ctx, im.Pool, table, names, opts)
+		if errors.Is(err, errNoCoordinates) {
+			geomCol, err = "", nil
+		}
 	}
 	if err != nil {
 		return result{}, err
@@ -54,7 +60,7 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 	res := result{Temporal: map[string]string{}}
 	err = pgx.BeginFunc(ctx, im.Pool, func(tx pgx.Tx) error {
 		// Count, WGS 84 box (antimeridian-aware) and heights, as feature edits recompute them.
-		box, err := features.TableExtent(ctx, tx, features.Table{Schema: "data", Name: table, ID: "gid", Geom: "geom"}, 4326)
+		box, err := features.TableExtent(ctx, tx, features.Table{Schema: "data", Name: table, ID: "gid", Geom: geomCol}, 4326)
 		if err != nil {
 			return err
 		}
@@ -63,7 +69,7 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 			return &ImportError{Msg: "the file holds no features"}
 		}
 		reader := features.Reader{Pool: im.Pool}
-		t, err := reader.Describe(ctx, "data", table, "gid", "geom")
+		t, err := reader.Describe(ctx, "data", table, "gid", geomCol)
 		if err != nil {
 			return err
 		}
@@ -89,7 +95,10 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		prm := store.InsertDatasetParams{TableSchema: "data", TableName: table, Title: title, Visibility: visibility,
 			RecordType: "vector_dataset", Origin: ptr("upload"), SourceFormat: ptr(src.Format), SourceFilename: job.SourceFilename,
 			Srid: ptr(int32(4326)), GeometryType: ptr(gtype), HasGenericGeometry: gtype == "GEOMETRY", Is3d: ptr(dims >= 3),
-			NDims: &dims, FeatureCount: &count, ColumnInfo: info, CreatedBy: job.CreatedBy}
+			NDims: &dims, FeatureCount: &count, ColumnInfo: info, CreatedBy: job.CreatedBy, GeometryColumn: &geomCol}
+		if geomCol == "" {
+			prm.RecordType, prm.Srid, prm.GeometryType, prm.Is3d, prm.NDims = "table", nil, nil, nil, nil
+		}
 		if opts.Summary != "" {
 			prm.Summary = &opts.Summary
 		}
@@ -114,7 +123,7 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 			completeness = float64(filled) / float64(cells)
 		}
 		rec := store.CatalogDataset{Summary: prm.Summary}
-		quality, _ := json.Marshal(catalog.ComputeQuality(rec, 0, 0, 0, 0, completeness, true, time.Now().UTC()))
+		quality, _ := json.Marshal(catalog.ComputeQuality(rec, 0, 0, 0, 0, completeness, geomCol != "", time.Now().UTC()))
 		if err := q.SetDatasetQuality(ctx, store.SetDatasetQualityParams{ID: id, QualityDetail: quality}); err != nil {
 			return err
 		}
@@ -144,6 +153,9 @@ var (
 	wktNames = []string{"wkt", "geometry", "geom", "the_geom"}
 )
 
+// errNoCoordinates: the table has no columns to build points from.
+var errNoCoordinates = errors.New("no coordinate columns")
+
 // addPoints adds a point geometry built from the x and y columns the caller named, or else from
 // the first columns with the usual longitude and latitude names, in the source CRS (transformed
 // to WGS 84). Rows whose values are not numbers get no geometry.
@@ -163,7 +175,7 @@ func addPoints(ctx context.Context, pool *pgxpool.Pool, table string, names []st
 		x, y = find(lonNames), find(latNames)
 	}
 	if x == "" || y == "" {
-		return "", 0, &ImportError{Msg: "no geometry found: the file has no coordinates (name the columns lon/lat or x/y, or give a WKT column)"}
+		return "", 0, errNoCoordinates
 	}
 	ident := pgx.Identifier{"data", table}.Sanitize()
 	num := func(c string) string {
