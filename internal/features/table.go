@@ -28,7 +28,8 @@ type Table struct {
 	Columns      []Column
 }
 
-func (t Table) id() string   { return "t." + pgx.Identifier{t.ID}.Sanitize() }
+func (t Table) id() string { return "t." + pgx.Identifier{t.ID}.Sanitize() }
+
 // geom is the geometry column as SQL; a table without one (record_type table) reads as NULL,
 // so its features have geometry null and its extent is none.
 func (t Table) geom() string {
