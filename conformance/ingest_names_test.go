@@ -182,3 +182,34 @@ func TestIngestTableWithoutGeometry(t *testing.T) {
 		t.Fatalf("record: %d %s", rec.Status, rec.Body)
 	}
 }
+
+// Preview describes what the import makes: the format GDAL reads, CSV column types detected as
+// the import detects them, and the columns the geometry comes from.
+func TestPreviewDetectsTypesAndGeometryColumns(t *testing.T) {
+	u := newUser(t, "editor")
+	for _, tc := range []struct {
+		file, content, detected, types string
+	}{
+		{"pts.csv", "name,Longitude,Latitude,count\na,5,50,3\n", "map[x:longitude y:latitude]", "name:String longitude:Real latitude:Real count:Integer"},
+		{"wkt.csv", "name,WKT\na,POINT (5 50)\n", "map[wkt:wkt]", "name:String wkt:String"},
+		{"plain.csv", "name,count\na,3\n", "<nil>", "name:String count:Integer"},
+	} {
+		id := upload(t, u, tc.file, []byte(tc.content)).JSON(t)["job_id"].(string)
+		pv := call(t, "POST", "/ingest/preview/"+id, map[string]any{}, bearer(u.Access)...)
+		if pv.Status != 200 || pv.JSON(t)["detected_format"] != "CSV" {
+			t.Fatalf("%s: %d %s", tc.file, pv.Status, pv.Body)
+		}
+		l := pv.JSON(t)["layers"].([]any)[0].(map[string]any)
+		if got := fmt.Sprint(l["detected_geometry_columns"]); got != tc.detected {
+			t.Errorf("%s: detected %s, want %s", tc.file, got, tc.detected)
+		}
+		var types []string
+		for _, c := range l["columns"].([]any) {
+			m := c.(map[string]any)
+			types = append(types, fmt.Sprint(m["name"], ":", m["type"]))
+		}
+		if got := strings.Join(types, " "); got != tc.types {
+			t.Errorf("%s: columns %s, want %s", tc.file, got, tc.types)
+		}
+	}
+}

@@ -53,6 +53,14 @@ func val[T any](p *T) T {
 	return *p
 }
 
+// nonEmpty is a response field that is null when the value is empty.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 // set overwrites *dst when a partial update carries the field.
 func set[T any](dst *T, p *T) {
 	if p != nil {

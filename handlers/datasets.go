@@ -495,13 +495,17 @@ func (s *Server) PreviewFile(ctx context.Context, request gen.PreviewFileRequest
 	if request.Body != nil && request.Body.SampleSize != nil {
 		n = min(max(*request.Body.SampleSize, 0), 50)
 	}
-	job, layers, samples, err := s.jobs.Preview(ctx, auth.From(ctx), request.JobId, n)
+	pv, err := s.jobs.Preview(ctx, auth.From(ctx), request.JobId, n)
 	if err != nil {
 		return nil, err
 	}
-	out := gen.PreviewFile200JSONResponse{JobId: job.ID, SourceFilename: job.SourceFilename, Layers: make([]gen.IngestPreviewLayer, len(layers))}
-	for i, l := range layers {
-		pl := gen.IngestPreviewLayer{Name: l.Name, SampleRows: samples[i], Columns: make([]gen.DatasetColumnType, len(l.Columns))}
+	out := gen.PreviewFile200JSONResponse{JobId: pv.Job.ID, SourceFilename: pv.Job.SourceFilename, DetectedFormat: &pv.Format,
+		Layers: make([]gen.IngestPreviewLayer, len(pv.Layers))}
+	for i, l := range pv.Layers {
+		pl := gen.IngestPreviewLayer{Name: l.Name, SampleRows: pv.Samples[i], Columns: make([]gen.DatasetColumnType, len(l.Columns))}
+		if d := l.Detected; d != nil {
+			pl.DetectedGeometryColumns = &gen.IngestDetectedGeometryColumns{X: nonEmpty(d.X), Y: nonEmpty(d.Y), Wkt: nonEmpty(d.WKT)}
+		}
 		for k, c := range l.Columns {
 			pl.Columns[k] = gen.DatasetColumnType{Name: c.Name, Type: c.Type}
 		}

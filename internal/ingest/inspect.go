@@ -21,8 +21,39 @@ type Layer struct {
 	FeatureCount int64 // -1 when the driver cannot count cheaply
 	SRID         int   // 0 when the layer has no EPSG-coded CRS
 	NoCRS        bool  // the layer declares no CRS at all
+	// Detected are the columns a CSV's or spreadsheet's geometry is built from (Preview only).
+	Detected *GeometryColumns
 	Extent       []float64
 	Columns      []Field
+}
+
+// GeometryColumns name the coordinate (X, Y) or WKT column of a table-like source, by the
+// names the import gives them.
+type GeometryColumns struct{ X, Y, WKT string }
+
+// detectGeometryColumns says which columns the import will build a CSV's or spreadsheet's
+// geometry from, by the same names the import looks for (openArgs, addPoints).
+func detectGeometryColumns(src Source, l Layer, names []string) *GeometryColumns {
+	if src.Driver != "CSV" && src.Driver != "XLSX" {
+		return nil
+	}
+	find := func(want []string) string {
+		for _, w := range want {
+			for _, n := range names {
+				if strings.EqualFold(n, w) {
+					return n
+				}
+			}
+		}
+		return ""
+	}
+	if x, y := find(lonNames), find(latNames); x != "" && y != "" {
+		return &GeometryColumns{X: x, Y: y}
+	}
+	if w := find(wktNames); w != "" && src.Driver == "CSV" && l.GeometryType != "" && l.GeometryType != "None" {
+		return &GeometryColumns{WKT: w}
+	}
+	return nil
 }
 
 // Field is a source attribute with its OGR type.

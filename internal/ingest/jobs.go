@@ -93,28 +93,39 @@ func (j *Jobs) refuse(ctx context.Context, id uuid.UUID, err error) error {
 	return err
 }
 
-// Preview lists every layer of the staged file with its columns, CRS, count and sample rows,
-// under the names the import will give the columns.
-func (j *Jobs) Preview(ctx context.Context, p auth.Principal, id uuid.UUID, samples int) (store.CatalogIngestJob, []Layer, [][]map[string]any, error) {
+// Preview is what a staged file will import as.
+type Preview struct {
+	Job    store.CatalogIngestJob
+	Format string // the GDAL driver that reads it
+	Layers []Layer
+	// Samples are each layer's first rows, keyed by the names the import gives the columns.
+	Samples [][]map[string]any
+}
+
+// Preview lists every layer of the staged file with its columns, CRS, count, sample rows and
+// the coordinate or WKT columns its geometry comes from, under the names the import will give
+// the columns.
+func (j *Jobs) Preview(ctx context.Context, p auth.Principal, id uuid.UUID, samples int) (Preview, error) {
 	job, err := j.Get(ctx, p, id)
 	if err != nil {
-		return job, nil, nil, err
+		return Preview{Job: job}, err
 	}
 	src, layers, err := j.open(ctx, job)
 	if err != nil {
-		return job, nil, nil, err
+		return Preview{Job: job}, err
 	}
-	rows := make([][]map[string]any, len(layers))
+	pv := Preview{Job: job, Format: src.Driver, Layers: layers, Samples: make([][]map[string]any, len(layers))}
 	for i, l := range layers {
 		names, _, _ := planColumns(l.Columns)
 		// A layer GDAL cannot sample still previews its schema.
 		sample, _ := Samples(ctx, src, l.Name, len(layers) > 1, samples)
-		rows[i] = renameSamples(sample, l.Columns, names)
+		pv.Samples[i] = renameSamples(sample, l.Columns, names)
 		for k := range l.Columns {
 			layers[i].Columns[k].Name = names[k]
 		}
+		layers[i].Detected = detectGeometryColumns(src, l, names)
 	}
-	return job, layers, rows, nil
+	return pv, nil
 }
 
 // chooseLayer finds the layer a commit names; without a name it is the first (the contract's
