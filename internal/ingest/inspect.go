@@ -23,8 +23,8 @@ type Layer struct {
 	NoCRS        bool  // the layer declares no CRS at all
 	// Detected are the columns a CSV's or spreadsheet's geometry is built from (Preview only).
 	Detected *GeometryColumns
-	Extent       []float64
-	Columns      []Field
+	Extent   []float64
+	Columns  []Field
 }
 
 // GeometryColumns name the coordinate (X, Y) or WKT column of a table-like source, by the
