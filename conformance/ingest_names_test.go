@@ -213,3 +213,12 @@ func TestPreviewDetectsTypesAndGeometryColumns(t *testing.T) {
 		}
 	}
 }
+
+// GeoParquet is refused at upload with the reason and what to send instead.
+func TestGeoParquetIsRefusedClearly(t *testing.T) {
+	u := newUser(t, "editor")
+	r := upload(t, u, "buildings.parquet", []byte("PAR1....PAR1"))
+	if d, _ := r.JSON(t)["detail"].(string); r.Status != 422 || !strings.Contains(d, "GeoParquet") || !strings.Contains(d, "GeoPackage") {
+		t.Fatalf("parquet upload: %d %s", r.Status, r.Body)
+	}
+}

@@ -27,7 +27,14 @@ func CheckFilename(name string) error {
 	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) }) >= 0:
 		return apperr.Unprocessable("filename contains control characters")
 	}
-	if !slices.Contains(Extensions, strings.ToLower(filepath.Ext(name))) {
+	ext := strings.ToLower(filepath.Ext(name))
+	if ext == ".parquet" {
+		// Listed as accepted by the interface's decisions, but Debian's GDAL 3.6 has no Parquet
+		// driver: say so, and what to send instead, rather than fail at import.
+		return apperr.Unprocessable("GeoParquet files cannot be imported by this server (its GDAL has no Parquet driver); " +
+			"convert the file to GeoPackage or FlatGeobuf, e.g. with ogr2ogr or QGIS, and upload that")
+	}
+	if !slices.Contains(Extensions, ext) {
 		return apperr.Unprocessable("files of type %q are not supported; use one of %s", filepath.Ext(name), strings.Join(Extensions, " "))
 	}
 	return nil
