@@ -153,6 +153,18 @@ var (
 	wktNames = []string{"wkt", "geometry", "geom", "the_geom"}
 )
 
+// usualName is the first of names that is one of want (in want's order of preference), or "".
+func usualName(names, want []string) string {
+	for _, w := range want {
+		for _, n := range names {
+			if strings.EqualFold(n, w) {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
 // errNoCoordinates: the table has no columns to build points from.
 var errNoCoordinates = errors.New("no coordinate columns")
 
@@ -160,19 +172,9 @@ var errNoCoordinates = errors.New("no coordinate columns")
 // the first columns with the usual longitude and latitude names, in the source CRS (transformed
 // to WGS 84). Rows whose values are not numbers get no geometry.
 func addPoints(ctx context.Context, pool *pgxpool.Pool, table string, names []string, opts Options) (string, int32, error) {
-	find := func(want []string) string {
-		for _, w := range want {
-			for _, n := range names {
-				if strings.EqualFold(n, w) {
-					return n
-				}
-			}
-		}
-		return ""
-	}
 	x, y := opts.XColumn, opts.YColumn
 	if x == "" {
-		x, y = find(lonNames), find(latNames)
+		x, y = usualName(names, lonNames), usualName(names, latNames)
 	}
 	if x == "" || y == "" {
 		return "", 0, errNoCoordinates

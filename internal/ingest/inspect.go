@@ -37,20 +37,10 @@ func detectGeometryColumns(src Source, l Layer, names []string) *GeometryColumns
 	if src.Driver != "CSV" && src.Driver != "XLSX" {
 		return nil
 	}
-	find := func(want []string) string {
-		for _, w := range want {
-			for _, n := range names {
-				if strings.EqualFold(n, w) {
-					return n
-				}
-			}
-		}
-		return ""
-	}
-	if x, y := find(lonNames), find(latNames); x != "" && y != "" {
+	if x, y := usualName(names, lonNames), usualName(names, latNames); x != "" && y != "" {
 		return &GeometryColumns{X: x, Y: y}
 	}
-	if w := find(wktNames); w != "" && src.Driver == "CSV" && l.GeometryType != "" && l.GeometryType != "None" {
+	if w := usualName(names, wktNames); w != "" && src.Driver == "CSV" && l.GeometryType != "" && l.GeometryType != "None" {
 		return &GeometryColumns{WKT: w}
 	}
 	return nil
