@@ -158,7 +158,7 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 	// Leftovers of this run's name cannot exist, but a table must never be appended to.
 	im.drop(table)
 	_ = im.Q.SetIngestJobStep(ctx, store.SetIngestJobStepParams{ID: job.ID, CurrentStep: ptr("ogr2ogr"), Progress: ptr(0.0)})
-	layers, err := Inspect(ctx, src)
+	layers, err := Inspect(ctx, src, false)
 	if err != nil {
 		return result{}, err
 	}

@@ -56,6 +56,9 @@ var (
 	driverLine = regexp.MustCompile("using driver `([^']+)'")
 )
 
+// fastCount are the drivers whose files state their feature count.
+var fastCount = map[string]bool{"GPKG": true, "ESRI Shapefile": true, "FlatGeobuf": true}
+
 // inspectTime bounds one look at a file (preview, commit): a file that takes longer to list
 // is refused rather than allowed to hold a request and a GDAL process.
 const inspectTime = 60 * time.Second
@@ -63,10 +66,21 @@ const inspectTime = 60 * time.Second
 // Inspect lists the layers of a prepared source with `ogrinfo -so -al` (GDAL 3.6 has no JSON
 // output for vectors). Only the source's own driver is registered, and a file that driver does
 // not open is refused.
-func Inspect(ctx context.Context, src Source) ([]Layer, error) {
+//
+// Counts and extents cost a pass over the whole file for formats without a header that holds
+// them (CSV, GeoJSON, KML ...): only a preview asks for them (full); otherwise they are read
+// only where they are free.
+func Inspect(ctx context.Context, src Source, full bool) ([]Layer, error) {
 	ctx, cancel := context.WithTimeout(ctx, inspectTime)
 	defer cancel()
-	args := append(append([]string{"-ro", "-so", "-al"}, src.openArgs(Options{})...), src.Path)
+	args := []string{"-ro", "-so", "-al"}
+	if !full {
+		args = append(args, "-noextent")
+		if !fastCount[src.Driver] {
+			args = append(args, "-nocount")
+		}
+	}
+	args = append(append(args, src.openArgs(Options{})...), src.Path)
 	cmd, err := gdalcmd.Command(ctx, []string{src.Driver}, nil, "ogrinfo", args...)
 	if err != nil {
 		return nil, err

@@ -62,14 +62,15 @@ func (j *Jobs) Get(ctx context.Context, p auth.Principal, id uuid.UUID) (store.C
 // UnpackLimit is how many bytes an archive may unpack to: four times the largest upload.
 func UnpackLimit(maxUpload int64) int64 { return 4 * maxUpload }
 
-// open prepares a job's staged file (signature, archive members) and lists its layers. A file
-// that is refused answers 422, or 413 for an archive that unpacks too large.
-func (j *Jobs) open(ctx context.Context, job store.CatalogIngestJob) (Source, []Layer, error) {
+// open prepares a job's staged file (signature, archive members) and lists its layers, with
+// counts and extents when full. A file that is refused answers 422, or 413 for an archive that
+// unpacks too large.
+func (j *Jobs) open(ctx context.Context, job store.CatalogIngestJob, full bool) (Source, []Layer, error) {
 	src, err := Prepare(deref(job.StagingPath), UnpackLimit(j.MaxUpload))
 	if err != nil {
 		return src, nil, err
 	}
-	layers, err := Inspect(ctx, src)
+	layers, err := Inspect(ctx, src, full)
 	var ie *ImportError
 	if errors.As(err, &ie) {
 		return src, nil, apperr.Unprocessable("%s", ie.Msg)
@@ -110,7 +111,7 @@ func (j *Jobs) Preview(ctx context.Context, p auth.Principal, id uuid.UUID, samp
 	if err != nil {
 		return Preview{Job: job}, err
 	}
-	src, layers, err := j.open(ctx, job)
+	src, layers, err := j.open(ctx, job, true)
 	if err != nil {
 		return Preview{Job: job}, err
 	}
@@ -152,7 +153,7 @@ func (j *Jobs) Commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts 
 	if cur.Status != "pending" || cur.Committed {
 		return cur, apperr.Conflict("job %s was committed already or is not pending", id)
 	}
-	src, layers, err := j.open(ctx, cur)
+	src, layers, err := j.open(ctx, cur, false)
 	if err != nil {
 		return cur, j.refuse(ctx, id, err)
 	}
@@ -200,7 +201,7 @@ func (j *Jobs) FanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choic
 	if cur.Status != "pending" || cur.Committed {
 		return nil, nil, apperr.Conflict("job %s was committed already or is not pending", id)
 	}
-	_, layers, err := j.open(ctx, cur)
+	_, layers, err := j.open(ctx, cur, false)
 	if err != nil {
 		return nil, nil, j.refuse(ctx, id, err)
 	}
