@@ -36,6 +36,7 @@ type Dataset struct {
 	CreatedByDisplay    string
 	LastEditedByDisplay *string
 	TableColumns        []byte // [[name, type], ...] of the data table, when read by Get
+	grant               string // the strongest grant the reader holds, for later policy checks
 }
 
 func resource(d store.CatalogDataset, grant string) auth.Resource {
@@ -65,7 +66,7 @@ func (s *Service) get(ctx context.Context, q *store.Queries, p auth.Principal, i
 		return Dataset{}, err
 	}
 	return Dataset{Row: r.CatalogDataset, CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay,
-		TableColumns: r.TableColumns}, nil
+		TableColumns: r.TableColumns, grant: r.CallerGrant}, nil
 }
 
 // Filter narrows a listing.
@@ -185,6 +186,13 @@ func (s *Service) UpdateMetadata(ctx context.Context, p auth.Principal, id uuid.
 		if len(changes) == 0 {
 			return nil // nothing changes: no new version, no history entry
 		}
+		// Sending the current visibility back (a client saving a whole form) changes nothing and
+		// stays allowed; moving it is the owner's decision.
+		if _, moves := changes["visibility"]; moves {
+			if err := auth.AuthorizeManage(p, resource(before.Row, before.grant), "dataset", "change its visibility"); err != nil {
+				return err
+			}
+		}
 		v, err := q.UpdateDatasetMetadata(ctx, store.UpdateDatasetMetadataParams{ID: id, UpdatedBy: &p.UserID,
 			Title: ch.Title, Summary: ch.Summary, Visibility: ch.Visibility, License: ch.License, Attribution: ch.Attribution,
 			SourceOrganization: ch.SourceOrganization, SourceUrl: ch.SourceURL, QualityStatement: ch.QualityStatement,
@@ -227,8 +235,8 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID, co
 		if err != nil {
 			return err
 		}
-		if !p.IsAdmin() && (d.Row.CreatedBy == nil || *d.Row.CreatedBy != p.UserID) {
-			return apperr.Forbidden("only the dataset's owner or an admin may delete it")
+		if err := auth.AuthorizeManage(p, resource(d.Row, d.grant), "dataset", "delete it"); err != nil {
+			return err
 		}
 		if confirmTitle != nil && *confirmTitle != d.Row.Title {
 			return ErrTitleMismatch
