@@ -4,6 +4,7 @@ package conformance
 // job, access tokens ending with their session on every replica, collection names per owner.
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -57,5 +58,62 @@ func TestWriteGrantCannotChangeOwnerMatters(t *testing.T) {
 	}
 	if r := call(t, "DELETE", "/datasets/"+id, nil, bearer(grantee.Access)...); r.Status != 403 {
 		t.Fatalf("grantee deleting the dataset: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestJobByDatasetOnlyForCreatorOwnerAdmin: the latest job of a dataset is the job's creator's,
+// the dataset owner's and admins' business; anyone else, even a reader of the dataset, gets 404
+// like for a dataset without a job.
+func TestJobByDatasetOnlyForCreatorOwnerAdmin(t *testing.T) {
+	creator, reader, grantee, adm := newUser(t, "editor"), newUser(t, "viewer"), newUser(t, "editor"), admin(t)
+	job := importFile(t, creator, "jobs-by-dataset.geojson", pointsGeoJSON(2), map[string]any{"visibility": "restricted"})
+	if job["status"] != "complete" {
+		t.Fatalf("import: %v", job)
+	}
+	ds := job["dataset_id"].(string)
+	for _, st := range []string{"ready", "internal", "published"} {
+		if r := call(t, "PATCH", "/datasets/"+ds+"/status/", map[string]any{"status": st}, bearer(creator.Access)...); r.Status != 200 {
+			t.Fatalf("status %s: %d %s", st, r.Status, r.Body)
+		}
+	}
+	for who, level := range map[string]string{reader.ID: "read", grantee.ID: "write"} {
+		if r := call(t, "POST", "/datasets/"+ds+"/grants/", map[string]any{"user_id": who, "level": level}, bearer(creator.Access)...); r.Status != 201 {
+			t.Fatalf("grant: %d %s", r.Status, r.Body)
+		}
+	}
+	// A dataset of the same visibility without any job: what outsiders see must look the same.
+	nojob := createDataset(t, creator, "public", true)["id"].(string)
+	tests := []struct {
+		name    string
+		headers []string
+		status  int
+	}{
+		{"job creator and dataset owner", bearer(creator.Access), 200},
+		{"admin", bearer(adm.Access), 200},
+		{"reader with a read grant", bearer(reader.Access), 404},
+		{"editor with a write grant", bearer(grantee.Access), 404},
+		{"signed-in stranger", bearer(newUser(t, "editor").Access), 404},
+		{"anonymous", nil, 401},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := call(t, "GET", "/jobs/by-dataset/"+ds, nil, tt.headers...)
+			if r.Status != tt.status {
+				t.Fatalf("%d %s, want %d", r.Status, r.Body, tt.status)
+			}
+			if r.Status == 200 && r.JSON(t)["id"] != job["id"] {
+				t.Fatalf("another job: %s", r.Body)
+			}
+		})
+	}
+	// No existence leak: a reader's 404 says what a dataset without a job says.
+	hidden := call(t, "GET", "/jobs/by-dataset/"+ds, nil, bearer(reader.Access)...)
+	absent := call(t, "GET", "/jobs/by-dataset/"+nojob, nil, bearer(reader.Access)...)
+	if hidden.Status != 404 || absent.Status != 404 {
+		t.Fatalf("reader: %d for a hidden job, %d for no job; want 404 for both", hidden.Status, absent.Status)
+	}
+	leak, none := hidden.JSON(t)["detail"], absent.JSON(t)["detail"]
+	if strings.ReplaceAll(fmt.Sprint(leak), ds, "X") != strings.ReplaceAll(fmt.Sprint(none), nojob, "X") {
+		t.Fatalf("404 for a hidden job %q differs from 404 for no job %q", leak, none)
 	}
 }

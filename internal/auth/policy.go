@@ -87,6 +87,15 @@ func AuthorizeManage(p Principal, r Resource, what, action string) error {
 	return nil
 }
 
+// CanReadJob: an ingestion job (file names, errors, progress) is the business of whoever started
+// it, the owner of the dataset it made and admins; reading the dataset is not enough.
+func CanReadJob(p Principal, creator *uuid.UUID, dataset Resource) bool {
+	if p.Anonymous() {
+		return false
+	}
+	return p.IsAdmin() || (creator != nil && *creator == p.UserID) || p.UserID == dataset.OwnerID
+}
+
 // Authorize answers the way the spec wants callers told: a resource the caller may not read
 // does not exist for them (404, no existence leak); a visible one they may not change is 403.
 func Authorize(p Principal, r Resource, write bool, what string) error {

@@ -121,3 +121,30 @@ func TestOwnerMatters(t *testing.T) {
 		})
 	}
 }
+
+func TestCanReadJob(t *testing.T) {
+	creator, owner, grantee := uuid.New(), uuid.New(), uuid.New()
+	tests := []struct {
+		name           string
+		p              Principal
+		creator        *uuid.UUID
+		datasetOwnerID uuid.UUID
+		want           bool
+	}{
+		{"job creator", Principal{UserID: creator, Role: RoleEditor}, &creator, owner, true},
+		{"dataset owner", Principal{UserID: owner, Role: RoleEditor}, &creator, owner, true},
+		{"admin", Principal{UserID: uuid.New(), Role: RoleAdmin}, &creator, owner, true},
+		{"write grantee", Principal{UserID: grantee, Role: RoleEditor}, &creator, owner, false},
+		{"anonymous, job without creator", Principal{}, nil, owner, false},
+		{"anonymous, dataset without owner", Principal{}, &creator, uuid.Nil, false},
+		{"signed-in, job without creator", Principal{UserID: grantee, Role: RoleViewer}, nil, owner, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Resource{Visibility: VisibilityRestricted, OwnerID: tt.datasetOwnerID, Published: true, Grant: GrantWrite}
+			if got := CanReadJob(tt.p, tt.creator, r); got != tt.want {
+				t.Errorf("CanReadJob = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

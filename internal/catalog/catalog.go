@@ -69,6 +69,21 @@ func (s *Service) get(ctx context.Context, q *store.Queries, p auth.Principal, i
 		TableColumns: r.TableColumns, grant: r.CallerGrant}, nil
 }
 
+// LatestJob returns the newest ingestion job of a dataset to those auth.CanReadJob allows. Anyone
+// else, readers of the dataset included, hears what a dataset without a job answers, so the 404
+// does not tell that a job exists.
+func (s *Service) LatestJob(ctx context.Context, p auth.Principal, id uuid.UUID) (store.CatalogIngestJob, error) {
+	d, err := s.Get(ctx, p, id, false)
+	if err != nil {
+		return store.CatalogIngestJob{}, err
+	}
+	job, err := s.Q.LatestJobOfDataset(ctx, &id)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !auth.CanReadJob(p, job.CreatedBy, resource(d.Row, d.grant))) {
+		return store.CatalogIngestJob{}, apperr.NotFound("dataset %s has no ingestion job", id)
+	}
+	return job, err
+}
+
 // Filter narrows a listing.
 type Filter struct {
 	Q, RecordType, Visibility, RecordStatus *string
