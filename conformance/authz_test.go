@@ -4,9 +4,15 @@ package conformance
 // job, access tokens ending with their session on every replica, collection names per owner.
 
 import (
+	"context"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"meridian/openapi"
 )
 
 // TestWriteGrantCannotChangeOwnerMatters: a write grant lets its holder edit a restricted
@@ -116,4 +122,174 @@ func TestJobByDatasetOnlyForCreatorOwnerAdmin(t *testing.T) {
 	if strings.ReplaceAll(fmt.Sprint(leak), ds, "X") != strings.ReplaceAll(fmt.Sprint(none), nojob, "X") {
 		t.Fatalf("404 for a hidden job %q differs from 404 for no job %q", leak, none)
 	}
+}
+
+// replicas starts two servers on one fresh database sharing a JWT secret, as a deployment with two
+// replicas behind a load balancer does, and returns a validating client for each.
+func replicas(t *testing.T) (a, b *Server, ca, cb *http.Client) {
+	t.Helper()
+	secret := "JWT_SECRET_KEY=" + randomHex(24)
+	a = startFresh(t, secret, "RATE_LIMIT_ENABLED=false")
+	b, err := Start(context.Background(), a.DBURL, secret, "RATE_LIMIT_ENABLED=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Stop)
+	clientFor := func(s *Server) *http.Client {
+		doc, err := openapi.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := NewContract(doc, s.APIRoot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Client()
+	}
+	return a, b, clientFor(a), clientFor(b)
+}
+
+// TestAccessTokenEndsWithItsSessionOnEveryReplica: logout, refresh-token reuse detection,
+// password change, role change and deactivation end the session on replica A or B, and the
+// session's access token is refused within a second by both. API keys outlive a web logout.
+func TestAccessTokenEndsWithItsSessionOnEveryReplica(t *testing.T) {
+	a, b, ca, cb := replicas(t)
+	at := func(c *http.Client, s *Server) func(t *testing.T, method, path string, body any, headers ...string) reply {
+		return func(t *testing.T, method, path string, body any, headers ...string) reply {
+			t.Helper()
+			return callAt(t, c, s.APIRoot, method, path, body, headers...)
+		}
+	}
+	onA, onB := at(ca, a), at(cb, b)
+	var adminAccess string
+	if r := onA(t, "POST", "/auth/login", url.Values{"username": {"admin"}, "password": {AdminPassword}}); r.Status == 200 {
+		adminAccess = r.JSON(t)["access_token"].(string)
+	} else {
+		t.Fatalf("admin login: %d %s", r.Status, r.Body)
+	}
+	newAccount := func(t *testing.T) (id, username, password string) {
+		t.Helper()
+		username, password = "repl"+randomHex(4), "Pass-word-"+randomHex(4)
+		r := onB(t, "POST", "/admin/users/", map[string]any{"username": username, "email": username + "@example.org",
+			"password": password, "role": "editor", "email_verified": true}, bearer(adminAccess)...)
+		if r.Status != 201 {
+			t.Fatalf("create user: %d %s", r.Status, r.Body)
+		}
+		return r.JSON(t)["id"].(string), username, password
+	}
+	signIn := func(t *testing.T, username, password string) (access, refresh string) {
+		t.Helper()
+		r := onA(t, "POST", "/auth/login", url.Values{"username": {username}, "password": {password}})
+		if r.Status != 200 {
+			t.Fatalf("login: %d %s", r.Status, r.Body)
+		}
+		m := r.JSON(t)
+		return m["access_token"].(string), m["refresh_token"].(string)
+	}
+	// refusedWithinASecond polls both replicas for ~1.5 s: the contract allows no lag beyond 1 s.
+	refusedWithinASecond := func(t *testing.T, access string) {
+		t.Helper()
+		start := time.Now()
+		for name, on := range map[string]func(*testing.T, string, string, any, ...string) reply{"A": onA, "B": onB} {
+			for {
+				r := on(t, "GET", "/auth/me/", nil, bearer(access)...)
+				if r.Status == 401 {
+					if lag := time.Since(start); lag > time.Second {
+						t.Errorf("replica %s refused the token only after %v", name, lag)
+					}
+					break
+				}
+				if r.Status != 200 {
+					t.Fatalf("replica %s: %d %s", name, r.Status, r.Body)
+				}
+				if time.Since(start) > 1500*time.Millisecond {
+					t.Fatalf("replica %s still accepts the access token %v after its session ended", name, time.Since(start).Round(time.Millisecond))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+	tests := []struct {
+		name string
+		end  func(t *testing.T, userID, password, access, refresh string)
+	}{
+		{"logout with the access token on A", func(t *testing.T, _, _, access, _ string) {
+			if r := onA(t, "POST", "/auth/logout/", nil, bearer(access)...); r.Status != 200 {
+				t.Fatalf("logout: %d %s", r.Status, r.Body)
+			}
+		}},
+		{"logout with the refresh token on A", func(t *testing.T, _, _, _, refresh string) {
+			if r := onA(t, "POST", "/auth/logout/", map[string]any{"refresh_token": refresh}); r.Status != 200 {
+				t.Fatalf("logout: %d %s", r.Status, r.Body)
+			}
+		}},
+		{"refresh-token reuse detected on B", func(t *testing.T, _, _, _, refresh string) {
+			for i, want := range []int{200, 200, 401} { // rotation, grace reuse, theft
+				if r := onB(t, "POST", "/auth/refresh/", map[string]any{"refresh_token": refresh}); r.Status != want {
+					t.Fatalf("refresh %d: %d %s, want %d", i, r.Status, r.Body, want)
+				}
+			}
+		}},
+		{"password change on A", func(t *testing.T, _, password, access, _ string) {
+			r := onA(t, "POST", "/auth/change-password/", map[string]any{"current_password": password, "new_password": "Brand-new-pass-1"}, bearer(access)...)
+			if r.Status != 200 {
+				t.Fatalf("change password: %d %s", r.Status, r.Body)
+			}
+		}},
+		{"role change on B", func(t *testing.T, id, _, _, _ string) {
+			if r := onB(t, "PATCH", "/admin/users/"+id, map[string]any{"role": "viewer"}, bearer(adminAccess)...); r.Status != 200 {
+				t.Fatalf("role change: %d %s", r.Status, r.Body)
+			}
+		}},
+		{"deactivation on B", func(t *testing.T, id, _, _, _ string) {
+			if r := onB(t, "POST", "/admin/users/"+id+"/deactivate/", nil, bearer(adminAccess)...); r.Status != 200 {
+				t.Fatalf("deactivate: %d %s", r.Status, r.Body)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id, username, password := newAccount(t)
+			access, refresh := signIn(t, username, password)
+			for name, on := range map[string]func(*testing.T, string, string, any, ...string) reply{"A": onA, "B": onB} {
+				if r := on(t, "GET", "/auth/me/", nil, bearer(access)...); r.Status != 200 {
+					t.Fatalf("replica %s before: %d %s", name, r.Status, r.Body)
+				}
+			}
+			tt.end(t, id, password, access, refresh)
+			refusedWithinASecond(t, access)
+		})
+	}
+
+	t.Run("another session of the same user survives a logout", func(t *testing.T) {
+		_, username, password := newAccount(t)
+		first, _ := signIn(t, username, password)
+		second, _ := signIn(t, username, password)
+		if r := onA(t, "POST", "/auth/logout/", nil, bearer(first)...); r.Status != 200 {
+			t.Fatalf("logout: %d %s", r.Status, r.Body)
+		}
+		refusedWithinASecond(t, first)
+		if r := onB(t, "GET", "/auth/me/", nil, bearer(second)...); r.Status != 200 {
+			t.Fatalf("the other session after logout: %d %s", r.Status, r.Body)
+		}
+	})
+
+	t.Run("API keys outlive a web logout", func(t *testing.T) {
+		_, username, password := newAccount(t)
+		access, refresh := signIn(t, username, password)
+		r := onA(t, "POST", "/auth/api-keys/", map[string]any{"name": "survivor", "scope": "full"}, bearer(access)...)
+		if r.Status != 201 {
+			t.Fatalf("create key: %d %s", r.Status, r.Body)
+		}
+		key := r.JSON(t)["key"].(string)
+		if r := onA(t, "POST", "/auth/logout/", map[string]any{"refresh_token": refresh}, bearer(access)...); r.Status != 200 {
+			t.Fatalf("logout: %d %s", r.Status, r.Body)
+		}
+		refusedWithinASecond(t, access)
+		for name, on := range map[string]func(*testing.T, string, string, any, ...string) reply{"A": onA, "B": onB} {
+			if r := on(t, "GET", "/auth/me/", nil, apiKey(key)...); r.Status != 200 {
+				t.Fatalf("API key on replica %s after logout: %d %s", name, r.Status, r.Body)
+			}
+		}
+	})
 }
