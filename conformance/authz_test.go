@@ -293,3 +293,65 @@ func TestAccessTokenEndsWithItsSessionOnEveryReplica(t *testing.T) {
 		}
 	})
 }
+
+// TestCollectionNamesArePerOwner: two users may each have a "Roads"; one user may not have two
+// (compared without case), and the conflict speaks of the caller's own collection only.
+func TestCollectionNamesArePerOwner(t *testing.T) {
+	first, second := newUser(t, "editor"), newUser(t, "editor")
+	name := "Roads " + randomHex(3)
+	create := func(t *testing.T, s session, name string) reply {
+		t.Helper()
+		return call(t, "POST", "/catalog/collections/", map[string]any{"name": name}, bearer(s.Access)...)
+	}
+	r := create(t, first, name)
+	if r.Status != 201 {
+		t.Fatalf("first user's collection: %d %s", r.Status, r.Body)
+	}
+	firstID := r.JSON(t)["id"].(string)
+	r = create(t, second, name)
+	if r.Status != 201 {
+		t.Fatalf("second user's collection of the same name: %d %s", r.Status, r.Body)
+	}
+	secondID := r.JSON(t)["id"].(string)
+	other := create(t, second, "Rivers "+randomHex(3))
+	if other.Status != 201 {
+		t.Fatalf("second user's other collection: %d %s", other.Status, other.Body)
+	}
+	tests := []struct {
+		name   string
+		send   func(t *testing.T) reply
+		status int
+	}{
+		{"same user, same name", func(t *testing.T) reply { return create(t, second, name) }, 409},
+		{"same user, same name in other case", func(t *testing.T) reply { return create(t, second, strings.ToUpper(name)) }, 409},
+		{"same user, renaming onto the name", func(t *testing.T) reply {
+			return call(t, "PATCH", "/catalog/collections/"+other.JSON(t)["id"].(string), map[string]any{"name": name}, bearer(second.Access)...)
+		}, 409},
+		{"admin, same name as two users", func(t *testing.T) reply { return create(t, admin(t), name) }, 201},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.send(t)
+			if r.Status != tt.status {
+				t.Fatalf("%d %s, want %d", r.Status, r.Body, tt.status)
+			}
+			if r.Status != 409 {
+				return
+			}
+			detail := r.JSON(t)["detail"].(string)
+			for _, secret := range []string{firstID, first.Username, first.ID} {
+				if strings.Contains(string(r.Body), secret) {
+					t.Fatalf("the conflict mentions another user's collection (%s): %s", secret, r.Body)
+				}
+			}
+			if !strings.Contains(detail, "you already") {
+				t.Fatalf("the conflict should say the caller already has the name: %q", detail)
+			}
+		})
+	}
+	// Both "Roads" are listed to an admin, each with its owner.
+	list := call(t, "GET", "/catalog/collections/?q="+url.QueryEscape(name)+"&limit=200", nil, bearer(admin(t).Access)...)
+	if list.Status != 200 || !strings.Contains(string(list.Body), firstID) || !strings.Contains(string(list.Body), secondID) {
+		t.Fatalf("admin list: %d %s", list.Status, list.Body)
+	}
+}
