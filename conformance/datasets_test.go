@@ -277,7 +277,7 @@ func TestCollections(t *testing.T) {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
 	cid := r.JSON(t)["id"].(string)
-	if r := call(t, "POST", "/catalog/collections/", map[string]any{"name": strings.ToUpper(name)}, bearer(other.Access)...); r.Status != 409 {
+	if r := call(t, "POST", "/catalog/collections/", map[string]any{"name": strings.ToUpper(name)}, bearer(owner.Access)...); r.Status != 409 {
 		t.Fatalf("duplicate name: %d", r.Status)
 	}
 	if r := call(t, "POST", "/catalog/collections/", map[string]any{"name": "v" + randomHex(2)}, bearer(newUser(t, "viewer").Access)...); r.Status != 403 {

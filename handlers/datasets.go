@@ -129,7 +129,8 @@ func (s *Server) ListAllDatasets(ctx context.Context, request gen.ListAllDataset
 }
 
 // UpdateDatasetMetadata: Update Dataset Metadata (PATCH /datasets/{dataset_id}). Write access and
-// edit_metadata; every change is recorded in the history with a new version.
+// edit_metadata, and ownership (or admin) to move the visibility; every change is recorded in the
+// history with a new version.
 func (s *Server) UpdateDatasetMetadata(ctx context.Context, request gen.UpdateDatasetMetadataRequestObject) (gen.UpdateDatasetMetadataResponseObject, error) {
 	b := request.Body
 	ch := catalog.Change{Title: b.Title, Summary: b.Summary, Visibility: (*string)(b.Visibility), License: b.License,

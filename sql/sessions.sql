@@ -24,3 +24,15 @@ WHERE family_id = @family_id AND revoked_at IS NULL;
 -- name: RevokeUserRefreshTokens :exec
 UPDATE catalog.refresh_tokens SET revoked_at = now()
 WHERE user_id = @user_id AND revoked_at IS NULL;
+
+-- name: GetUserForAccessToken :one
+-- Every bearer request reads this one row: the user (status, role and token version may have
+-- changed since the token was issued) and whether the token's session is still open. Logout,
+-- refresh-token reuse and password change revoke every token of the family, so a family with no
+-- unrevoked token is over and its access tokens die with it on every replica at once.
+SELECT sqlc.embed(u), EXISTS (
+    SELECT 1 FROM catalog.refresh_tokens r
+    WHERE r.family_id = @session_id AND r.user_id = u.id AND r.revoked_at IS NULL
+) AS session_open
+FROM catalog.users u
+WHERE u.id = @id;

@@ -64,6 +64,49 @@ func (q *Queries) GetRefreshTokenByHash(ctx context.Context, tokenHash []byte) (
 	return i, err
 }
 
+const getUserForAccessToken = `-- name: GetUserForAccessToken :one
+SELECT u.id, u.username, u.email, u.password_hash, u.role, u.status, u.email_verified, u.token_version, u.last_login_at, u.created_at, u.updated_at, EXISTS (
+    SELECT 1 FROM catalog.refresh_tokens r
+    WHERE r.family_id = $1 AND r.user_id = u.id AND r.revoked_at IS NULL
+) AS session_open
+FROM catalog.users u
+WHERE u.id = $2
+`
+
+type GetUserForAccessTokenParams struct {
+	SessionID uuid.UUID `json:"session_id"`
+	ID        uuid.UUID `json:"id"`
+}
+
+type GetUserForAccessTokenRow struct {
+	CatalogUser CatalogUser `json:"catalog_user"`
+	SessionOpen bool        `json:"session_open"`
+}
+
+// Every bearer request reads this one row: the user (status, role and token version may have
+// changed since the token was issued) and whether the token's session is still open. Logout,
+// refresh-token reuse and password change revoke every token of the family, so a family with no
+// unrevoked token is over and its access tokens die with it on every replica at once.
+func (q *Queries) GetUserForAccessToken(ctx context.Context, arg GetUserForAccessTokenParams) (GetUserForAccessTokenRow, error) {
+	row := q.db.QueryRow(ctx, getUserForAccessToken, arg.SessionID, arg.ID)
+	var i GetUserForAccessTokenRow
+	err := row.Scan(
+		&i.CatalogUser.ID,
+		&i.CatalogUser.Username,
+		&i.CatalogUser.Email,
+		&i.CatalogUser.PasswordHash,
+		&i.CatalogUser.Role,
+		&i.CatalogUser.Status,
+		&i.CatalogUser.EmailVerified,
+		&i.CatalogUser.TokenVersion,
+		&i.CatalogUser.LastLoginAt,
+		&i.CatalogUser.CreatedAt,
+		&i.CatalogUser.UpdatedAt,
+		&i.SessionOpen,
+	)
+	return i, err
+}
+
 const revokeRefreshFamily = `-- name: RevokeRefreshFamily :exec
 UPDATE catalog.refresh_tokens SET revoked_at = now()
 WHERE family_id = $1 AND revoked_at IS NULL

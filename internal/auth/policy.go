@@ -68,6 +68,34 @@ func CanWrite(p Principal, r Resource) bool {
 	return r.Visibility == VisibilityRestricted && r.Grant == GrantWrite && CanRead(p, r)
 }
 
+// CanManage: who may read a resource (its visibility and grants) and whether it exists
+// (deletion) is for its owner and admins only. A write grant covers the content, never the
+// audience, or a grantee could publish what the owner restricted.
+func CanManage(p Principal, r Resource) bool {
+	return !p.Anonymous() && (p.IsAdmin() || p.UserID == r.OwnerID)
+}
+
+// AuthorizeManage is Authorize for an owner's matter: 404 when the resource is invisible to the
+// caller, 403 naming the action when the caller may see it but is neither its owner nor an admin.
+func AuthorizeManage(p Principal, r Resource, what, action string) error {
+	if err := Authorize(p, r, false, what); err != nil {
+		return err
+	}
+	if !CanManage(p, r) {
+		return apperr.Forbidden("only the %s's owner or an admin may %s", what, action)
+	}
+	return nil
+}
+
+// CanReadJob: an ingestion job (file names, errors, progress) is the business of whoever started
+// it, the owner of the dataset it made and admins; reading the dataset is not enough.
+func CanReadJob(p Principal, creator *uuid.UUID, dataset Resource) bool {
+	if p.Anonymous() {
+		return false
+	}
+	return p.IsAdmin() || (creator != nil && *creator == p.UserID) || p.UserID == dataset.OwnerID
+}
+
 // Authorize answers the way the spec wants callers told: a resource the caller may not read
 // does not exist for them (404, no existence leak); a visible one they may not change is 403.
 func Authorize(p Principal, r Resource, write bool, what string) error {

@@ -78,3 +78,73 @@ func TestUnpublishedAndGrants(t *testing.T) {
 		checkCell(t, tt.name, tt.p, tt.r, tt.cell)
 	}
 }
+
+// TestOwnerMatters: visibility, grants and deletion belong to the owner and admins; a write grant
+// does not reach them (404 when invisible, 403 when visible).
+func TestOwnerMatters(t *testing.T) {
+	owner := uuid.New()
+	grantee := Principal{UserID: uuid.New(), Role: RoleEditor}
+	restricted := Resource{Visibility: VisibilityRestricted, OwnerID: owner, Published: true, Grant: GrantWrite}
+	public := Resource{Visibility: VisibilityPublic, OwnerID: owner, Published: true}
+	ownerless := Resource{Visibility: VisibilityPublic, Published: true}
+	const allowed = 0
+	tests := []struct {
+		name string
+		p    Principal
+		r    Resource
+		want int // allowed, or the HTTP status of the refusal
+	}{
+		{"owner", Principal{UserID: owner, Role: RoleEditor}, restricted, allowed},
+		{"admin", Principal{UserID: uuid.New(), Role: RoleAdmin}, restricted, allowed},
+		{"write grantee", grantee, restricted, 403},
+		{"reader of a public record", grantee, public, 403},
+		{"stranger to a private record", grantee, Resource{Visibility: VisibilityPrivate, OwnerID: owner, Published: true}, 404},
+		{"anonymous, public record", Principal{}, public, 403},
+		{"anonymous, ownerless record", Principal{}, ownerless, 403},
+		{"signed-in, ownerless record", grantee, ownerless, 403},
+		{"admin, ownerless record", Principal{UserID: uuid.New(), Role: RoleAdmin}, ownerless, allowed},
+	}
+	status := map[apperr.Kind]int{apperr.KindForbidden: 403, apperr.KindNotFound: 404}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := CanManage(tt.p, tt.r); got != (tt.want == allowed) {
+				t.Errorf("CanManage = %v", got)
+			}
+			err := AuthorizeManage(tt.p, tt.r, "dataset", "change its visibility")
+			got := allowed
+			if err != nil {
+				got = status[apperr.KindOf(err)]
+			}
+			if got != tt.want {
+				t.Errorf("AuthorizeManage: %v (%d), want %d", err, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCanReadJob(t *testing.T) {
+	creator, owner, grantee := uuid.New(), uuid.New(), uuid.New()
+	tests := []struct {
+		name           string
+		p              Principal
+		creator        *uuid.UUID
+		datasetOwnerID uuid.UUID
+		want           bool
+	}{
+		{"job creator", Principal{UserID: creator, Role: RoleEditor}, &creator, owner, true},
+		{"dataset owner", Principal{UserID: owner, Role: RoleEditor}, &creator, owner, true},
+		{"admin", Principal{UserID: uuid.New(), Role: RoleAdmin}, &creator, owner, true},
+		{"write grantee", Principal{UserID: grantee, Role: RoleEditor}, &creator, owner, false},
+		{"anonymous, job without creator", Principal{}, nil, owner, false},
+		{"anonymous, dataset without owner", Principal{}, &creator, uuid.Nil, false},
+		{"signed-in, job without creator", Principal{UserID: grantee, Role: RoleViewer}, nil, owner, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Resource{Visibility: VisibilityRestricted, OwnerID: tt.datasetOwnerID, Published: true, Grant: GrantWrite}
+			if got := CanReadJob(tt.p, tt.creator, r); got != tt.want {
+				t.Errorf("CanReadJob = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -187,24 +187,30 @@ func (s *Service) EndSession(ctx context.Context, session uuid.UUID) error {
 // errBadCredential is the one answer for every API key or access token that does not resolve.
 var errBadCredential = apperr.Unauthorized("credential is invalid, expired or revoked")
 
-// AuthenticateBearer resolves an access token. The user row is read on every request so that
-// deactivation, role and password changes take effect at once, not when the token expires.
+// AuthenticateBearer resolves an access token. The user row and the token's session are read on
+// every request, in one query, so that logout, a revoked session, deactivation, role and password
+// changes take effect at once on every replica, not when the token expires. No cache: a revoked
+// session must be refused by every process within a second, and the row read is already paid for.
 func (s *Service) AuthenticateBearer(ctx context.Context, token string) (Principal, error) {
 	id, claims, err := s.Signer.Verify(token)
 	if err != nil {
 		return Principal{}, errBadCredential
 	}
-	u, err := s.Q.GetUserByID(ctx, id)
+	session, err := uuid.Parse(claims.Session)
+	if err != nil {
+		return Principal{}, errBadCredential // every token we issue names its session
+	}
+	r, err := s.Q.GetUserForAccessToken(ctx, store.GetUserForAccessTokenParams{ID: id, SessionID: session})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Principal{}, errBadCredential
 	}
 	if err != nil {
 		return Principal{}, err
 	}
-	if u.Status != "active" || u.TokenVersion != claims.Version {
+	u := r.CatalogUser
+	if u.Status != "active" || u.TokenVersion != claims.Version || !r.SessionOpen {
 		return Principal{}, errBadCredential
 	}
-	session, _ := uuid.Parse(claims.Session)
 	return Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Via: ViaBearer, Session: session}, nil
 }
 

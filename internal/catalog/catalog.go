@@ -36,6 +36,7 @@ type Dataset struct {
 	CreatedByDisplay    string
 	LastEditedByDisplay *string
 	TableColumns        []byte // [[name, type], ...] of the data table, when read by Get
+	grant               string // the strongest grant the reader holds, for later policy checks
 }
 
 func resource(d store.CatalogDataset, grant string) auth.Resource {
@@ -65,7 +66,22 @@ func (s *Service) get(ctx context.Context, q *store.Queries, p auth.Principal, i
 		return Dataset{}, err
 	}
 	return Dataset{Row: r.CatalogDataset, CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay,
-		TableColumns: r.TableColumns}, nil
+		TableColumns: r.TableColumns, grant: r.CallerGrant}, nil
+}
+
+// LatestJob returns the newest ingestion job of a dataset to those auth.CanReadJob allows. Anyone
+// else, readers of the dataset included, hears what a dataset without a job answers, so the 404
+// does not tell that a job exists.
+func (s *Service) LatestJob(ctx context.Context, p auth.Principal, id uuid.UUID) (store.CatalogIngestJob, error) {
+	d, err := s.Get(ctx, p, id, false)
+	if err != nil {
+		return store.CatalogIngestJob{}, err
+	}
+	job, err := s.Q.LatestJobOfDataset(ctx, &id)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !auth.CanReadJob(p, job.CreatedBy, resource(d.Row, d.grant))) {
+		return store.CatalogIngestJob{}, apperr.NotFound("dataset %s has no ingestion job", id)
+	}
+	return job, err
 }
 
 // Filter narrows a listing.
@@ -185,6 +201,13 @@ func (s *Service) UpdateMetadata(ctx context.Context, p auth.Principal, id uuid.
 		if len(changes) == 0 {
 			return nil // nothing changes: no new version, no history entry
 		}
+		// Sending the current visibility back (a client saving a whole form) changes nothing and
+		// stays allowed; moving it is the owner's decision.
+		if _, moves := changes["visibility"]; moves {
+			if err := auth.AuthorizeManage(p, resource(before.Row, before.grant), "dataset", "change its visibility"); err != nil {
+				return err
+			}
+		}
 		v, err := q.UpdateDatasetMetadata(ctx, store.UpdateDatasetMetadataParams{ID: id, UpdatedBy: &p.UserID,
 			Title: ch.Title, Summary: ch.Summary, Visibility: ch.Visibility, License: ch.License, Attribution: ch.Attribution,
 			SourceOrganization: ch.SourceOrganization, SourceUrl: ch.SourceURL, QualityStatement: ch.QualityStatement,
@@ -227,8 +250,8 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID, co
 		if err != nil {
 			return err
 		}
-		if !p.IsAdmin() && (d.Row.CreatedBy == nil || *d.Row.CreatedBy != p.UserID) {
-			return apperr.Forbidden("only the dataset's owner or an admin may delete it")
+		if err := auth.AuthorizeManage(p, resource(d.Row, d.grant), "dataset", "delete it"); err != nil {
+			return err
 		}
 		if confirmTitle != nil && *confirmTitle != d.Row.Title {
 			return ErrTitleMismatch

@@ -82,18 +82,19 @@ func (s *Service) CreateCollection(ctx context.Context, p auth.Principal, name s
 	}
 	row, err := s.Q.CreateCollection(ctx, store.CreateCollectionParams{Name: name, Description: description, Visibility: visibility, CreatedBy: &p.UserID})
 	if err != nil {
-		return Collection{}, nameConflict(err, name)
+		return Collection{}, nameConflict(err, name, true)
 	}
 	return Collection{Row: row}, nil
 }
 
 // UpdateCollection renames, redescribes or changes the visibility of a collection.
 func (s *Service) UpdateCollection(ctx context.Context, p auth.Principal, id uuid.UUID, name, description, visibility *string) (Collection, error) {
-	if _, err := s.ownCollection(ctx, p, id); err != nil {
+	c, err := s.ownCollection(ctx, p, id)
+	if err != nil {
 		return Collection{}, err
 	}
 	if _, err := s.Q.UpdateCollection(ctx, store.UpdateCollectionParams{ID: id, Name: name, Description: description, Visibility: visibility}); err != nil {
-		return Collection{}, nameConflict(err, deref(name))
+		return Collection{}, nameConflict(err, deref(name), c.Row.CreatedBy != nil && *c.Row.CreatedBy == p.UserID)
 	}
 	return s.Collection(ctx, p, id)
 }
@@ -164,12 +165,17 @@ func (s *Service) CollectionsOf(ctx context.Context, p auth.Principal, dataset u
 	return s.Q.CollectionsOfDataset(ctx, store.CollectionsOfDatasetParams{DatasetID: dataset, CallerID: caller, IsAdmin: p.IsAdmin()})
 }
 
-func nameConflict(err error, name string) error {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return apperr.Conflict("a collection named %q already exists", name)
+// nameConflict turns the per-owner unique name index's violation into a 409. Names are unique per
+// owner only, so the conflicting collection is always the owner's own: the message says so and
+// names nothing else (another user's private collection must not show through).
+func nameConflict(err error, name string, callerOwns bool) error {
+	if !uniqueViolation(err) {
+		return err
 	}
-	return err
+	if callerOwns {
+		return apperr.Conflict("you already have a collection named %q", name)
+	}
+	return apperr.Conflict("the collection's owner already has a collection named %q", name)
 }
 
 func deref(s *string) string {

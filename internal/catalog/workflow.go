@@ -142,10 +142,7 @@ func (s *Service) grantManager(ctx context.Context, p auth.Principal, id uuid.UU
 	if err != nil {
 		return err
 	}
-	if !p.IsAdmin() && (d.Row.CreatedBy == nil || *d.Row.CreatedBy != p.UserID) {
-		return apperr.Forbidden("only the dataset's owner or an admin may manage its grants")
-	}
-	return nil
+	return auth.AuthorizeManage(p, resource(d.Row, d.grant), "dataset", "manage its grants")
 }
 
 // Grants lists the grants of a dataset.
