@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -204,6 +205,9 @@ func TestErrorHandlerKinds(t *testing.T) {
 		{echo.ErrMethodNotAllowed, 405, ""},
 		{context.DeadlineExceeded, 503, "5"},
 		{errorsNew("boom"), 500, ""},
+		// A chunked body cut by http.MaxBytesReader while the validator read it.
+		{&ValidationFailure{Status: 422, Errors: []FieldError{{Loc: []any{"body"}, Msg: "http: request body too large"}},
+			Cause: fmt.Errorf("reading failed: %w", &http.MaxBytesError{Limit: 10})}, 413, ""},
 	}
 	for _, tt := range tests {
 		e := echo.New()
