@@ -46,6 +46,10 @@ type Config struct {
 	// OperationRateLimits are requests per minute per client IP for individual operations, keyed
 	// by operationId (open-points.md); RATE_LIMITS="login=5,refreshToken=30" overrides entries.
 	OperationRateLimits map[string]int
+	// UserRateLimits are requests per minute per signed-in user (anonymous callers: per client
+	// IP) for operations whose cost follows the account, not the address: previews run GDAL
+	// over a staged file, read-only SQL runs a query. RATE_LIMITS_PER_USER overrides entries.
+	UserRateLimits map[string]int
 
 	AccessTokenTTL  time.Duration
 	RefreshTokenTTL time.Duration
@@ -120,6 +124,9 @@ func load(get func(string) string) (Config, error) {
 			"aiChatStream": 10, "chat": 10, "datasetChatStream": 10, "generateMap": 10, "generateMapStream": 10,
 			"generateMetadataSummary": 20, "generateMetadataKeywords": 20, "generateMetadataLineage": 20,
 			"generateMetadataQualityStatement": 20, "listBasemaps": 120, "adminMutations": 30,
+		}),
+		UserRateLimits: p.limits("RATE_LIMITS_PER_USER", map[string]int{
+			"previewFile": 30, "reuploadPreview": 30, "runAReadOnlySQLQuery": 30,
 		}),
 
 		AccessTokenTTL:  p.duration("ACCESS_TOKEN_TTL", 15*time.Minute),
