@@ -75,12 +75,18 @@ var kindStatus = map[apperr.Kind]int{
 
 // ErrorHandler is the one place where an error becomes a response: binding, validation, domain,
 // routing and panic errors all leave as application/problem+json.
-func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+// queryTimeout is QUERY_TIMEOUT, named in the 503 of a statement PostgreSQL cancelled.
+func ErrorHandler(log *slog.Logger, queryTimeout time.Duration) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
 			// Headers are gone (a stream broke midway); all we can do is log.
 			log.Warn("error after response started", "err", err, "request_id", requestID(c))
 			return
+		}
+		if db.StatementTimeout(err) && c.Request().Context().Err() == nil {
+			// PostgreSQL cut the statement at QUERY_TIMEOUT while the client still waits: say so.
+			err = &apperr.Error{Kind: apperr.KindUnavailable, Title: "Query timeout", Detail: fmt.Sprintf(
+				"the query took longer than the limit of %s and was cancelled; narrow the request or retry later", queryTimeout)}
 		}
 		p, retryAfter := toProblem(err)
 		p.Instance = requestID(c)
