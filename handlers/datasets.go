@@ -8,9 +8,7 @@ import (
 	"errors"
 	"io"
 	"mime"
-	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -420,7 +418,7 @@ func (s *Server) ExportDataset(ctx context.Context, request gen.ExportDatasetReq
 		format = "gpkg"
 	}
 	name := fileName(d.Row.Title)
-	req := export.Request{Schema: d.Row.TableSchema, Table: d.Row.TableName, Name: name, Format: format,
+	req := export.Request{DatasetID: request.DatasetId.String(), Schema: d.Row.TableSchema, SRID: int(val(d.Row.Srid)), Table: d.Row.TableName, Name: name, Format: format,
 		CRS: val(request.Params.Crs), BBox: val(request.Params.Bbox)}
 	body, size, err := s.exporter.Open(ctx, req)
 	if err != nil {
@@ -463,25 +461,6 @@ func fileName(title string) string {
 		n = "dataset"
 	}
 	return n
-}
-
-// exportResponse streams an export; Close ends the process or removes the temporary file.
-type exportResponse struct {
-	mediaType, filename string
-	body                io.ReadCloser
-	size                int64
-}
-
-func (r exportResponse) VisitExportDatasetResponse(w http.ResponseWriter) error {
-	defer r.body.Close()
-	w.Header().Set("Content-Type", r.mediaType)
-	w.Header().Set("Content-Disposition", `attachment; filename="`+r.filename+`"`)
-	if r.size > 0 {
-		w.Header().Set("Content-Length", strconv.FormatInt(r.size, 10))
-	}
-	w.WriteHeader(http.StatusOK)
-	_, err := io.Copy(w, r.body)
-	return err
 }
 
 // PreviewFile: Preview File (POST /ingest/preview/{job_id}). Every layer of the staged file with

@@ -79,7 +79,7 @@ func New(d Deps) (*Server, error) {
 	s.box = secretbox.New(c.JWTSecretKey)
 	s.downloads = auth.NewDownloadTokens(c.JWTSecretKey)
 	s.tables = features.Reader{Pool: d.Pool}
-	s.exporter = &export.Exporter{Pool: d.Pool, TmpDir: filepath.Join(c.DataDir, "exports")}
+	s.exporter = &export.Exporter{Pool: d.Pool, TmpDir: filepath.Join(c.DataDir, "exports"), Timeout: c.ExportTimeout, Log: d.Log}
 	var storage blob.Storage = blob.NewLocal(c.DataDir, c.BaseURL, c.JWTSecretKey)
 	if c.S3Endpoint != "" {
 		s3, err := blob.NewS3(blob.S3Config{Endpoint: c.S3Endpoint, Region: c.S3Region, Bucket: c.S3Bucket,

@@ -27,8 +27,11 @@ type Config struct {
 	ImportWorkers int // concurrent ogr2ogr imports per replica
 	OGCMaxLimit   int // largest OGC API items page; larger limits are clamped to it
 	// RegisterSchemas are the schemas whose existing tables admins may register as datasets.
-	RegisterSchemas     []string
-	QueryTimeout        time.Duration
+	RegisterSchemas []string
+	QueryTimeout    time.Duration
+	// ExportTimeout bounds one export's ogr2ogr run (and its database session); past it the
+	// process group is killed and a download in flight is cut.
+	ExportTimeout       time.Duration
 	BackupMaxAgeMinutes int
 	MaxUploadBytes      int64
 	// Presigned uploads switch to multipart above PresignedThresholdBytes, in parts of
@@ -103,6 +106,7 @@ func load(get func(string) string) (Config, error) {
 
 		DBMaxConns:              int32(p.integer("DB_MAX_CONNS", 20, 1, 80)),
 		QueryTimeout:            p.duration("QUERY_TIMEOUT", 30*time.Second),
+		ExportTimeout:           p.duration("EXPORT_TIMEOUT", 15*time.Minute),
 		ImportWorkers:           p.integer("IMPORT_WORKERS", 2, 1, 64),
 		OGCMaxLimit:             p.integer("OGC_MAX_LIMIT", 10000, 1, 100000),
 		RegisterSchemas:         p.listOr("REGISTER_SCHEMAS", []string{"public"}),
