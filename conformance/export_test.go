@@ -6,9 +6,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -62,6 +64,11 @@ func TestExportOddlyNamedTable(t *testing.T) {
 			if n := ogrCount(t, open); n != 7 {
 				t.Fatalf("%s export of the oddly named table holds %d features, want 7", f.format, n)
 			}
+			// The attribute comes along with its values (CSV readers unquote its name, Shapefile cuts it).
+			out, err := exec.Command("ogrinfo", "-ro", "-al", open).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "Label") || !strings.Contains(string(out), "= p7") {
+				t.Fatalf("%s export lacks the attribute column or its values (%v):\n%.2000s", f.format, err, out)
+			}
 		})
 	}
 }
@@ -81,6 +88,8 @@ func TestExportFailureBeforeFirstByte(t *testing.T) {
 			if r.Status != 500 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/problem+json") {
 				t.Fatalf("export of a vanished table: %d %q %.200s", r.Status, r.Header.Get("Content-Type"), r.Body)
 			}
+			// GDAL's reason reaches the log, with the dataset.
+			waitLog(t, server, "export failed", id, "does not exist")
 		})
 	}
 }
@@ -138,7 +147,29 @@ func TestExportFailureMidStreamCutsTheConnection(t *testing.T) {
 	if n == 0 || !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("after %d bytes: %v, want a cut connection (unexpected EOF)", n, err)
 	}
-	if !strings.Contains(s.Logs(), id) {
-		t.Fatalf("the server log does not name dataset %s:\n%s", id, tail(s.Logs(), 3000))
+	waitLog(t, s, "export failed", id)
+}
+
+// waitLog waits for a line of s's log holding every part; log lines travel through the server's
+// stderr pipe, so one may arrive just after the response it explains.
+func waitLog(t *testing.T, s *Server, parts ...string) {
+	t.Helper()
+	has := func() bool {
+		for _, line := range strings.Split(s.Logs(), "\n") {
+			all := true
+			for _, p := range parts {
+				all = all && strings.Contains(line, p)
+			}
+			if all {
+				return true
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(3 * time.Second); !has() && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !has() {
+		t.Fatalf("no log line holds %q:\n%s", parts, tail(s.Logs(), 3000))
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"meridian/internal/catalog"
 	"meridian/internal/db"
 	"meridian/internal/export"
+	"meridian/internal/features"
 	"meridian/internal/ingest"
 )
 
@@ -417,9 +418,18 @@ func (s *Server) ExportDataset(ctx context.Context, request gen.ExportDatasetReq
 	if format == "" {
 		format = "gpkg"
 	}
+	t, err := features.TableOf(d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn, d.TableColumns)
+	if err != nil {
+		return nil, err
+	}
 	name := fileName(d.Row.Title)
-	req := export.Request{DatasetID: request.DatasetId.String(), Schema: d.Row.TableSchema, SRID: int(val(d.Row.Srid)), Table: d.Row.TableName, Name: name, Format: format,
-		CRS: val(request.Params.Crs), BBox: val(request.Params.Bbox)}
+	cols := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		cols[i] = c.Name
+	}
+	req := export.Request{DatasetID: request.DatasetId.String(), Schema: d.Row.TableSchema, Table: d.Row.TableName,
+		ID: t.ID, IDType: t.IDType, Geom: t.Geom, Columns: cols, SRID: int(val(d.Row.Srid)),
+		Name: name, Format: format, CRS: val(request.Params.Crs), BBox: val(request.Params.Bbox)}
 	body, size, err := s.exporter.Open(ctx, req)
 	if err != nil {
 		return nil, err

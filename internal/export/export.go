@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,10 +59,15 @@ type Exporter struct {
 type Request struct {
 	DatasetID           string // for the log
 	Schema, Table, Name string // Name is the layer and file name
-	Format              string
-	SRID                int       // the table's geometry SRID, 0 for 4326
-	CRS                 int       // EPSG code, 0 for 4326
-	BBox                []float64 // WGS84 minx, miny, maxx, maxy, or nil
+	// The table's columns as the catalog knows them: its key (exported as the features' ids when
+	// it is an integer, as GDAL wants), its geometry and the rest. With no columns at all the
+	// whole row is exported.
+	ID, IDType, Geom string
+	Columns          []string
+	Format           string
+	SRID             int       // the table's geometry SRID, 0 for 4326
+	CRS              int       // EPSG code, 0 for 4326
+	BBox             []float64 // WGS84 minx, miny, maxx, maxy, or nil
 }
 
 // Open starts the export and returns its bytes; Close releases the process and files. size is 0
@@ -157,7 +163,7 @@ func (e *Exporter) timeout() time.Duration {
 // database stops too when the process is killed.
 func (e *Exporter) command(ctx context.Context, r Request, f Format, out string, spat []float64) (*exec.Cmd, *capped, error) {
 	conn, password := db.OGRConnection(e.Pool)
-	args := []string{"-f", f.Driver, out, conn, "-sql", "SELECT * FROM " + pgx.Identifier{r.Schema, r.Table}.Sanitize(), "-nln", r.Name}
+	args := []string{"-f", f.Driver, out, conn, "-sql", selectSQL(r), "-nln", r.Name}
 	if r.CRS != 0 && r.CRS != 4326 {
 		args = append(args, "-t_srs", "EPSG:"+strconv.Itoa(r.CRS))
 		if r.Format == "geojson" {
@@ -199,6 +205,33 @@ func (e *Exporter) tableBox(ctx context.Context, r Request) ([]float64, error) {
 	}
 	return b, nil
 }
+
+// selectSQL selects the rows to export with every identifier quoted. An integer key is named
+// ogc_fid, the name under which GDAL takes a result column for the features' ids, so the key
+// leaves as the file's FIDs (not as one more attribute), as it would from the table itself.
+func selectSQL(r Request) string {
+	from := " FROM " + pgx.Identifier{r.Schema, r.Table}.Sanitize()
+	if r.Geom == "" && len(r.Columns) == 0 {
+		return "SELECT *" + from
+	}
+	var cols []string
+	key := r.ID != "" && integerTypes[r.IDType] && !slices.Contains(r.Columns, "ogc_fid")
+	switch {
+	case key:
+		cols = append(cols, pgx.Identifier{r.ID}.Sanitize()+" AS ogc_fid")
+	case r.ID != "":
+		cols = append(cols, pgx.Identifier{r.ID}.Sanitize())
+	}
+	if r.Geom != "" {
+		cols = append(cols, pgx.Identifier{r.Geom}.Sanitize())
+	}
+	for _, c := range r.Columns {
+		cols = append(cols, pgx.Identifier{c}.Sanitize())
+	}
+	return "SELECT " + strings.Join(cols, ", ") + from
+}
+
+var integerTypes = map[string]bool{"integer": true, "bigint": true, "smallint": true}
 
 // stream starts cmd and waits for its first bytes (or its end).
 func (e *Exporter) stream(cmd *exec.Cmd, stderr *capped, cancel context.CancelFunc, r Request) (io.ReadCloser, int64, error) {

@@ -59,3 +59,28 @@ func TestCappedKeepsTheStart(t *testing.T) {
 		t.Fatalf("kept %q, want abcde", c.String())
 	}
 }
+
+func TestSelectSQL(t *testing.T) {
+	tests := []struct {
+		name string
+		r    Request
+		want string
+	}{
+		{"integer key leaves as the FIDs", Request{Schema: "data", Table: "t1", ID: "gid", IDType: "integer", Geom: "geom", Columns: []string{"name"}},
+			`SELECT "gid" AS ogc_fid, "geom", "name" FROM "data"."t1"`},
+		{"odd names are quoted", Request{Schema: "public", Table: `odd.Name "x"`, ID: "Id", IDType: "bigint", Geom: "the geom", Columns: []string{`a"b`}},
+			`SELECT "Id" AS ogc_fid, "the geom", "a""b" FROM "public"."odd.Name ""x"""`},
+		{"text key stays an attribute", Request{Schema: "s", Table: "t", ID: "code", IDType: "text", Geom: "g"},
+			`SELECT "code", "g" FROM "s"."t"`},
+		{"a column named ogc_fid keeps its name", Request{Schema: "s", Table: "t", ID: "gid", IDType: "integer", Geom: "g", Columns: []string{"ogc_fid"}},
+			`SELECT "gid", "g", "ogc_fid" FROM "s"."t"`},
+		{"unknown columns: the whole row", Request{Schema: "s", Table: "t"}, `SELECT * FROM "s"."t"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := selectSQL(tt.r); got != tt.want {
+				t.Fatalf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
