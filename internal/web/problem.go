@@ -86,7 +86,7 @@ func ErrorHandler(log *slog.Logger, queryTimeout time.Duration) echo.HTTPErrorHa
 		if db.StatementTimeout(err) && c.Request().Context().Err() == nil {
 			// PostgreSQL cut the statement at QUERY_TIMEOUT while the client still waits: say so.
 			err = &apperr.Error{Kind: apperr.KindUnavailable, Title: "Query timeout", Detail: fmt.Sprintf(
-				"the query took longer than the limit of %s and was cancelled; narrow the request or retry later", queryTimeout)}
+				"the query took longer than the limit of %s and was cancelled; narrow the request or retry later", queryTimeout), Err: err}
 		}
 		p, retryAfter := toProblem(err)
 		p.Instance = requestID(c)
