@@ -8,9 +8,7 @@ import (
 	"errors"
 	"io"
 	"mime"
-	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -21,6 +19,7 @@ import (
 	"meridian/internal/catalog"
 	"meridian/internal/db"
 	"meridian/internal/export"
+	"meridian/internal/features"
 	"meridian/internal/ingest"
 )
 
@@ -424,9 +423,18 @@ func (s *Server) ExportDataset(ctx context.Context, request gen.ExportDatasetReq
 	if format == "" {
 		format = "gpkg"
 	}
+	t, err := features.TableOf(d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn, d.TableColumns)
+	if err != nil {
+		return nil, err
+	}
 	name := fileName(d.Row.Title)
-	req := export.Request{Schema: d.Row.TableSchema, Table: d.Row.TableName, Name: name, Format: format,
-		CRS: val(request.Params.Crs), BBox: val(request.Params.Bbox)}
+	cols := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		cols[i] = c.Name
+	}
+	req := export.Request{DatasetID: request.DatasetId.String(), Schema: d.Row.TableSchema, Table: d.Row.TableName,
+		ID: t.ID, IDType: t.IDType, Geom: t.Geom, Columns: cols, SRID: int(val(d.Row.Srid)),
+		Name: name, Format: format, CRS: val(request.Params.Crs), BBox: val(request.Params.Bbox)}
 	body, size, err := s.exporter.Open(ctx, req)
 	if err != nil {
 		return nil, err
@@ -468,25 +476,6 @@ func fileName(title string) string {
 		n = "dataset"
 	}
 	return n
-}
-
-// exportResponse streams an export; Close ends the process or removes the temporary file.
-type exportResponse struct {
-	mediaType, filename string
-	body                io.ReadCloser
-	size                int64
-}
-
-func (r exportResponse) VisitExportDatasetResponse(w http.ResponseWriter) error {
-	defer r.body.Close()
-	w.Header().Set("Content-Type", r.mediaType)
-	w.Header().Set("Content-Disposition", `attachment; filename="`+r.filename+`"`)
-	if r.size > 0 {
-		w.Header().Set("Content-Length", strconv.FormatInt(r.size, 10))
-	}
-	w.WriteHeader(http.StatusOK)
-	_, err := io.Copy(w, r.body)
-	return err
 }
 
 // PreviewFile: Preview File (POST /ingest/preview/{job_id}). Every layer of the staged file with

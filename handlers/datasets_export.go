@@ -4,6 +4,9 @@ package handlers
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"strconv"
 
 	"meridian/gen"
 )
@@ -71,4 +74,30 @@ func (s *Server) GeodcatAPRecord(ctx context.Context, request gen.GeodcatAPRecor
 // ValidateGeoDCATAPRecord: Validate GeoDCAT-AP record (GET /datasets/{dataset_id}/geodcat-ap/validation/).
 func (s *Server) ValidateGeoDCATAPRecord(ctx context.Context, request gen.ValidateGeoDCATAPRecordRequestObject) (gen.ValidateGeoDCATAPRecordResponseObject, error) {
 	return nil, notImplemented("validateGeoDCATAPRecord")
+}
+
+// exportResponse streams an export; Close ends the process or removes the temporary file.
+type exportResponse struct {
+	mediaType, filename string
+	body                io.ReadCloser
+	size                int64
+}
+
+// VisitExportDatasetResponse sends the export. The export has produced its first bytes by now
+// (export.Exporter.Open), so the 200 is honest when it goes out; if the export or the client fails
+// later, the handler is aborted, which closes the connection without the response's proper end
+// (no last chunk, or fewer bytes than Content-Length): the client sees a broken download rather
+// than a complete-looking short file. The exporter has logged why.
+func (r exportResponse) VisitExportDatasetResponse(w http.ResponseWriter) error {
+	defer r.body.Close()
+	w.Header().Set("Content-Type", r.mediaType)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+r.filename+`"`)
+	if r.size > 0 {
+		w.Header().Set("Content-Length", strconv.FormatInt(r.size, 10))
+	}
+	w.WriteHeader(http.StatusOK)
+	if _, err := io.Copy(w, r.body); err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	return nil
 }

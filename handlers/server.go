@@ -79,7 +79,7 @@ func New(d Deps) (*Server, error) {
 	s.box = secretbox.New(c.JWTSecretKey)
 	s.downloads = auth.NewDownloadTokens(c.JWTSecretKey)
 	s.tables = features.Reader{Pool: d.Pool}
-	s.exporter = &export.Exporter{Pool: d.Pool, TmpDir: filepath.Join(c.DataDir, "exports")}
+	s.exporter = &export.Exporter{Pool: d.Pool, TmpDir: filepath.Join(c.DataDir, "exports"), Timeout: c.ExportTimeout, Log: d.Log}
 	var storage blob.Storage = blob.NewLocal(c.DataDir, c.BaseURL, c.JWTSecretKey)
 	if c.S3Endpoint != "" {
 		s3, err := blob.NewS3(blob.S3Config{Endpoint: c.S3Endpoint, Region: c.S3Region, Bucket: c.S3Bucket,
@@ -101,7 +101,8 @@ func New(d Deps) (*Server, error) {
 
 // Mount registers every contract operation under /api with the per-route middleware, in order:
 // the operation's own rate limit, a body limit fitting the operation (uploads, feature writes, the
-// rest), authentication (spec section 5), then request validation.
+// rest), authentication (spec section 5), the operation's per-user rate limit, then request
+// validation.
 func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Router {
 	r := web.NewRouter(e, doc, "/api", func(op *web.Operation) []echo.MiddlewareFunc {
 		var mws []echo.MiddlewareFunc
@@ -116,7 +117,11 @@ func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Rou
 			limit = cfg.MaxFeatureBodyBytes
 		}
 		opts := web.AuthOptions{AcceptDeadCredential: op.ID == "logout"}
-		mws = append(mws, web.BodyLimit(limit), web.Authenticate(s.auth, op, opts), web.ValidateRequest(doc, op))
+		mws = append(mws, web.BodyLimit(limit), web.Authenticate(s.auth, op, opts))
+		if n := cfg.UserRateLimits[op.ID]; n > 0 && cfg.RateLimitEnabled {
+			mws = append(mws, web.RateLimitPerUser(web.PerMinute(n)))
+		}
+		mws = append(mws, web.ValidateRequest(doc, op))
 		if op.ID == "patchSingleFeature" {
 			mws = append(mws, keepPatchGeometry) // "geometry": null clears, an absent geometry stays
 		}

@@ -66,7 +66,8 @@ func migrate() error {
 		return fmt.Errorf("configuration: %w", err)
 	}
 	ctx := context.Background()
-	pool, err := db.Open(ctx, cfg.DatabaseURL, 2)
+	// Migrations may rewrite large tables: no statement_timeout.
+	pool, err := db.Open(ctx, cfg.DatabaseURL, 2, 0)
 	if err != nil {
 		return err
 	}
@@ -93,15 +94,24 @@ func serve() error {
 	// Requests are matched by our router, not by server URLs.
 	doc.Servers = nil
 
-	pool, err := db.Open(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
+	// Two pools. Requests use pool, whose every statement PostgreSQL cancels after QUERY_TIMEOUT;
+	// work that legitimately runs longer (migrations, River, the import jobs) uses jobs, which has
+	// no statement_timeout and bounds itself (job contexts, River's job timeouts).
+	pool, err := db.Open(ctx, cfg.DatabaseURL, cfg.DBMaxConns, cfg.QueryTimeout)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := retry(ctx, log, "migrate", func() error { return db.Migrate(pool) }); err != nil {
+	jobs, err := db.OpenBackground(ctx, cfg.DatabaseURL, cfg.ImportWorkers)
+	if err != nil {
 		return err
 	}
-	if err := migrateRiver(ctx, pool); err != nil {
+	// Closed after the queue has stopped (defers run last in, first out).
+	defer jobs.Close()
+	if err := retry(ctx, log, "migrate", func() error { return db.Migrate(jobs) }); err != nil {
+		return err
+	}
+	if err := migrateRiver(ctx, jobs); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
@@ -115,13 +125,13 @@ func serve() error {
 		log.Info("created the first admin account", "username", cfg.AdminUsername)
 	}
 
-	role, err := ingest.ProvisionImportRole(ctx, pool, cfg.IngestDatabaseURL, cfg.JWTSecretKey)
+	role, err := ingest.ProvisionImportRole(ctx, jobs, cfg.IngestDatabaseURL, cfg.JWTSecretKey)
 	if err != nil {
 		return err
 	}
-	importer := &ingest.Importer{Pool: pool, Q: store.New(pool), Log: log, DataDir: cfg.DataDir,
+	importer := &ingest.Importer{Pool: jobs, Q: store.New(jobs), Log: log, DataDir: cfg.DataDir,
 		MaxUnpacked: ingest.UnpackLimit(cfg.MaxUploadBytes), Role: role, Stall: cfg.ImportStallTimeout}
-	queue, err := ingest.NewQueue(pool, importer, log, cfg.ImportWorkers)
+	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers)
 	if err != nil {
 		return err
 	}

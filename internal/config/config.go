@@ -33,8 +33,11 @@ type Config struct {
 	ImportStallTimeout time.Duration
 	OGCMaxLimit        int // largest OGC API items page; larger limits are clamped to it
 	// RegisterSchemas are the schemas whose existing tables admins may register as datasets.
-	RegisterSchemas     []string
-	QueryTimeout        time.Duration
+	RegisterSchemas []string
+	QueryTimeout    time.Duration
+	// ExportTimeout bounds one export's ogr2ogr run (and its database session); past it the
+	// process group is killed and a download in flight is cut.
+	ExportTimeout       time.Duration
 	BackupMaxAgeMinutes int
 	MaxUploadBytes      int64
 	// Presigned uploads switch to multipart above PresignedThresholdBytes, in parts of
@@ -52,6 +55,10 @@ type Config struct {
 	// OperationRateLimits are requests per minute per client IP for individual operations, keyed
 	// by operationId (open-points.md); RATE_LIMITS="login=5,refreshToken=30" overrides entries.
 	OperationRateLimits map[string]int
+	// UserRateLimits are requests per minute per signed-in user (anonymous callers: per client
+	// IP) for operations whose cost follows the account, not the address: previews run GDAL
+	// over a staged file, read-only SQL runs a query. RATE_LIMITS_PER_USER overrides entries.
+	UserRateLimits map[string]int
 
 	AccessTokenTTL  time.Duration
 	RefreshTokenTTL time.Duration
@@ -105,6 +112,7 @@ func load(get func(string) string) (Config, error) {
 
 		DBMaxConns:              int32(p.integer("DB_MAX_CONNS", 20, 1, 80)),
 		QueryTimeout:            p.duration("QUERY_TIMEOUT", 30*time.Second),
+		ExportTimeout:           p.duration("EXPORT_TIMEOUT", 15*time.Minute),
 		ImportWorkers:           p.integer("IMPORT_WORKERS", 2, 1, 64),
 		IngestDatabaseURL:       p.str("INGEST_DATABASE_URL", ""),
 		ImportStallTimeout:      p.duration("IMPORT_STALL_TIMEOUT", 60*time.Second),
@@ -128,6 +136,9 @@ func load(get func(string) string) (Config, error) {
 			"aiChatStream": 10, "chat": 10, "datasetChatStream": 10, "generateMap": 10, "generateMapStream": 10,
 			"generateMetadataSummary": 20, "generateMetadataKeywords": 20, "generateMetadataLineage": 20,
 			"generateMetadataQualityStatement": 20, "listBasemaps": 120, "adminMutations": 30,
+		}),
+		UserRateLimits: p.limits("RATE_LIMITS_PER_USER", map[string]int{
+			"previewFile": 30, "reuploadPreview": 30, "runAReadOnlySQLQuery": 30,
 		}),
 
 		AccessTokenTTL:  p.duration("ACCESS_TOKEN_TTL", 15*time.Minute),

@@ -59,6 +59,9 @@ func TestLoadDefaultsAndOverrides(t *testing.T) {
 	if len(c.CORSAllowedOrigins) != 2 || c.CORSAllowedOrigins[1] != "https://b.example" {
 		t.Errorf("CORS origins = %v", c.CORSAllowedOrigins)
 	}
+	if c.UserRateLimits["previewFile"] != 30 || c.UserRateLimits["runAReadOnlySQLQuery"] != 30 {
+		t.Errorf("per-user limits = %v, want previewFile and runAReadOnlySQLQuery at 30 (open-points)", c.UserRateLimits)
+	}
 }
 
 func TestLoadRejectsBadValues(t *testing.T) {
@@ -70,6 +73,7 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		{"BASE_URL", "maps.example.org", "BASE_URL"},
 		{"RATE_LIMIT_ENABLED", "maybe", "RATE_LIMIT_ENABLED"},
 		{"QUERY_TIMEOUT", "-1s", "QUERY_TIMEOUT"},
+		{"RATE_LIMITS_PER_USER", "previewFile", "RATE_LIMITS_PER_USER"},
 		{"LOG_FORMAT", "xml", "LOG_FORMAT"},
 		{"DATABASE_URL", " ", "DATABASE_URL"},
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,9 +21,18 @@ import (
 	"meridian/migrations"
 )
 
-// Open creates the connection pool. It does not wait for the database: a server that starts while
+// Open creates a connection pool. It does not wait for the database: a server that starts while
 // PostgreSQL is down answers 503 until it is reachable.
-func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+//
+// statementTimeout, when positive, is set as every connection's statement_timeout, so PostgreSQL
+// itself cancels any statement that runs longer, whether it comes from sqlc, dynamic SQL or a
+// library, and the connection stays usable for the next one. Zero leaves the server's default
+// (none), for pools of background work that is bounded otherwise (see OpenBackground).
+func Open(ctx context.Context, url string, maxConns int32, statementTimeout time.Duration) (*pgxpool.Pool, error) {
+	return open(ctx, url, maxConns, statementTimeout, "meridian")
+}
+
+func open(ctx context.Context, url string, maxConns int32, statementTimeout time.Duration, name string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
@@ -33,8 +43,25 @@ func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
-	cfg.ConnConfig.RuntimeParams["application_name"] = "meridian"
+	cfg.ConnConfig.RuntimeParams["application_name"] = name
+	if statementTimeout > 0 {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(statementTimeout.Milliseconds(), 10)
+	}
 	return pgxpool.NewWithConfig(ctx, cfg)
+}
+
+// BackgroundConns is the size of the pool OpenBackground makes for that many import workers: one
+// connection per worker plus River's own (leader election, producer, notifier, completer).
+func BackgroundConns(workers int) int32 { return int32(workers) + 4 }
+
+// OpenBackground creates the pool of work that runs outside requests and may legitimately take
+// longer than a request's query limit: migrations, River (its own migrations, job fetching and
+// completion) and the import jobs (ANALYZE, index builds and profiles of large tables). Its
+// connections carry no statement_timeout; the import job bounds itself with its context, and
+// River with its job timeouts. It is named apart ("meridian-jobs") so pg_stat_activity tells its
+// queries from the requests'.
+func OpenBackground(ctx context.Context, url string, workers int) (*pgxpool.Pool, error) {
+	return open(ctx, url, BackgroundConns(workers), 0, "meridian-jobs")
 }
 
 // Migrate applies every pending migration. golang-migrate holds a PostgreSQL advisory lock while
@@ -100,6 +127,14 @@ func OGRConnection(pool *pgxpool.Pool) (conn, password string) {
 		return "'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), `'`, `\'`) + "'"
 	}
 	return fmt.Sprintf("PG:host=%s port=%d dbname=%s user=%s", q(c.Host), c.Port, q(c.Database), q(c.User)), c.Password
+}
+
+// StatementTimeout reports whether err is PostgreSQL cancelling a statement that outlived the
+// connection's statement_timeout (SQLSTATE 57014 with its own message: the same code also means
+// a cancel request, which pgx sends when the caller's context ends).
+func StatementTimeout(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "57014" && strings.Contains(pe.Message, "statement timeout")
 }
 
 // QueryValueError turns an error PostgreSQL raises about a value a client put into a query (a

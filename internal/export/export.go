@@ -6,21 +6,27 @@ package export
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meridian/internal/apperr"
 	"meridian/internal/db"
+	"meridian/internal/gdalcmd"
 )
 
 // Format is one output format.
@@ -40,29 +46,44 @@ var Formats = map[string]Format{
 	"shp":     {Ext: "zip", MediaType: "application/zip", Driver: "ESRI Shapefile", Zip: true, Options: []string{"-lco", "ENCODING=UTF-8"}},
 }
 
-// Exporter runs exports from the pool's database; temporary files go under TmpDir.
+// Exporter runs exports from the pool's database; temporary files go under TmpDir. Timeout
+// bounds one ogr2ogr run; Log receives GDAL's stderr when a run fails.
 type Exporter struct {
-	Pool   *pgxpool.Pool
-	TmpDir string
+	Pool    *pgxpool.Pool
+	TmpDir  string
+	Timeout time.Duration
+	Log     *slog.Logger
 }
 
 // Request says what to export.
 type Request struct {
+	DatasetID           string // for the log
 	Schema, Table, Name string // Name is the layer and file name
-	Format              string
-	CRS                 int       // EPSG code, 0 for 4326
-	BBox                []float64 // WGS84 minx, miny, maxx, maxy, or nil
+	// The table's columns as the catalog knows them: its key (exported as the features' ids when
+	// it is an integer, as GDAL wants), its geometry and the rest. With no columns at all the
+	// whole row is exported.
+	ID, IDType, Geom string
+	Columns          []string
+	Format           string
+	SRID             int       // the table's geometry SRID, 0 for 4326
+	CRS              int       // EPSG code, 0 for 4326
+	BBox             []float64 // WGS84 minx, miny, maxx, maxy, or nil
 }
 
 // Open starts the export and returns its bytes; Close releases the process and files. size is 0
 // when unknown (streamed formats).
+//
+// A streamed export returns only once ogr2ogr has written its first bytes, so a run that fails
+// before that (a missing table, a broken connection) is an error the caller answers with a
+// problem instead of a 200 with an empty body. A run that fails later makes the reader's Read
+// return an error rather than io.EOF: the response has started, and the caller must cut it.
 func (e *Exporter) Open(ctx context.Context, r Request) (io.ReadCloser, int64, error) {
 	f, ok := Formats[r.Format]
 	if !ok {
 		return nil, 0, apperr.Unprocessable("format %q is not one of gpkg, geojson, csv, shp, fgb", r.Format)
 	}
 	if r.CRS != 0 && r.CRS != 4326 {
-		// A streamed export has sent its headers before ogr2ogr could complain: check first.
+		// ogr2ogr's complaint would read as our failure: check first.
 		var known bool
 		if err := e.Pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM spatial_ref_sys WHERE srid = $1)", r.CRS).Scan(&known); err != nil {
 			return nil, 0, err
@@ -71,17 +92,23 @@ func (e *Exporter) Open(ctx context.Context, r Request) (io.ReadCloser, int64, e
 			return nil, 0, apperr.Unprocessable("crs %d is not an EPSG code PostGIS knows", r.CRS)
 		}
 	}
-	conn, password := db.OGRConnection(e.Pool)
-	args := []string{"-f", f.Driver}
+	spat, err := e.tableBox(ctx, r)
+	if err != nil {
+		return nil, 0, err
+	}
 	var dir, out string
 	if f.Stream {
 		out = "/vsistdout/"
 	} else {
-		var err error
-		if err = os.MkdirAll(e.TmpDir, 0o750); err != nil {
+		// ogr2ogr runs in /: its output path must not depend on the server's working directory.
+		tmp, err := filepath.Abs(e.TmpDir)
+		if err != nil {
 			return nil, 0, err
 		}
-		if dir, err = os.MkdirTemp(e.TmpDir, "export-"); err != nil {
+		if err = os.MkdirAll(tmp, 0o750); err != nil {
+			return nil, 0, err
+		}
+		if dir, err = os.MkdirTemp(tmp, "export-"); err != nil {
 			return nil, 0, err
 		}
 		out = filepath.Join(dir, r.Name+"."+strings.TrimPrefix(f.Ext, "zip"))
@@ -89,38 +116,21 @@ func (e *Exporter) Open(ctx context.Context, r Request) (io.ReadCloser, int64, e
 			out = filepath.Join(dir, "shp")
 		}
 	}
-	args = append(args, out, conn, r.Schema+"."+r.Table, "-nln", r.Name)
-	if r.CRS != 0 && r.CRS != 4326 {
-		args = append(args, "-t_srs", "EPSG:"+strconv.Itoa(r.CRS))
-		if r.Format == "geojson" {
-			f.Options = nil // RFC 7946 demands WGS84
-		}
-	}
-	if len(r.BBox) == 4 {
-		args = append(args, "-spat")
-		for _, v := range r.BBox {
-			args = append(args, strconv.FormatFloat(v, 'g', -1, 64))
-		}
-		args = append(args, "-spat_srs", "EPSG:4326")
-	}
-	args = append(args, f.Options...)
-	cmd := exec.CommandContext(ctx, "ogr2ogr", args...)
-	cmd.Env = append(os.Environ(), "PGPASSWORD="+password, "CPL_LOG=/dev/null")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if f.Stream {
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			return nil, 0, err
-		}
-		if err := cmd.Start(); err != nil {
-			return nil, 0, err
-		}
-		return &procReader{ReadCloser: stdout, cmd: cmd}, 0, nil
-	}
-	if err := cmd.Run(); err != nil {
+	ctx, cancel := context.WithTimeout(ctx, e.timeout())
+	cmd, stderr, err := e.command(ctx, r, f, out, spat)
+	if err != nil {
+		cancel()
 		os.RemoveAll(dir)
-		return nil, 0, fmt.Errorf("ogr2ogr export: %v: %s", err, firstLine(stderr.String()))
+		return nil, 0, err
+	}
+	if f.Stream {
+		return e.stream(cmd, stderr, cancel, r)
+	}
+	err = cmd.Run()
+	cancel()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, 0, e.failed(r, err, stderr)
 	}
 	file := out
 	if f.Zip {
@@ -139,20 +149,193 @@ func (e *Exporter) Open(ctx context.Context, r Request) (io.ReadCloser, int64, e
 	return &fileReader{File: fh, dir: dir}, st.Size(), nil
 }
 
-// procReader ends the ogr2ogr process with the stream.
-type procReader struct {
-	io.ReadCloser
-	cmd *exec.Cmd
+func (e *Exporter) timeout() time.Duration {
+	if e.Timeout > 0 {
+		return e.Timeout
+	}
+	return 15 * time.Minute
 }
 
+// command prepares ogr2ogr confined by gdalcmd: only the PostgreSQL driver and the output's
+// registered, no network, none of the server's environment. The rows are selected by SQL over
+// the quoted identifier, because a layer name "schema.table" is split by GDAL at the first dot
+// and cannot carry quotes. The session's statement_timeout matches the time limit, so the
+// database stops too when the process is killed.
+func (e *Exporter) command(ctx context.Context, r Request, f Format, out string, spat []float64) (*exec.Cmd, *capped, error) {
+	conn, password := db.OGRConnection(e.Pool)
+	args := []string{"-f", f.Driver, out, conn, "-sql", selectSQL(r), "-nln", r.Name}
+	if r.CRS != 0 && r.CRS != 4326 {
+		args = append(args, "-t_srs", "EPSG:"+strconv.Itoa(r.CRS))
+		if r.Format == "geojson" {
+			f.Options = nil // RFC 7946 demands WGS84
+		}
+	}
+	if len(spat) == 4 {
+		args = append(args, "-spat")
+		for _, v := range spat {
+			args = append(args, strconv.FormatFloat(v, 'g', -1, 64))
+		}
+	}
+	args = append(args, f.Options...)
+	extra := []string{"PGPASSWORD=" + password,
+		"PGOPTIONS=-c statement_timeout=" + strconv.FormatInt(e.timeout().Milliseconds(), 10),
+		"PGAPPNAME=meridian-export"}
+	cmd, err := gdalcmd.Command(ctx, []string{"PostgreSQL", f.Driver}, extra, "ogr2ogr", args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	stderr := &capped{max: 16 << 10}
+	cmd.Stderr = stderr
+	return cmd, stderr, nil
+}
+
+// tableBox is the request's WGS84 bbox in the table's SRID, for -spat: ogr2ogr refuses
+// -spat_srs together with -sql. The box's edges are densified before the transformation, so the
+// extent of the transformed box covers every point of the original.
+func (e *Exporter) tableBox(ctx context.Context, r Request) ([]float64, error) {
+	if len(r.BBox) != 4 || r.SRID == 0 || r.SRID == 4326 {
+		return r.BBox, nil
+	}
+	var b []float64
+	err := e.Pool.QueryRow(ctx, `SELECT ARRAY[ST_XMin(t), ST_YMin(t), ST_XMax(t), ST_YMax(t)] FROM (SELECT ST_Transform(
+		ST_Segmentize(ST_MakeEnvelope($1::float8, $2::float8, $3::float8, $4::float8, 4326), GREATEST(LEAST($3 - $1, $4 - $2) / 16, 1e-6)),
+		$5::int) AS t) x`, r.BBox[0], r.BBox[1], r.BBox[2], r.BBox[3], r.SRID).Scan(&b)
+	if err != nil {
+		return nil, db.QueryValueError(err)
+	}
+	return b, nil
+}
+
+// selectSQL selects the rows to export with every identifier quoted. An integer key is named
+// ogc_fid, the name under which GDAL takes a result column for the features' ids, so the key
+// leaves as the file's FIDs (not as one more attribute), as it would from the table itself.
+func selectSQL(r Request) string {
+	from := " FROM " + pgx.Identifier{r.Schema, r.Table}.Sanitize()
+	if r.Geom == "" && len(r.Columns) == 0 {
+		return "SELECT *" + from
+	}
+	var cols []string
+	key := r.ID != "" && integerTypes[r.IDType] && !slices.Contains(r.Columns, "ogc_fid")
+	switch {
+	case key:
+		cols = append(cols, pgx.Identifier{r.ID}.Sanitize()+" AS ogc_fid")
+	case r.ID != "":
+		cols = append(cols, pgx.Identifier{r.ID}.Sanitize())
+	}
+	if r.Geom != "" {
+		cols = append(cols, pgx.Identifier{r.Geom}.Sanitize())
+	}
+	for _, c := range r.Columns {
+		cols = append(cols, pgx.Identifier{c}.Sanitize())
+	}
+	return "SELECT " + strings.Join(cols, ", ") + from
+}
+
+var integerTypes = map[string]bool{"integer": true, "bigint": true, "smallint": true}
+
+// stream starts cmd and waits for its first bytes (or its end).
+func (e *Exporter) stream(cmd *exec.Cmd, stderr *capped, cancel context.CancelFunc, r Request) (io.ReadCloser, int64, error) {
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		return nil, 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return nil, 0, err
+	}
+	br := bufio.NewReaderSize(stdout, 64<<10)
+	if _, err := br.Peek(1); err != nil {
+		werr := cmd.Wait()
+		cancel()
+		if werr == nil {
+			werr = fmt.Errorf("no output (%v)", err)
+		}
+		return nil, 0, e.failed(r, werr, stderr)
+	}
+	return &procReader{r: br, pipe: stdout, cmd: cmd, cancel: cancel, stderr: stderr, e: e, req: r}, 0, nil
+}
+
+// failed logs GDAL's stderr with the dataset and returns the error to answer: 422 when the
+// caller's choice cannot be honoured (features that do not fit the asked CRS), else ours.
+func (e *Exporter) failed(r Request, err error, stderr *capped) error {
+	msg := strings.TrimSpace(stderr.String())
+	if e.Log != nil {
+		e.Log.Error("export failed", "dataset_id", r.DatasetID, "format", r.Format, "crs", r.CRS,
+			"err", err, "gdal_stderr", msg)
+	}
+	if r.CRS != 0 && r.CRS != 4326 && strings.Contains(msg, "Failed to reproject") {
+		return apperr.Unprocessable("the features cannot be transformed to EPSG:%d", r.CRS)
+	}
+	return fmt.Errorf("ogr2ogr export of dataset %s: %v: %s", r.DatasetID, err, firstLine(msg))
+}
+
+// procReader streams ogr2ogr's output. At the end of the output it waits for the process: a
+// failed run turns the end into an error, so a cut file is never passed off as complete.
+type procReader struct {
+	r      io.Reader
+	pipe   io.Closer
+	cmd    *exec.Cmd
+	cancel context.CancelFunc
+	stderr *capped
+	e      *Exporter
+	req    Request
+	waited bool
+	err    error
+}
+
+func (p *procReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if err == io.EOF {
+		if werr := p.wait(); werr != nil {
+			return n, werr
+		}
+	}
+	return n, err
+}
+
+func (p *procReader) wait() error {
+	if !p.waited {
+		p.waited = true
+		if err := p.cmd.Wait(); err != nil {
+			p.err = p.e.failed(p.req, err, p.stderr)
+		}
+		p.cancel()
+	}
+	return p.err
+}
+
+// Close ends the process when the stream stopped early (the client went away) and reaps it.
 func (p *procReader) Close() error {
-	_ = p.ReadCloser.Close()
-	err := p.cmd.Wait()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) && p.cmd.ProcessState != nil && !p.cmd.ProcessState.Success() {
-		return fmt.Errorf("ogr2ogr export ended with %v", err)
+	if !p.waited {
+		p.cancel()
+		_ = p.pipe.Close()
+		p.waited = true
+		_ = p.cmd.Wait()
 	}
 	return nil
+}
+
+// capped keeps the first max bytes written to it: GDAL may repeat a warning per feature.
+type capped struct {
+	max int
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (c *capped) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - c.buf.Len(); room > 0 {
+		c.buf.Write(b[:min(room, len(b))])
+	}
+	return len(b), nil
+}
+
+func (c *capped) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
 }
 
 // fileReader removes the export's directory once the file has been sent.

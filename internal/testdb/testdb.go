@@ -37,7 +37,7 @@ func New(tb testing.TB) *pgxpool.Pool {
 	}
 	u, _ := url.Parse(admin)
 	u.Path = "/" + name
-	pool, err := db.Open(ctx, u.String(), 8)
+	pool, err := db.Open(ctx, u.String(), 8, 0)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func (fixedCreds) AuthenticateBearer(_ context.Context, tok string) (auth.Princi
 
 func authEcho(a Authenticator, anonymous bool) *echo.Echo {
 	e := echo.New()
-	e.HTTPErrorHandler = ErrorHandler(discardLogger())
+	e.HTTPErrorHandler = ErrorHandler(discardLogger(), time.Second)
 	op := &Operation{ID: "op", Method: http.MethodGet, Anonymous: anonymous}
 	e.GET("/x", func(c echo.Context) error {
 		return c.String(200, auth.From(c.Request().Context()).Via)
@@ -138,7 +138,7 @@ func TestCapabilityOverridesDeadCredential(t *testing.T) {
 		return auth.Principal{}, false, nil
 	}
 	e := echo.New()
-	e.HTTPErrorHandler = ErrorHandler(discardLogger())
+	e.HTTPErrorHandler = ErrorHandler(discardLogger(), time.Second)
 	op := &Operation{ID: "tile", Method: http.MethodGet, Anonymous: true}
 	e.GET("/t", func(c echo.Context) error {
 		return c.String(200, auth.From(c.Request().Context()).Via)

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"meridian/internal/apperr"
+	"meridian/internal/auth"
 )
 
 // AccessLog writes one structured line per request. The query string is logged with credential
@@ -152,6 +153,25 @@ func RateLimit(l *RateLimiter, skip func(echo.Context) bool) echo.MiddlewareFunc
 				return next(c)
 			}
 			if err := Limited(l, c.RealIP()); err != nil {
+				return err
+			}
+			return next(c)
+		}
+	}
+}
+
+// RateLimitPerUser applies l per signed-in user, wherever their requests come from, so one
+// account cannot multiply an expensive operation's quota over several addresses, nor exhaust
+// that of colleagues behind the same NAT. Anonymous requests are keyed by client IP. It must run
+// after Authenticate.
+func RateLimitPerUser(l *RateLimiter) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			key := "ip:" + c.RealIP()
+			if p := auth.From(c.Request().Context()); !p.Anonymous() {
+				key = "user:" + p.UserID.String()
+			}
+			if err := Limited(l, key); err != nil {
 				return err
 			}
 			return next(c)

@@ -43,7 +43,12 @@ type FieldError struct {
 type ValidationFailure struct {
 	Status int // 400 or 422
 	Errors []FieldError
+	// Cause is what the validator returned, kept so the mapper can tell a body that could not be
+	// read at all (over its size limit) from one that broke a rule.
+	Cause error
 }
+
+func (v *ValidationFailure) Unwrap() error { return v.Cause }
 
 func (v *ValidationFailure) Error() string {
 	if len(v.Errors) == 0 {
@@ -70,12 +75,18 @@ var kindStatus = map[apperr.Kind]int{
 
 // ErrorHandler is the one place where an error becomes a response: binding, validation, domain,
 // routing and panic errors all leave as application/problem+json.
-func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+// queryTimeout is QUERY_TIMEOUT, named in the 503 of a statement PostgreSQL cancelled.
+func ErrorHandler(log *slog.Logger, queryTimeout time.Duration) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
 			// Headers are gone (a stream broke midway); all we can do is log.
 			log.Warn("error after response started", "err", err, "request_id", requestID(c))
 			return
+		}
+		if db.StatementTimeout(err) && c.Request().Context().Err() == nil {
+			// PostgreSQL cut the statement at QUERY_TIMEOUT while the client still waits: say so.
+			err = &apperr.Error{Kind: apperr.KindUnavailable, Title: "Query timeout", Detail: fmt.Sprintf(
+				"the query took longer than the limit of %s and was cancelled; narrow the request or retry later", queryTimeout), Err: err}
 		}
 		p, retryAfter := toProblem(err)
 		p.Instance = requestID(c)
@@ -115,6 +126,11 @@ func toProblem(err error) (Problem, time.Duration) {
 		}
 	)
 	switch {
+	// First: a body cut at its limit (no Content-Length, so BodyLimit could not refuse it up
+	// front) surfaces wrapped in whatever was reading it, request validation included.
+	case errors.As(err, &mbe):
+		return prob(http.StatusRequestEntityTooLarge,
+			"request body exceeds the limit of "+strconv.FormatInt(mbe.Limit, 10)+" bytes"), 0
 	case errors.As(err, &vf):
 		if vf.Status == http.StatusBadRequest {
 			// Malformed syntax has no field locations worth an array: one sentence says it.
@@ -143,9 +159,6 @@ func toProblem(err error) (Problem, time.Duration) {
 			retry = 5 * time.Second
 		}
 		return p, retry
-	case errors.As(err, &mbe):
-		return prob(http.StatusRequestEntityTooLarge,
-			"request body exceeds the limit of "+strconv.FormatInt(mbe.Limit, 10)+" bytes"), 0
 	case db.Unavailable(err):
 		return prob(http.StatusServiceUnavailable, "the database could not serve the request; retry shortly"), 5 * time.Second
 	case errors.Is(err, context.Canceled):

@@ -19,7 +19,7 @@ import (
 func New(cfg config.Config, log *slog.Logger) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = ErrorHandler(log)
+	e.HTTPErrorHandler = ErrorHandler(log, cfg.QueryTimeout)
 	if !cfg.TrustForwardedHeader {
 		e.IPExtractor = echo.ExtractIPDirect()
 	} else {

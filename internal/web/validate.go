@@ -115,7 +115,7 @@ func validationFailure(err error) *ValidationFailure {
 	if len(items) == 0 {
 		return nil
 	}
-	return &ValidationFailure{Status: status, Errors: items}
+	return &ValidationFailure{Status: status, Errors: items, Cause: err}
 }
 
 func schemaItem(loc []any, se *openapi3.SchemaError) FieldError {

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
 
 	"meridian/internal/apperr"
@@ -30,7 +32,7 @@ func TestCompoundSegments(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {
 			e := echo.New()
-			e.HTTPErrorHandler = ErrorHandler(discardLogger())
+			e.HTTPErrorHandler = ErrorHandler(discardLogger(), time.Second)
 			path, mw := compoundSegments(tt.route)
 			var got map[string]string
 			h := func(c echo.Context) error {
@@ -117,7 +119,7 @@ func TestValidateRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := echo.New()
-	e.HTTPErrorHandler = ErrorHandler(discardLogger())
+	e.HTTPErrorHandler = ErrorHandler(discardLogger(), time.Second)
 	r := NewRouter(e, doc, "/api", func(op *Operation) []echo.MiddlewareFunc {
 		return []echo.MiddlewareFunc{ValidateRequest(doc, op)}
 	})
@@ -204,12 +206,16 @@ func TestErrorHandlerKinds(t *testing.T) {
 		{echo.ErrMethodNotAllowed, 405, ""},
 		{context.DeadlineExceeded, 503, "5"},
 		{errorsNew("boom"), 500, ""},
+		{fmt.Errorf("list: %w", &pgconn.PgError{Code: "57014", Message: "canceling statement due to statement timeout"}), 503, "5"},
+		// A chunked body cut by http.MaxBytesReader while the validator read it.
+		{&ValidationFailure{Status: 422, Errors: []FieldError{{Loc: []any{"body"}, Msg: "http: request body too large"}},
+			Cause: fmt.Errorf("reading failed: %w", &http.MaxBytesError{Limit: 10})}, 413, ""},
 	}
 	for _, tt := range tests {
 		e := echo.New()
 		rec := httptest.NewRecorder()
 		c := e.NewContext(httptest.NewRequest(http.MethodGet, "/", nil), rec)
-		ErrorHandler(discardLogger())(tt.err, c)
+		ErrorHandler(discardLogger(), time.Second)(tt.err, c)
 		if rec.Code != tt.status || rec.Header().Get("Content-Type") != ProblemMediaType {
 			t.Errorf("%v: status %d type %q, want %d problem", tt.err, rec.Code, rec.Header().Get("Content-Type"), tt.status)
 		}
