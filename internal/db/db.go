@@ -50,9 +50,11 @@ func open(ctx context.Context, url string, maxConns int32, statementTimeout time
 	return pgxpool.NewWithConfig(ctx, cfg)
 }
 
-// BackgroundConns is the size of the pool OpenBackground makes for that many import workers: one
-// connection per worker plus River's own (leader election, producer, notifier, completer).
-func BackgroundConns(workers int) int32 { return int32(workers) + 4 }
+// BackgroundConns is the size of the pool OpenBackground makes for that many import workers:
+// three per worker (an import's finalize transaction holds one while its column profile reads
+// on another, and its heartbeat beats on a third) plus River's own (leader election, producer,
+// notifier, completer) and the stalled-import sweeper.
+func BackgroundConns(workers int) int32 { return 3*int32(workers) + 5 }
 
 // OpenBackground creates the pool of work that runs outside requests and may legitimately take
 // longer than a request's query limit: migrations, River (its own migrations, job fetching and
