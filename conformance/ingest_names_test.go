@@ -222,3 +222,52 @@ func TestGeoParquetIsRefusedClearly(t *testing.T) {
 		t.Fatalf("parquet upload: %d %s", r.Status, r.Body)
 	}
 }
+
+// Exports take their layer and file names from the title, whatever it holds: GDAL's reserved
+// gpkg prefix, option-like dashes, quotes and slashes, 500 characters, other scripts. A table
+// without geometry exports to the formats that hold tables and is refused, with the reason, by
+// the others.
+func TestExportAwkwardTitlesAndTables(t *testing.T) {
+	u := newUser(t, "editor")
+	job := importFile(t, u, "awk.geojson", pointsGeoJSON(4), nil)
+	id := job["dataset_id"].(string)
+	dir := t.TempDir()
+	formats := []struct{ format, ext string }{{"geojson", "geojson"}, {"csv", "csv"}, {"gpkg", "gpkg"}, {"fgb", "fgb"}, {"shp", "zip"}}
+	exported := func(t *testing.T, id, format, ext string, want int) {
+		t.Helper()
+		r := call(t, "GET", "/datasets/"+id+"/export?format="+format, nil, bearer(u.Access)...)
+		if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Disposition"), "attachment; filename") {
+			t.Fatalf("%s: %d %v %.300s", format, r.Status, r.Header, r.Body)
+		}
+		path := filepath.Join(dir, "out."+ext)
+		if err := os.WriteFile(path, r.Body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if ext == "zip" {
+			path = "/vsizip/" + path
+		}
+		if n := ogrCount(t, path); n != want {
+			t.Fatalf("%s holds %d features, want %d", format, n, want)
+		}
+	}
+	for _, title := range []string{"gpkg_contents", "--config", "-sql -f", `a "quoted" / slashed \ title`, strings.Repeat("Long title ", 46)[:500], "Área größe 名前"} {
+		if r := call(t, "PATCH", "/datasets/"+id, map[string]any{"title": title}, bearer(u.Access)...); r.Status != 200 {
+			t.Fatalf("retitle %q: %d %s", title, r.Status, r.Body)
+		}
+		for _, f := range formats {
+			t.Run(fmt.Sprintf("%.20s/%s", title, f.format), func(t *testing.T) { exported(t, id, f.format, f.ext, 4) })
+		}
+	}
+
+	table := importFile(t, u, "plain.csv", []byte("name,count\na,1\nb,2\nc,3\n"), nil)["dataset_id"].(string)
+	for _, f := range formats {
+		if f.format == "shp" || f.format == "fgb" {
+			r := call(t, "GET", "/datasets/"+table+"/export?format="+f.format, nil, bearer(u.Access)...)
+			if d, _ := r.JSON(t)["detail"].(string); r.Status != 422 || !strings.Contains(d, "without geometry") {
+				t.Fatalf("table as %s: %d %s", f.format, r.Status, r.Body)
+			}
+			continue
+		}
+		exported(t, table, f.format, f.ext, 3)
+	}
+}

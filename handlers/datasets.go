@@ -8,8 +8,6 @@ import (
 	"errors"
 	"io"
 	"mime"
-	"regexp"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -427,7 +425,7 @@ func (s *Server) ExportDataset(ctx context.Context, request gen.ExportDatasetReq
 	if err != nil {
 		return nil, err
 	}
-	name := fileName(d.Row.Title)
+	name := export.LayerName(d.Row.Title)
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
 		cols[i] = c.Name
@@ -462,20 +460,6 @@ func (s *Server) downloader(ctx context.Context, dataset uuid.UUID, token *strin
 		return p, apperr.Forbidden("exports need the export capability")
 	}
 	return p, nil
-}
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
-
-// fileName makes a download name from a title: letters, digits, _ and -, at most 60 characters.
-func fileName(title string) string {
-	n := strings.Trim(unsafeName.ReplaceAllString(title, "_"), "_")
-	if len(n) > 60 {
-		n = n[:60]
-	}
-	if n == "" {
-		n = "dataset"
-	}
-	return n
 }
 
 // PreviewFile: Preview File (POST /ingest/preview/{job_id}). Every layer of the staged file with

@@ -5,6 +5,7 @@ package handlers
 import (
 	"context"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 
@@ -91,7 +92,8 @@ type exportResponse struct {
 func (r exportResponse) VisitExportDatasetResponse(w http.ResponseWriter) error {
 	defer r.body.Close()
 	w.Header().Set("Content-Type", r.mediaType)
-	w.Header().Set("Content-Disposition", `attachment; filename="`+r.filename+`"`)
+	// FormatMediaType writes a non-ASCII name in RFC 2231's filename*=utf-8''... form.
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": r.filename}))
 	if r.size > 0 {
 		w.Header().Set("Content-Length", strconv.FormatInt(r.size, 10))
 	}

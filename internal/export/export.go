@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -70,6 +72,37 @@ type Request struct {
 	BBox             []float64 // WGS84 minx, miny, maxx, maxy, or nil
 }
 
+// LayerName is the layer and file name an export gets from a dataset title: letters of every
+// script, digits and underscores (every other run of characters one underscore), starting with
+// a letter and never with "gpkg" (GeoPackage reserves the prefix), at most 60 bytes cut at a
+// character boundary, "dataset" when nothing is left. A title can thus never reach ogr2ogr as an
+// option ("--config"), break a path, or be refused by a driver.
+func LayerName(title string) string {
+	var b strings.Builder
+	gap := false
+	for _, r := range title {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+			gap = false
+		} else if !gap && b.Len() > 0 {
+			b.WriteByte('_')
+			gap = true
+		}
+	}
+	n := strings.TrimRight(b.String(), "_")
+	if n == "" {
+		return "dataset"
+	}
+	if first, _ := utf8.DecodeRuneInString(n); !unicode.IsLetter(first) || strings.HasPrefix(strings.ToLower(n), "gpkg") {
+		n = "layer_" + n
+	}
+	for len(n) > 60 {
+		_, size := utf8.DecodeLastRuneInString(n)
+		n = n[:len(n)-size]
+	}
+	return strings.TrimRight(n, "_")
+}
+
 // Open starts the export and returns its bytes; Close releases the process and files. size is 0
 // when unknown (streamed formats).
 //
@@ -81,6 +114,9 @@ func (e *Exporter) Open(ctx context.Context, r Request) (io.ReadCloser, int64, e
 	f, ok := Formats[r.Format]
 	if !ok {
 		return nil, 0, apperr.Unprocessable("format %q is not one of gpkg, geojson, csv, shp, fgb", r.Format)
+	}
+	if r.Geom == "" && (f.Driver == "ESRI Shapefile" || f.Driver == "FlatGeobuf") {
+		return nil, 0, apperr.Unprocessable("a table without geometry cannot be written as %s; export it as csv, gpkg or geojson", f.Driver)
 	}
 	if r.CRS != 0 && r.CRS != 4326 {
 		// ogr2ogr's complaint would read as our failure: check first.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -82,5 +83,30 @@ func TestSelectSQL(t *testing.T) {
 				t.Fatalf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestLayerName(t *testing.T) {
+	for _, tc := range []struct{ title, want string }{
+		{"Export me", "Export_me"},
+		{"--config", "config"},
+		{"-sql x", "sql_x"},
+		{"gpkg_contents", "layer_gpkg_contents"},
+		{"GPKG roads", "layer_GPKG_roads"},
+		{`a "quoted" / slashed \ title`, "a_quoted_slashed_title"},
+		{"2024 parcels", "layer_2024_parcels"},
+		{"Área größe", "Área_größe"},
+		{"名前", "名前"},
+		{strings.Repeat("ä", 40), strings.Repeat("ä", 30)},
+		{"", "dataset"},
+		{strings.Repeat("abc ", 200), strings.TrimRight(strings.Repeat("abc_", 15), "_")},
+	} {
+		got := LayerName(tc.title)
+		if got != tc.want {
+			t.Errorf("LayerName(%q) = %q, want %q", tc.title, got, tc.want)
+		}
+		if strings.HasPrefix(got, "-") || strings.HasPrefix(strings.ToLower(got), "gpkg") || len(got) > 60 {
+			t.Errorf("LayerName(%q) = %q is not safe for GDAL", tc.title, got)
+		}
 	}
 }
