@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -248,6 +249,11 @@ func TestExportAwkwardTitlesAndTables(t *testing.T) {
 		}
 		if n := ogrCount(t, path); n != want {
 			t.Fatalf("%s holds %d features, want %d", format, n, want)
+		}
+		// Files that declare a geometry type declare the dataset's, not a generic one.
+		if out, _ := exec.Command("ogrinfo", "-ro", "-so", "-al", path).CombinedOutput(); want == 4 && (ext == "gpkg" || ext == "fgb") &&
+			!strings.Contains(string(out), "Geometry: Multi Point") {
+			t.Fatalf("%s declares another geometry type:\n%s", format, out)
 		}
 	}
 	for _, title := range []string{"gpkg_contents", "--config", "-sql -f", `a "quoted" / slashed \ title`, strings.Repeat("Long title ", 46)[:500], "Área größe 名前"} {

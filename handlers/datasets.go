@@ -432,6 +432,7 @@ func (s *Server) ExportDataset(ctx context.Context, request gen.ExportDatasetReq
 	}
 	req := export.Request{DatasetID: request.DatasetId.String(), Schema: d.Row.TableSchema, Table: d.Row.TableName,
 		ID: t.ID, IDType: t.IDType, Geom: t.Geom, Columns: cols, SRID: int(val(d.Row.Srid)),
+		GeometryType: val(d.Row.GeometryType), Is3D: val(d.Row.Is3d),
 		Name: name, Format: format, CRS: val(request.Params.Crs), BBox: val(request.Params.Bbox)}
 	body, size, err := s.exporter.Open(ctx, req)
 	if err != nil {

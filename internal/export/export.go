@@ -65,6 +65,10 @@ type Request struct {
 	// it is an integer, as GDAL wants), its geometry and the rest. With no columns at all the
 	// whole row is exported.
 	ID, IDType, Geom string
+	// GeometryType is the catalog's (POINT, MULTIPOLYGON ...), Is3D its Z: a -sql source tells
+	// GDAL no type, so without them files would declare a generic geometry.
+	GeometryType string
+	Is3D         bool
 	Columns          []string
 	Format           string
 	SRID             int       // the table's geometry SRID, 0 for 4326
@@ -200,6 +204,12 @@ func (e *Exporter) timeout() time.Duration {
 func (e *Exporter) command(ctx context.Context, r Request, f Format, out string, spat []float64) (*exec.Cmd, *capped, error) {
 	conn, password := db.OGRConnection(e.Pool)
 	args := []string{"-f", f.Driver, out, conn, "-sql", selectSQL(r), "-nln", r.Name}
+	if t := strings.ToUpper(r.GeometryType); r.Geom != "" && geometryTypes[t] {
+		if r.Is3D {
+			t += "Z"
+		}
+		args = append(args, "-nlt", t)
+	}
 	if r.CRS != 0 && r.CRS != 4326 {
 		args = append(args, "-t_srs", "EPSG:"+strconv.Itoa(r.CRS))
 		if r.Format == "geojson" {
@@ -266,6 +276,10 @@ func selectSQL(r Request) string {
 	}
 	return "SELECT " + strings.Join(cols, ", ") + from
 }
+
+// geometryTypes are the catalog's geometry types GDAL takes as -nlt as they are.
+var geometryTypes = map[string]bool{"POINT": true, "MULTIPOINT": true, "LINESTRING": true, "MULTILINESTRING": true,
+	"POLYGON": true, "MULTIPOLYGON": true, "GEOMETRYCOLLECTION": true}
 
 var integerTypes = map[string]bool{"integer": true, "bigint": true, "smallint": true}
 
