@@ -69,11 +69,11 @@ type Request struct {
 	// GDAL no type, so without them files would declare a generic geometry.
 	GeometryType string
 	Is3D         bool
-	Columns          []string
-	Format           string
-	SRID             int       // the table's geometry SRID, 0 for 4326
-	CRS              int       // EPSG code, 0 for 4326
-	BBox             []float64 // WGS84 minx, miny, maxx, maxy, or nil
+	Columns      []string
+	Format       string
+	SRID         int       // the table's geometry SRID, 0 for 4326
+	CRS          int       // EPSG code, 0 for 4326
+	BBox         []float64 // WGS84 minx, miny, maxx, maxy, or nil
 }
 
 // LayerName is the layer and file name an export gets from a dataset title: letters of every
