@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -27,12 +26,8 @@ func TestKilledImportFailsRetryablyAndRetriesOnce(t *testing.T) {
 	const rows = 300_000
 	s := startFresh(t, "IMPORT_STALL_TIMEOUT=3s", "RATE_LIMIT_ENABLED=false", "LOG_LEVEL=info")
 	ctx := context.Background()
-	c, err := NewContract(mustDoc(t), s.APIRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc := c.Client()
-	tok := callAt(t, hc, s.APIRoot, "POST", "/auth/login", url.Values{"username": {"admin"}, "password": {AdminPassword}}).JSON(t)["access_token"].(string)
+	hc := contractAt(t, s)
+	tok := loginAt(t, hc, s.APIRoot, "admin", AdminPassword)
 	up := uploadAt(t, hc, s.APIRoot, tok, "many.geojsonl", pointsSeq(rows))
 	if up.Status != 201 {
 		t.Fatalf("upload: %d %s", up.Status, up.Body)

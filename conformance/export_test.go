@@ -15,6 +15,24 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// exportedFile downloads an export into dir and returns the path GDAL opens it by (a zipped
+// Shapefile through /vsizip/) and its Content-Disposition; anything but a 200 fails the test.
+func exportedFile(t *testing.T, dir, id, format, ext, token string) (string, string) {
+	t.Helper()
+	r := call(t, "GET", "/datasets/"+id+"/export?format="+format, nil, bearer(token)...)
+	if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Disposition"), "attachment; filename") {
+		t.Fatalf("%s export: %d %v %.300s", format, r.Status, r.Header, r.Body)
+	}
+	path := filepath.Join(dir, "out."+ext)
+	if err := os.WriteFile(path, r.Body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if ext == "zip" {
+		path = "/vsizip/" + path
+	}
+	return path, r.Header.Get("Content-Disposition")
+}
+
 var exportFormats = []struct{ format, ext string }{
 	{"geojson", "geojson"}, {"csv", "csv"}, {"gpkg", "gpkg"}, {"fgb", "fgb"}, {"shp", "zip"},
 }
@@ -49,18 +67,7 @@ func TestExportOddlyNamedTable(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range exportFormats {
 		t.Run(f.format, func(t *testing.T) {
-			r := call(t, "GET", "/datasets/"+id+"/export?format="+f.format, nil, bearer(a.Access)...)
-			if r.Status != 200 {
-				t.Fatalf("%d %s", r.Status, r.Body)
-			}
-			path := filepath.Join(dir, "out."+f.ext)
-			if err := os.WriteFile(path, r.Body, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			open := path
-			if f.ext == "zip" {
-				open = "/vsizip/" + path
-			}
+			open, _ := exportedFile(t, dir, id, f.format, f.ext, a.Access)
 			if n := ogrCount(t, open); n != 7 {
 				t.Fatalf("%s export of the oddly named table holds %d features, want 7", f.format, n)
 			}
@@ -101,11 +108,7 @@ func TestExportFailureMidStreamCutsTheConnection(t *testing.T) {
 	hc := contractAt(t, s)
 	tok := loginAt(t, hc, s.APIRoot, "admin", AdminPassword)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, s.DBURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, s.DBURL)
 	for _, sql := range []string{
 		`CREATE TABLE public.stall (id serial PRIMARY KEY, name text, geom geometry(Point, 4326))`,
 		`INSERT INTO public.stall (name, geom) SELECT 'p' || i, ST_SetSRID(ST_MakePoint(5, 50), 4326) FROM generate_series(1, 20000) i`,

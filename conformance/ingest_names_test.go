@@ -233,20 +233,9 @@ func TestExportAwkwardTitlesAndTables(t *testing.T) {
 	job := importFile(t, u, "awk.geojson", pointsGeoJSON(4), nil)
 	id := job["dataset_id"].(string)
 	dir := t.TempDir()
-	formats := []struct{ format, ext string }{{"geojson", "geojson"}, {"csv", "csv"}, {"gpkg", "gpkg"}, {"fgb", "fgb"}, {"shp", "zip"}}
 	exported := func(t *testing.T, id, format, ext string, want int) {
 		t.Helper()
-		r := call(t, "GET", "/datasets/"+id+"/export?format="+format, nil, bearer(u.Access)...)
-		if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Disposition"), "attachment; filename") {
-			t.Fatalf("%s: %d %v %.300s", format, r.Status, r.Header, r.Body)
-		}
-		path := filepath.Join(dir, "out."+ext)
-		if err := os.WriteFile(path, r.Body, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if ext == "zip" {
-			path = "/vsizip/" + path
-		}
+		path, _ := exportedFile(t, dir, id, format, ext, u.Access)
 		if n := ogrCount(t, path); n != want {
 			t.Fatalf("%s holds %d features, want %d", format, n, want)
 		}
@@ -260,13 +249,13 @@ func TestExportAwkwardTitlesAndTables(t *testing.T) {
 		if r := call(t, "PATCH", "/datasets/"+id, map[string]any{"title": title}, bearer(u.Access)...); r.Status != 200 {
 			t.Fatalf("retitle %q: %d %s", title, r.Status, r.Body)
 		}
-		for _, f := range formats {
+		for _, f := range exportFormats {
 			t.Run(fmt.Sprintf("%.20s/%s", title, f.format), func(t *testing.T) { exported(t, id, f.format, f.ext, 4) })
 		}
 	}
 
 	table := importFile(t, u, "plain.csv", []byte("name,count\na,1\nb,2\nc,3\n"), nil)["dataset_id"].(string)
-	for _, f := range formats {
+	for _, f := range exportFormats {
 		if f.format == "shp" || f.format == "fgb" {
 			r := call(t, "GET", "/datasets/"+table+"/export?format="+f.format, nil, bearer(u.Access)...)
 			if d, _ := r.JSON(t)["detail"].(string); r.Status != 422 || !strings.Contains(d, "without geometry") {

@@ -253,17 +253,9 @@ func TestExportFormats(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []struct{ format, ext string }{{"geojson", "geojson"}, {"csv", "csv"}, {"gpkg", "gpkg"}, {"fgb", "fgb"}, {"shp", "zip"}} {
 		t.Run(f.format, func(t *testing.T) {
-			r := call(t, "GET", "/datasets/"+id+"/export?format="+f.format, nil, bearer(u.Access)...)
-			if r.Status != 200 || !strings.Contains(r.Header.Get("Content-Disposition"), "Export_me."+f.ext) {
-				t.Fatalf("%d %v %s", r.Status, r.Header, r.Body)
-			}
-			path := filepath.Join(dir, "out."+f.ext)
-			if err := os.WriteFile(path, r.Body, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			open := path
-			if f.ext == "zip" {
-				open = "/vsizip/" + path
+			open, disposition := exportedFile(t, dir, id, f.format, f.ext, u.Access)
+			if !strings.Contains(disposition, "Export_me."+f.ext) {
+				t.Fatalf("Content-Disposition %q", disposition)
 			}
 			if n := ogrCount(t, open); n != 12 {
 				t.Fatalf("%s export holds %d features, want 12", f.format, n)

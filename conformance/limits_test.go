@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // chunked hides a reader's length so the client sends it with Transfer-Encoding: chunked, as a
@@ -98,11 +96,7 @@ func TestQueryTimeout(t *testing.T) {
 	hc := contractAt(t, s)
 	tok := loginAt(t, hc, s.APIRoot, "admin", AdminPassword)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, s.DBURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, s.DBURL)
 	slow := "slow_" + randomHex(3)
 	for _, sql := range []string{
 		`CREATE TABLE public.` + slow + ` (id serial PRIMARY KEY, name text, geom geometry(Point, 4326))`,
