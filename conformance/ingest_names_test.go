@@ -179,6 +179,10 @@ func TestIngestTableWithoutGeometry(t *testing.T) {
 	if v := call(t, "GET", "/datasets/"+id+"/columns/item/values/", nil, bearer(u.Access)...); v.Status != 200 || !strings.Contains(string(v.Body), "plum") {
 		t.Fatalf("values: %d %s", v.Status, v.Body)
 	}
+	if v := call(t, "GET", "/datasets/"+id+"/validate/", nil, bearer(u.Access)...).JSON(t); v["valid"] != true ||
+		fmt.Sprint(v["quality_detail"].(map[string]any)["crs_defined"]) != "<nil>" {
+		t.Fatalf("validate: %v", v)
+	}
 	if rec := call(t, "GET", "/collections/datasets/items/"+d["record_id"].(string), nil, bearer(u.Access)...); rec.Status != 200 || !strings.Contains(string(rec.Body), `"geometry":null`) {
 		t.Fatalf("record: %d %s", rec.Status, rec.Body)
 	}

@@ -66,7 +66,8 @@ func TestWorkflowPath(t *testing.T) {
 
 func TestComputeQuality(t *testing.T) {
 	s := func(v string) *string { return &v }
-	d := store.CatalogDataset{Summary: s("Roads of the city"), License: s("CC-BY-4.0"), Attribution: s(" "), ThemeCategory: []string{"transportation"}}
+	d := store.CatalogDataset{Summary: s("Roads of the city"), License: s("CC-BY-4.0"), Attribution: s(" "), ThemeCategory: []string{"transportation"},
+		GeometryColumn: "geom"}
 	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	q := ComputeQuality(d, 200, 10, 5, 5, 0.75, true, now)
 	if q.MetadataCompleteness != 37.5 || q.AttributeCompleteness != 75 || *q.GeometryValidity != 90 || *q.CRSDefined != 100 {
@@ -75,8 +76,13 @@ func TestComputeQuality(t *testing.T) {
 	if q.Overall != 75.6 {
 		t.Fatalf("overall %v, want the mean 75.6", q.Overall)
 	}
-	empty := ComputeQuality(store.CatalogDataset{}, 0, 0, 0, 0, 1, false, now)
+	empty := ComputeQuality(store.CatalogDataset{GeometryColumn: "geom"}, 0, 0, 0, 0, 1, false, now)
 	if empty.GeometryValidity != nil || *empty.CRSDefined != 0 || empty.Overall != round((0+100+0)/3.0) {
 		t.Fatalf("empty dataset quality %+v", empty)
+	}
+	// A table without geometry is scored on its metadata and attributes alone.
+	table := ComputeQuality(store.CatalogDataset{Summary: s("Prices")}, 3, 0, 0, 3, 0.5, true, now)
+	if table.GeometryValidity != nil || table.CRSDefined != nil || table.Overall != round((12.5+50)/2) {
+		t.Fatalf("table quality %+v", table)
 	}
 }

@@ -27,7 +27,8 @@ func metadataFields(d store.CatalogDataset) []bool {
 
 // ComputeQuality scores a dataset: metadata completeness (share of the catalog fields filled),
 // geometry validity (share of features with a valid, non-empty geometry), attribute completeness
-// (share of non-null attribute values) and CRS presence; overall is their mean.
+// (share of non-null attribute values) and CRS presence; overall is their mean. A table without
+// geometry (no geometry column) has neither geometry score: both are null and left out.
 func ComputeQuality(d store.CatalogDataset, features, invalid, empty, null int64, attrCompleteness float64, crs bool, now time.Time) Quality {
 	filled := 0
 	fields := metadataFields(d)
@@ -39,17 +40,19 @@ func ComputeQuality(d store.CatalogDataset, features, invalid, empty, null int64
 	q := Quality{MetadataCompleteness: round(100 * float64(filled) / float64(len(fields))),
 		AttributeCompleteness: round(100 * attrCompleteness), ComputedAt: now}
 	parts := []float64{q.MetadataCompleteness, q.AttributeCompleteness}
-	if features > 0 {
-		v := round(100 * float64(features-invalid-empty-null) / float64(features))
-		q.GeometryValidity = &v
-		parts = append(parts, v)
+	if d.GeometryColumn != "" {
+		if features > 0 {
+			v := round(100 * float64(features-invalid-empty-null) / float64(features))
+			q.GeometryValidity = &v
+			parts = append(parts, v)
+		}
+		c := 0.0
+		if crs {
+			c = 100
+		}
+		q.CRSDefined = &c
+		parts = append(parts, c)
 	}
-	c := 0.0
-	if crs {
-		c = 100
-	}
-	q.CRSDefined = &c
-	parts = append(parts, c)
 	sum := 0.0
 	for _, p := range parts {
 		sum += p

@@ -28,9 +28,21 @@ const MaxIssues = 100
 
 // Validate counts invalid, empty, null and out-of-range geometries (WGS84 bounds, since data
 // tables are stored in EPSG:4326) and lists the first problems with ST_IsValidReason.
+//
+// A table without geometry has nothing to check but its attributes (and no CRS that could be
+// missing).
 func (r Reader) Validate(ctx context.Context, t Table) (Validation, error) {
 	var v Validation
 	id := t.ident() + " t"
+	if t.Geom == "" {
+		v.CRSDefined = true
+		if err := r.Pool.QueryRow(ctx, "SELECT count(*) FROM "+id).Scan(&v.FeatureCount); err != nil {
+			return v, err
+		}
+		var err error
+		v.AttributeCompleteness, err = r.completeness(ctx, t)
+		return v, err
+	}
 	g, gid := t.geom(), t.id()
 	// Range checks happen in WGS84 whatever the table's CRS (registered tables keep theirs).
 	w := "ST_Transform(" + g + ", 4326)"

@@ -122,8 +122,8 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		if cells > 0 {
 			completeness = float64(filled) / float64(cells)
 		}
-		rec := store.CatalogDataset{Summary: prm.Summary}
-		quality, _ := json.Marshal(catalog.ComputeQuality(rec, 0, 0, 0, 0, completeness, geomCol != "", time.Now().UTC()))
+		rec := store.CatalogDataset{Summary: prm.Summary, GeometryColumn: geomCol}
+		quality, _ := json.Marshal(catalog.ComputeQuality(rec, 0, 0, 0, 0, completeness, true, time.Now().UTC()))
 		if err := q.SetDatasetQuality(ctx, store.SetDatasetQualityParams{ID: id, QualityDetail: quality}); err != nil {
 			return err
 		}
