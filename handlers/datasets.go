@@ -451,11 +451,9 @@ func (s *Server) downloader(ctx context.Context, dataset uuid.UUID, token *strin
 		if err != nil {
 			return p, apperr.Unauthorized("the download token is invalid or expired; ask for a new one")
 		}
-		u, err := s.q.GetUserByID(ctx, userID)
-		if err != nil || u.Status != "active" {
-			return p, apperr.Unauthorized("the download token's user can no longer sign in")
+		if p, err = s.auth.DownloadPrincipal(ctx, userID); err != nil {
+			return p, err
 		}
-		p = auth.Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Via: "download_token"}
 	}
 	if !p.Anonymous() && !p.Can(auth.CapExport) {
 		return p, apperr.Forbidden("exports need the export capability")

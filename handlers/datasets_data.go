@@ -4,8 +4,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -13,7 +11,6 @@ import (
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
 	"meridian/internal/features"
-	"meridian/store"
 )
 
 // DatasetMaps: Dataset Maps (GET /datasets/{dataset_id}/maps/).
@@ -88,23 +85,13 @@ func (s *Server) GetDatasetRows(ctx context.Context, request gen.GetDatasetRowsR
 // and out-of-range geometries (first 100 listed with ST_IsValidReason), CRS presence, and the
 // quality scores, which are also stored on the record.
 func (s *Server) ValidateDataset(ctx context.Context, request gen.ValidateDatasetRequestObject) (gen.ValidateDatasetResponseObject, error) {
-	d, t, err := s.datasetTable(ctx, request.DatasetId)
+	v, q, err := s.catalog.Validate(ctx, auth.From(ctx), request.DatasetId)
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.tables.Validate(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now().UTC()
-	q := catalog.ComputeQuality(d.Row, v.FeatureCount, v.Invalid, v.Empty, v.Null, v.AttributeCompleteness, v.CRSDefined, now)
 	qd := gen.QualityDetail{Overall: q.Overall, MetadataCompleteness: q.MetadataCompleteness, AttributeCompleteness: q.AttributeCompleteness,
 		GeometryValidity: q.GeometryValidity, CrsDefined: q.CRSDefined, ComputedAt: &q.ComputedAt}
-	raw, _ := json.Marshal(q)
-	if err := s.q.SetDatasetQuality(ctx, store.SetDatasetQualityParams{ID: d.Row.ID, QualityDetail: raw}); err != nil {
-		return nil, err
-	}
-	out := gen.ValidateDataset200JSONResponse{DatasetId: d.Row.ID, CheckedAt: now, FeatureCount: &v.FeatureCount,
+	out := gen.ValidateDataset200JSONResponse{DatasetId: request.DatasetId, CheckedAt: q.ComputedAt, FeatureCount: &v.FeatureCount,
 		InvalidGeometryCount: v.Invalid, EmptyGeometryCount: v.Empty, NullGeometryCount: v.Null, OutOfRangeCount: v.OutOfRange,
 		CrsDefined: v.CRSDefined, IssuesTruncated: v.Truncated, QualityDetail: qd, Issues: make([]gen.DatasetValidationIssue, len(v.Issues))}
 	for i, is := range v.Issues {

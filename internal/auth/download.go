@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/google/uuid"
 	"golang.org/x/crypto/hkdf"
+
+	"meridian/internal/apperr"
 )
 
 // DownloadTokens issues and checks the short-lived tokens that let a browser follow a download
@@ -65,4 +68,14 @@ func (d *DownloadTokens) mac(payload []byte) []byte {
 	m := hmac.New(sha256.New, d.key)
 	m.Write(payload)
 	return m.Sum(nil)
+}
+
+// DownloadPrincipal is the caller a valid download token stands for: its user, while that user
+// may still sign in.
+func (s *Service) DownloadPrincipal(ctx context.Context, userID uuid.UUID) (Principal, error) {
+	u, err := s.Q.GetUserByID(ctx, userID)
+	if err != nil || u.Status != "active" {
+		return Principal{}, apperr.Unauthorized("the download token's user can no longer sign in")
+	}
+	return Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Via: "download_token"}, nil
 }

@@ -1,10 +1,16 @@
 package catalog
 
 import (
+	"context"
+	"encoding/json"
 	"math"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
+	"meridian/internal/auth"
+	"meridian/internal/features"
 	"meridian/store"
 )
 
@@ -62,3 +68,23 @@ func ComputeQuality(d store.CatalogDataset, features, invalid, empty, null int64
 }
 
 func round(v float64) float64 { return math.Round(v*10) / 10 }
+
+// Validate checks a dataset the caller may read (features.Reader.Validate), scores its quality
+// and stores the score on the record, so the catalog shows what the last check found.
+func (s *Service) Validate(ctx context.Context, p auth.Principal, id uuid.UUID) (features.Validation, Quality, error) {
+	d, err := s.Get(ctx, p, id, false)
+	if err != nil {
+		return features.Validation{}, Quality{}, err
+	}
+	t, err := features.TableOf(d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn, d.TableColumns)
+	if err != nil {
+		return features.Validation{}, Quality{}, err
+	}
+	v, err := features.Reader{Pool: s.Pool}.Validate(ctx, t)
+	if err != nil {
+		return v, Quality{}, err
+	}
+	q := ComputeQuality(d.Row, v.FeatureCount, v.Invalid, v.Empty, v.Null, v.AttributeCompleteness, v.CRSDefined, time.Now().UTC())
+	raw, _ := json.Marshal(q)
+	return v, q, s.Q.SetDatasetQuality(ctx, store.SetDatasetQualityParams{ID: d.Row.ID, QualityDetail: raw})
+}
