@@ -15,7 +15,6 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
-	"meridian/internal/db"
 	"meridian/internal/export"
 	"meridian/internal/features"
 	"meridian/internal/ingest"
@@ -209,36 +208,24 @@ func (s *Server) DeleteDatasetGrant(ctx context.Context, request gen.DeleteDatas
 // BulkDeleteDatasets: Bulk Delete Datasets (POST /datasets/bulk-delete/). 1..100 items, each
 // confirmed by its exact title and reported on its own.
 func (s *Server) BulkDeleteDatasets(ctx context.Context, request gen.BulkDeleteDatasetsRequestObject) (gen.BulkDeleteDatasetsResponseObject, error) {
-	p := auth.From(ctx)
-	out := gen.BulkDeleteDatasets200JSONResponse{Results: make([]gen.DatasetBulkDeleteResult, 0, len(request.Body.Datasets))}
-	for _, item := range request.Body.Datasets {
-		title := item.ConfirmTitle
-		detached, err := s.catalog.Delete(ctx, p, item.DatasetId, &title)
-		res := gen.DatasetBulkDeleteResult{DatasetId: item.DatasetId, Status: "deleted"}
-		switch {
-		case err == nil && detached:
-			res.Status = "detached"
-		case err == nil:
-		case errors.Is(err, catalog.ErrTitleMismatch):
-			res.Status = "title_mismatch"
-		case apperr.KindOf(err) == apperr.KindNotFound:
-			res.Status = "not_found"
-		case apperr.KindOf(err) == apperr.KindForbidden:
-			res.Status = "forbidden"
-		case db.Unavailable(err):
-			return nil, err // nothing more can succeed; the caller retries the whole request
-		default:
-			res.Status = "error"
-			s.log.Error("bulk delete item failed", "dataset_id", item.DatasetId, "err", err)
-		}
-		if res.Status == "deleted" || res.Status == "detached" {
-			out.Deleted++
-		} else {
+	items := make([]catalog.Confirmed, len(request.Body.Datasets))
+	for i, it := range request.Body.Datasets {
+		items[i] = catalog.Confirmed{ID: it.DatasetId, Title: it.ConfirmTitle}
+	}
+	results, err := s.catalog.BulkDelete(ctx, auth.From(ctx), items)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.BulkDeleteDatasets200JSONResponse{Results: make([]gen.DatasetBulkDeleteResult, len(results))}
+	for i, r := range results {
+		out.Results[i] = gen.DatasetBulkDeleteResult{DatasetId: r.ID, Status: r.Status}
+		if r.Err != nil {
 			out.Errors++
-			detail := problemDetail(err)
-			res.Detail = &detail
+			detail := problemDetail(r.Err)
+			out.Results[i].Detail = &detail
+		} else {
+			out.Deleted++
 		}
-		out.Results = append(out.Results, res)
 	}
 	return out, nil
 }
@@ -625,33 +612,26 @@ func (s *Server) RegisterTable(ctx context.Context, request gen.RegisterTableReq
 
 // BulkRegisterTables: Bulk Register Tables (POST /ingest/register/bulk/). Per-table results.
 func (s *Server) BulkRegisterTables(ctx context.Context, request gen.BulkRegisterTablesRequestObject) (gen.BulkRegisterTablesResponseObject, error) {
-	p := auth.From(ctx)
-	if !p.IsAdmin() {
-		return nil, apperr.Forbidden("registering tables needs the admin role")
+	regs := make([]catalog.Registration, len(request.Body.Tables))
+	for i, b := range request.Body.Tables {
+		regs[i] = registration(b)
 	}
-	out := gen.BulkRegisterTables200JSONResponse{Results: []gen.IngestBulkRegisterResult{}}
-	for _, b := range request.Body.Tables {
-		id, err := s.catalog.Register(ctx, p, s.cfg.RegisterSchemas, registration(b))
-		res := gen.IngestBulkRegisterResult{TablePath: b.TablePath, Status: gen.IngestBulkRegisterResultStatusRegistered}
-		switch {
-		case err == nil:
-			res.DatasetId = &id
-			out.Registered++
-		case apperr.KindOf(err) == apperr.KindConflict:
-			res.Status = gen.IngestBulkRegisterResultStatusAlreadyRegistered
-		case apperr.KindOf(err) == apperr.KindNotFound:
-			res.Status = gen.IngestBulkRegisterResultStatusNotFound
-		case db.Unavailable(err):
-			return nil, err
-		default:
-			res.Status = gen.IngestBulkRegisterResultStatusError
-		}
-		if err != nil {
+	results, err := s.catalog.BulkRegister(ctx, auth.From(ctx), s.cfg.RegisterSchemas, regs)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.BulkRegisterTables200JSONResponse{Results: make([]gen.IngestBulkRegisterResult, len(results))}
+	for i, r := range results {
+		res := gen.IngestBulkRegisterResult{TablePath: regs[i].TablePath, Status: gen.IngestBulkRegisterResultStatus(r.Status)}
+		if r.Err != nil {
 			out.Errors++
-			detail := problemDetail(err)
+			detail := problemDetail(r.Err)
 			res.Detail = &detail
+		} else {
+			res.DatasetId = &r.ID
+			out.Registered++
 		}
-		out.Results = append(out.Results, res)
+		out.Results[i] = res
 	}
 	return out, nil
 }
