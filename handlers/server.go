@@ -4,12 +4,9 @@
 package handlers
 
 import (
-	"fmt"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -19,25 +16,35 @@ import (
 	"meridian/internal/accounts"
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
-	"meridian/internal/blob"
 	"meridian/internal/catalog"
 	"meridian/internal/config"
 	"meridian/internal/export"
 	"meridian/internal/features"
 	"meridian/internal/ingest"
-	"meridian/internal/mail"
 	"meridian/internal/oauth"
 	"meridian/internal/secretbox"
 	"meridian/internal/web"
 	"meridian/store"
 )
 
-// Deps are the collaborators the handlers need, built once in main.
+// Deps are the collaborators the handlers need. cmd/meridian builds every one of them (the
+// composition root); the handlers only use them.
 type Deps struct {
-	Config config.Config
-	Pool   *pgxpool.Pool
-	Log    *slog.Logger
-	Queue  *ingest.Queue // nil where no imports run (tests of the handler set)
+	Config       config.Config
+	Pool         *pgxpool.Pool // health checks and sign-in's user resolution
+	Queries      *store.Queries
+	Log          *slog.Logger
+	Auth         *auth.Service
+	Downloads    *auth.DownloadTokens
+	Accounts     *accounts.Service
+	Registration *accounts.Registration
+	Providers    *accounts.Providers
+	Box          *secretbox.Box
+	OAuthFlow    *oauth.Flow
+	Catalog      *catalog.Service
+	Jobs         *ingest.Jobs
+	Exporter     *export.Exporter
+	Tables       features.Reader
 }
 
 // Server implements gen.StrictServerInterface.
@@ -61,42 +68,11 @@ type Server struct {
 
 var _ gen.StrictServerInterface = (*Server)(nil)
 
-// New returns a Server over deps. Presigned uploads go to S3 when it is configured, to the local
-// backend otherwise.
-func New(d Deps) (*Server, error) {
-	s := &Server{cfg: d.Config, pool: d.Pool, log: d.Log}
-	if d.Pool != nil {
-		s.q = store.New(d.Pool)
-	}
-	s.auth = &auth.Service{
-		Pool: d.Pool, Q: s.q, Log: d.Log,
-		Signer:     auth.NewSigner(d.Config.JWTSecretKey, d.Config.AccessTokenTTL),
-		RefreshTTL: d.Config.RefreshTokenTTL, Grace: d.Config.RefreshGrace,
-	}
-	s.accounts = &accounts.Service{Pool: d.Pool, Q: s.q, Log: d.Log}
-	s.catalog = &catalog.Service{Pool: d.Pool, Q: s.q, Log: d.Log}
-	c := d.Config
-	s.box = secretbox.New(c.JWTSecretKey)
-	s.downloads = auth.NewDownloadTokens(c.JWTSecretKey)
-	s.tables = features.Reader{Pool: d.Pool}
-	s.exporter = &export.Exporter{Pool: d.Pool, TmpDir: filepath.Join(c.DataDir, "exports"), Timeout: c.ExportTimeout, Log: d.Log}
-	var storage blob.Storage = blob.NewLocal(c.DataDir, c.BaseURL, c.JWTSecretKey)
-	if c.S3Endpoint != "" {
-		s3, err := blob.NewS3(blob.S3Config{Endpoint: c.S3Endpoint, Region: c.S3Region, Bucket: c.S3Bucket,
-			AccessKey: c.S3AccessKey, SecretKey: c.S3SecretKey, UseSSL: c.S3UseSSL})
-		if err != nil {
-			return nil, fmt.Errorf("S3_ENDPOINT: %w", err)
-		}
-		storage = s3
-	}
-	s.jobs = &ingest.Jobs{Pool: d.Pool, Q: s.q, Queue: d.Queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes,
-		Storage: storage, PresignedThreshold: c.PresignedThresholdBytes, PresignedPartSize: c.PresignedPartBytes, Stall: c.ImportStallTimeout}
-	s.providers = &accounts.Providers{Q: s.q, Box: s.box, Log: d.Log}
-	s.oauthFlow = oauth.NewFlow(&http.Client{Timeout: 15 * time.Second})
-	s.registration = &accounts.Registration{Pool: d.Pool, Q: s.q, Log: d.Log, BaseURL: c.BaseURL,
-		Mail: mail.New(mail.Config{Host: c.SMTPHost, Port: c.SMTPPort, Username: c.SMTPUsername, Password: c.SMTPPassword,
-			From: c.SMTPFrom, StartTLS: c.SMTPStartTLS})}
-	return s, nil
+// New returns a Server over deps.
+func New(d Deps) *Server {
+	return &Server{cfg: d.Config, pool: d.Pool, q: d.Queries, log: d.Log, auth: d.Auth, accounts: d.Accounts,
+		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
+		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables}
 }
 
 // Mount registers every contract operation under /api with the per-route middleware, in order:

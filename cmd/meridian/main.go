@@ -145,10 +145,11 @@ func serve() error {
 	}()
 
 	e := web.New(cfg, log)
-	srv, err := handlers.New(handlers.Deps{Config: cfg, Pool: pool, Log: log, Queue: queue})
+	deps, err := services(cfg, pool, log, queue)
 	if err != nil {
 		return err
 	}
+	srv := handlers.New(deps)
 	handlers.Mount(e, doc, cfg, srv)
 	handlers.MountStorage(e, cfg, srv)
 	if err := apidocs.Register(e, "/api", doc, openapi.YAML); err != nil {

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"meridian/handlers"
+	"meridian/internal/accounts"
+	"meridian/internal/auth"
+	"meridian/internal/blob"
+	"meridian/internal/catalog"
+	"meridian/internal/config"
+	"meridian/internal/export"
+	"meridian/internal/features"
+	"meridian/internal/ingest"
+	"meridian/internal/mail"
+	"meridian/internal/oauth"
+	"meridian/internal/secretbox"
+	"meridian/store"
+)
+
+// services builds every domain service the handlers use, over the request pool. Presigned
+// uploads go to S3 when it is configured, to the local backend otherwise.
+func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *ingest.Queue) (handlers.Deps, error) {
+	q := store.New(pool)
+	var storage blob.Storage = blob.NewLocal(c.DataDir, c.BaseURL, c.JWTSecretKey)
+	if c.S3Endpoint != "" {
+		s3, err := blob.NewS3(blob.S3Config{Endpoint: c.S3Endpoint, Region: c.S3Region, Bucket: c.S3Bucket,
+			AccessKey: c.S3AccessKey, SecretKey: c.S3SecretKey, UseSSL: c.S3UseSSL})
+		if err != nil {
+			return handlers.Deps{}, fmt.Errorf("S3_ENDPOINT: %w", err)
+		}
+		storage = s3
+	}
+	box := secretbox.New(c.JWTSecretKey)
+	return handlers.Deps{
+		Config: c, Pool: pool, Queries: q, Log: log,
+		Auth: &auth.Service{Pool: pool, Q: q, Log: log, Signer: auth.NewSigner(c.JWTSecretKey, c.AccessTokenTTL),
+			RefreshTTL: c.RefreshTokenTTL, Grace: c.RefreshGrace},
+		Downloads: auth.NewDownloadTokens(c.JWTSecretKey),
+		Accounts:  &accounts.Service{Pool: pool, Q: q, Log: log},
+		Registration: &accounts.Registration{Pool: pool, Q: q, Log: log, BaseURL: c.BaseURL,
+			Mail: mail.New(mail.Config{Host: c.SMTPHost, Port: c.SMTPPort, Username: c.SMTPUsername, Password: c.SMTPPassword,
+				From: c.SMTPFrom, StartTLS: c.SMTPStartTLS})},
+		Providers: &accounts.Providers{Q: q, Box: box, Log: log},
+		Box:       box,
+		OAuthFlow: oauth.NewFlow(&http.Client{Timeout: 15 * time.Second}),
+		Catalog:   &catalog.Service{Pool: pool, Q: q, Log: log},
+		Jobs: &ingest.Jobs{Pool: pool, Q: q, Queue: queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes, Storage: storage,
+			PresignedThreshold: c.PresignedThresholdBytes, PresignedPartSize: c.PresignedPartBytes, Stall: c.ImportStallTimeout},
+		Exporter: &export.Exporter{Pool: pool, TmpDir: filepath.Join(c.DataDir, "exports"), Timeout: c.ExportTimeout, Log: log},
+		Tables:   features.Reader{Pool: pool},
+	}, nil
+}
