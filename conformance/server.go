@@ -25,6 +25,7 @@ type Server struct {
 	DBURL   string
 	bin     string
 	env     []string
+	dataDir string
 	cmd     *exec.Cmd
 	exited  chan error
 	logs    *syncBuffer
@@ -117,7 +118,7 @@ func Start(ctx context.Context, dbURL string, env ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{APIRoot: "http://" + addr + "/api", DBURL: dbURL, logs: &syncBuffer{}, bin: bin}
+	s := &Server{APIRoot: "http://" + addr + "/api", DBURL: dbURL, logs: &syncBuffer{}, bin: bin, dataDir: dataDir}
 	s.env = append(os.Environ(),
 		"DATABASE_URL="+dbURL,
 		"JWT_SECRET_KEY="+randomHex(24),
@@ -180,7 +181,7 @@ func (s *Server) Restart() error { return s.launch() }
 // AdminPassword is the first admin's password on servers started by Start.
 const AdminPassword = "Conformance-Admin-2026!"
 
-// Stop ends the server gracefully (SIGTERM) and waits for it.
+// Stop ends the server gracefully (SIGTERM), waits for it and removes its data directory.
 func (s *Server) Stop() {
 	if s == nil || s.cmd == nil || s.cmd.Process == nil {
 		return
@@ -190,7 +191,9 @@ func (s *Server) Stop() {
 	case <-s.exited:
 	case <-time.After(20 * time.Second):
 		_ = s.cmd.Process.Kill()
+		<-s.exited
 	}
+	_ = os.RemoveAll(s.dataDir)
 }
 
 // Logs returns what the server printed so far.
