@@ -279,17 +279,13 @@ func (s *Server) ListUsers(ctx context.Context, request gen.ListUsersRequestObje
 	}
 	prm := request.Params
 	skip, limit := page(prm.Skip, prm.Limit, 50, 200)
-	rows, err := s.q.ListUsers(ctx, store.ListUsersParams{Role: (*string)(prm.Role), Status: (*string)(prm.Status), Q: prm.Q,
-		Off: int32(skip), Lim: int32(limit)})
+	users, total, err := s.accounts.List(ctx, accounts.Filter{Role: (*string)(prm.Role), Status: (*string)(prm.Status), Q: prm.Q}, skip, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListUsers200JSONResponse{Items: []gen.User{}, Skip: skip, Limit: limit}
-	for _, r := range rows {
-		out.Total = int(r.Total)
-		out.Items = append(out.Items, userOut(store.CatalogUser{ID: r.ID, Username: r.Username, Email: r.Email,
-			PasswordHash: r.PasswordHash, Role: r.Role, Status: r.Status, EmailVerified: r.EmailVerified,
-			LastLoginAt: r.LastLoginAt, CreatedAt: r.CreatedAt}))
+	out := gen.ListUsers200JSONResponse{Items: make([]gen.User, len(users)), Total: total, Skip: skip, Limit: limit}
+	for i, u := range users {
+		out.Items[i] = userOut(u)
 	}
 	return out, nil
 }
@@ -301,14 +297,13 @@ func (s *Server) ListUserNames(ctx context.Context, request gen.ListUserNamesReq
 	}
 	prm := request.Params
 	skip, limit := page(prm.Skip, prm.Limit, 500, 1000)
-	rows, err := s.q.ListUserNames(ctx, store.ListUserNamesParams{IncludeInactive: prm.IncludeInactive != nil && *prm.IncludeInactive,
-		Q: prm.Q, Off: int32(skip), Lim: int32(limit)})
+	names, err := s.accounts.Names(ctx, val(prm.IncludeInactive), prm.Q, skip, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListUserNames200JSONResponse{}
-	for _, r := range rows {
-		out = append(out, gen.AdminUserName{Id: r.ID, Username: r.Username})
+	out := make(gen.ListUserNames200JSONResponse, len(names))
+	for i, n := range names {
+		out[i] = gen.AdminUserName{Id: n.ID, Username: n.Username}
 	}
 	return out, nil
 }
@@ -372,8 +367,9 @@ func (s *Server) ExportRegisteredUsersAsCSV(ctx context.Context, request gen.Exp
 		return nil, err
 	}
 	prm := request.Params
-	filter := store.ListUsersParams{Role: (*string)(prm.Role), Status: (*string)(prm.Status), Q: prm.Q, Lim: 500}
-	first, err := s.q.ListUsers(ctx, filter)
+	filter := accounts.Filter{Role: (*string)(prm.Role), Status: (*string)(prm.Status), Q: prm.Q}
+	// The first page is read before the answer starts, so a failing database still gets a problem.
+	first, _, err := s.accounts.List(ctx, filter, 0, accounts.ExportPage)
 	if err != nil {
 		return nil, err
 	}
@@ -381,27 +377,28 @@ func (s *Server) ExportRegisteredUsersAsCSV(ctx context.Context, request gen.Exp
 	go func() {
 		w := csv.NewWriter(pw)
 		_ = w.Write([]string{"id", "username", "email", "role", "status", "email_verified", "last_login_at", "created_at"})
-		rows := first
-		for len(rows) > 0 {
-			for _, r := range rows {
-				last := ""
-				if r.LastLoginAt != nil {
-					last = r.LastLoginAt.UTC().Format(time.RFC3339)
-				}
-				_ = w.Write([]string{r.ID.String(), csvSafe(r.Username), csvSafe(r.Email), r.Role, r.Status,
-					strconv.FormatBool(r.EmailVerified), last, r.CreatedAt.UTC().Format(time.RFC3339)})
+		row := func(u accounts.User) error {
+			last := ""
+			if u.LastLoginAt != nil {
+				last = u.LastLoginAt.UTC().Format(time.RFC3339)
 			}
-			if len(rows) < int(filter.Lim) {
+			return w.Write([]string{u.ID.String(), csvSafe(u.Username), csvSafe(u.Email), u.Role, u.Status,
+				strconv.FormatBool(u.EmailVerified), last, u.CreatedAt.UTC().Format(time.RFC3339)})
+		}
+		var err error
+		for _, u := range first {
+			if err = row(u); err != nil {
 				break
 			}
-			filter.Off += filter.Lim
-			if rows, err = s.q.ListUsers(ctx, filter); err != nil {
-				pw.CloseWithError(err)
-				return
-			}
+		}
+		if err == nil && len(first) == accounts.ExportPage {
+			err = s.accounts.Each(ctx, filter, accounts.ExportPage, row)
 		}
 		w.Flush()
-		pw.CloseWithError(w.Error())
+		if err == nil {
+			err = w.Error()
+		}
+		pw.CloseWithError(err)
 	}()
 	disposition := `attachment; filename="users.csv"`
 	return gen.ExportRegisteredUsersAsCSV200TextcsvResponse{Body: pr, Headers: gen.ExportRegisteredUsersAsCSV200ResponseHeaders{ContentDisposition: &disposition}}, nil

@@ -126,7 +126,7 @@ func (s *Server) ChangePassword(ctx context.Context, request gen.ChangePasswordR
 
 // GetMe: Get Me (GET /auth/me/).
 func (s *Server) GetMe(ctx context.Context, request gen.GetMeRequestObject) (gen.GetMeResponseObject, error) {
-	u, err := s.q.GetUserByID(ctx, auth.From(ctx).UserID)
+	u, err := s.accounts.Get(ctx, auth.From(ctx).UserID)
 	if err != nil {
 		return nil, err
 	}

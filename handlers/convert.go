@@ -7,18 +7,19 @@ import (
 	"time"
 
 	"meridian/gen"
+	"meridian/internal/accounts"
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
 	"meridian/store"
 )
 
-// userOut maps a stored user to the User schema; the password hash never leaves the store.
-func userOut(u store.CatalogUser) gen.User {
+// userOut maps an account to the User schema.
+func userOut(u accounts.User) gen.User {
 	return gen.User{
 		Id: u.ID, Username: u.Username, Email: openapi_types.Email(u.Email), Role: gen.UserRole(u.Role),
 		Status: gen.UserStatus(u.Status), IsActive: u.Status == "active", EmailVerified: u.EmailVerified,
-		HasPassword: u.PasswordHash != nil, LastLoginAt: u.LastLoginAt, CreatedAt: u.CreatedAt,
+		HasPassword: u.HasPassword, LastLoginAt: u.LastLoginAt, CreatedAt: u.CreatedAt,
 	}
 }
 

@@ -31,7 +31,7 @@ type NewUser struct {
 }
 
 // Create stores a new active user. A password, when given, must meet the policy.
-func (s *Service) Create(ctx context.Context, nu NewUser, actor auth.Principal, c auth.Client) (store.CatalogUser, error) {
+func (s *Service) Create(ctx context.Context, nu NewUser, actor auth.Principal, c auth.Client) (User, error) {
 	if nu.Role == "" {
 		nu.Role = auth.RoleViewer
 	}
@@ -39,28 +39,28 @@ func (s *Service) Create(ctx context.Context, nu NewUser, actor auth.Principal, 
 	if nu.Password != "" {
 		h, err := hashChecked(nu.Password)
 		if err != nil {
-			return store.CatalogUser{}, err
+			return User{}, err
 		}
 		hash = &h
 	}
 	u, err := s.Q.CreateUser(ctx, store.CreateUserParams{Username: nu.Username, Email: nu.Email, PasswordHash: hash,
 		Role: nu.Role, Status: "active", EmailVerified: nu.EmailVerified})
 	if err != nil {
-		return store.CatalogUser{}, uniqueConflict(err)
+		return User{}, uniqueConflict(err)
 	}
 	audit.Record(ctx, s.Q, s.Log, audit.Entry{ActorID: actor.UserID, ActorDisplay: actor.Username, Action: "user.create",
 		ResourceType: "user", ResourceID: u.ID.String(), IP: c.IP, UA: c.UserAgent,
 		Detail: map[string]any{"username": u.Username, "role": u.Role}})
-	return u, nil
+	return userOf(u), nil
 }
 
 // Get returns one user or 404.
-func (s *Service) Get(ctx context.Context, id uuid.UUID) (store.CatalogUser, error) {
+func (s *Service) Get(ctx context.Context, id uuid.UUID) (User, error) {
 	u, err := s.Q.GetUserByID(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return u, apperr.NotFound("user %s not found", id)
+		return User{}, apperr.NotFound("user %s not found", id)
 	}
-	return u, err
+	return userOf(u), err
 }
 
 // Change is a partial update of an account; nil fields stay as they are.
@@ -71,12 +71,12 @@ type Change struct {
 
 // Update applies ch. A role, status or password change invalidates the user's tokens and keys and
 // ends their sessions; the last active admin cannot demote or deactivate themselves away.
-func (s *Service) Update(ctx context.Context, id uuid.UUID, ch Change, actor auth.Principal, c auth.Client) (store.CatalogUser, error) {
+func (s *Service) Update(ctx context.Context, id uuid.UUID, ch Change, actor auth.Principal, c auth.Client) (User, error) {
 	var hash *string
 	if ch.Password != nil {
 		h, err := hashChecked(*ch.Password)
 		if err != nil {
-			return store.CatalogUser{}, err
+			return User{}, err
 		}
 		hash = &h
 	}
@@ -125,7 +125,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch Change, actor aut
 		}
 		return nil
 	})
-	return out, err
+	return userOf(out), err
 }
 
 func hashChecked(password string) (string, error) {
@@ -157,7 +157,7 @@ func uniqueConflict(err error) error {
 
 // Transition moves a user's status for approve, reject and deactivate. from lists the statuses the
 // move starts from; any other current status answers 409.
-func (s *Service) Transition(ctx context.Context, id uuid.UUID, to string, from []string, actor auth.Principal, c auth.Client) (store.CatalogUser, error) {
+func (s *Service) Transition(ctx context.Context, id uuid.UUID, to string, from []string, actor auth.Principal, c auth.Client) (User, error) {
 	u, err := s.Get(ctx, id)
 	if err != nil {
 		return u, err
