@@ -170,27 +170,15 @@ func (s *Server) ListAPIKeys(ctx context.Context, request gen.ListAPIKeysRequest
 		v := string(*prm.Scope)
 		scope = &v
 	}
-	rows, err := s.q.ListAPIKeys(ctx, store.ListAPIKeysParams{UserID: prm.UserId, IsActive: prm.IsActive, Scope: scope,
-		Off: int32(skip), Lim: int32(limit)})
+	keys, total, err := s.auth.ListKeys(ctx, auth.KeyFilter{UserID: prm.UserId, IsActive: prm.IsActive, Scope: scope}, skip, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListAPIKeys200JSONResponse{Items: []gen.AdminApiKeyListItem{}, Skip: skip, Limit: limit}
-	for _, r := range rows {
-		out.Total = int(r.Total)
-		out.Items = append(out.Items, gen.AdminApiKeyListItem{Id: r.ID, UserId: r.UserID, Username: r.Username, Name: r.Name,
-			Fingerprint: r.Fingerprint, IsActive: r.IsActive, ExpiresAt: r.ExpiresAt, Scope: gen.AdminApiKeyListItemScope(r.Scope),
-			CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt})
-	}
-	if len(rows) == 0 && skip > 0 {
-		// Past the last page the window count is not there; ask once for the total.
-		all, err := s.q.ListAPIKeys(ctx, store.ListAPIKeysParams{UserID: prm.UserId, IsActive: prm.IsActive, Scope: scope, Lim: 1})
-		if err != nil {
-			return nil, err
-		}
-		if len(all) > 0 {
-			out.Total = int(all[0].Total)
-		}
+	out := gen.ListAPIKeys200JSONResponse{Items: make([]gen.AdminApiKeyListItem, len(keys)), Total: total, Skip: skip, Limit: limit}
+	for i, k := range keys {
+		out.Items[i] = gen.AdminApiKeyListItem{Id: k.ID, UserId: k.UserID, Username: k.Username, Name: k.Name,
+			Fingerprint: k.Fingerprint, IsActive: k.IsActive, ExpiresAt: k.ExpiresAt, Scope: gen.AdminApiKeyListItemScope(k.Scope),
+			CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt}
 	}
 	return out, nil
 }

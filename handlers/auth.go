@@ -163,14 +163,14 @@ func (s *Server) CreateMyAPIKey(ctx context.Context, request gen.CreateMyAPIKeyR
 
 // ListMyAPIKeys: List My API Keys (GET /auth/api-keys/).
 func (s *Server) ListMyAPIKeys(ctx context.Context, request gen.ListMyAPIKeysRequestObject) (gen.ListMyAPIKeysResponseObject, error) {
-	rows, err := s.q.ListAPIKeysOfUser(ctx, auth.From(ctx).UserID)
+	keys, err := s.auth.KeysOf(ctx, auth.From(ctx).UserID)
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListMyAPIKeys200JSONResponse{}
-	for _, r := range rows {
-		out = append(out, gen.ApiKeyListItem{Id: r.ID, Name: r.Name, Fingerprint: r.Fingerprint, IsActive: r.IsActive,
-			ExpiresAt: r.ExpiresAt, Scope: gen.ApiKeyListItemScope(r.Scope), CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt})
+	out := make(gen.ListMyAPIKeys200JSONResponse, len(keys))
+	for i, k := range keys {
+		out[i] = gen.ApiKeyListItem{Id: k.ID, Name: k.Name, Fingerprint: k.Fingerprint, IsActive: k.IsActive,
+			ExpiresAt: k.ExpiresAt, Scope: gen.ApiKeyListItemScope(k.Scope), CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt}
 	}
 	return out, nil
 }
@@ -244,14 +244,12 @@ func (s *Server) CreateDownloadToken(ctx context.Context, request gen.CreateDown
 // GetMyUsage: Get My Usage (GET /auth/me/usage/). Quotas are null (unlimited) except the upload
 // size, which the deployment configures.
 func (s *Server) GetMyUsage(ctx context.Context, request gen.GetMyUsageRequestObject) (gen.GetMyUsageResponseObject, error) {
-	id := auth.From(ctx).UserID
-	u, err := s.q.UsageOfUser(ctx, &id)
+	u, err := s.accounts.UsageOf(ctx, auth.From(ctx).UserID)
 	if err != nil {
 		return nil, err
 	}
 	maxFile := s.cfg.MaxUploadBytes
-	return gen.GetMyUsage200JSONResponse{DatasetCount: int(u.DatasetCount), StorageBytes: u.StorageBytes,
-		ApiKeyCount: int(u.ApiKeyCount),
+	return gen.GetMyUsage200JSONResponse{DatasetCount: u.Datasets, StorageBytes: u.StorageBytes, ApiKeyCount: u.APIKeys,
 		// Maps are a later capability; until they exist nobody owns one.
 		MapCount: 0,
 		Quotas:   gen.AuthUsageQuotas{MaxFileSizeBytes: &maxFile}}, nil

@@ -84,3 +84,15 @@ func (s *Service) Names(ctx context.Context, includeInactive bool, q *string, sk
 	}
 	return out, nil
 }
+
+// Usage is what a user owns.
+type Usage struct {
+	Datasets, APIKeys int
+	StorageBytes      int64
+}
+
+// UsageOf counts a user's datasets, API keys and the bytes of their tables.
+func (s *Service) UsageOf(ctx context.Context, id uuid.UUID) (Usage, error) {
+	u, err := s.Q.UsageOfUser(ctx, &id)
+	return Usage{Datasets: int(u.DatasetCount), APIKeys: int(u.ApiKeyCount), StorageBytes: u.StorageBytes}, err
+}
