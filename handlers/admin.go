@@ -15,6 +15,7 @@ import (
 	"meridian/gen"
 	"meridian/internal/accounts"
 	"meridian/internal/auth"
+	"meridian/internal/ingest"
 	"meridian/internal/oauth"
 	"meridian/internal/settings"
 	"meridian/store"
@@ -596,15 +597,14 @@ func (s *Server) ListAdminJobs(ctx context.Context, request gen.ListAdminJobsReq
 	}
 	prm := request.Params
 	skip, limit := page(prm.Skip, prm.Limit, 50, 200)
-	rows, err := s.q.ListIngestJobs(ctx, store.ListIngestJobsParams{Status: (*string)(prm.Status), CreatedBy: prm.CreatedBy,
-		DatasetID: prm.DatasetId, Since: prm.Since, Off: int32(skip), Lim: int32(limit)})
+	jobs, total, err := s.jobs.List(ctx, ingest.JobFilter{Status: (*string)(prm.Status), CreatedBy: prm.CreatedBy,
+		DatasetID: prm.DatasetId, Since: prm.Since}, skip, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListAdminJobs200JSONResponse{Items: make([]gen.JobStatusResponse, len(rows)), Skip: skip, Limit: limit}
-	for i, r := range rows {
-		out.Total = int(r.Total)
-		out.Items[i] = jobOut(r.CatalogIngestJob)
+	out := gen.ListAdminJobs200JSONResponse{Items: make([]gen.JobStatusResponse, len(jobs)), Total: total, Skip: skip, Limit: limit}
+	for i, j := range jobs {
+		out.Items[i] = jobOut(j)
 	}
 	return out, nil
 }
@@ -612,7 +612,7 @@ func (s *Server) ListAdminJobs(ctx context.Context, request gen.ListAdminJobsReq
 // GetJobStatusByDataset: Get Job Status By Dataset (GET /jobs/by-dataset/{dataset_id}). The latest
 // job of a dataset, for the job's creator, the dataset's owner or an admin; 404 to anyone else.
 func (s *Server) GetJobStatusByDataset(ctx context.Context, request gen.GetJobStatusByDatasetRequestObject) (gen.GetJobStatusByDatasetResponseObject, error) {
-	job, err := s.catalog.LatestJob(ctx, auth.From(ctx), request.DatasetId)
+	job, err := s.jobs.LatestOfDataset(ctx, auth.From(ctx), request.DatasetId)
 	if err != nil {
 		return nil, err
 	}

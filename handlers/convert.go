@@ -11,7 +11,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
-	"meridian/store"
+	"meridian/internal/ingest"
 )
 
 // userOut maps an account to the User schema.
@@ -158,7 +158,7 @@ func problemDetail(err error) string {
 	return "the server could not complete this item; the request id identifies it in the logs"
 }
 
-func jobOut(j store.CatalogIngestJob) gen.JobStatusResponse {
+func jobOut(j ingest.Job) gen.JobStatusResponse {
 	out := gen.JobStatusResponse{Id: j.ID, Status: gen.JobStatusResponseStatus(j.Status), DatasetId: j.DatasetID,
 		SourceFilename: j.SourceFilename, ErrorMessage: j.ErrorMessage, CanRetry: j.CanRetry, RetryReason: j.RetryReason,
 		WarningMessage: j.WarningMessage, Progress: j.Progress, RowsProcessed: j.RowsProcessed, RowsFailed: j.RowsFailed,
@@ -171,9 +171,8 @@ func jobOut(j store.CatalogIngestJob) gen.JobStatusResponse {
 	if json.Unmarshal(j.Warnings, &warnings) == nil && len(warnings) > 0 {
 		out.Warnings = &warnings
 	}
-	var temporal map[string]string
-	if json.Unmarshal(j.TemporalParseErrors, &temporal) == nil && len(temporal) > 0 {
-		out.TemporalParseErrors = &temporal
+	if len(j.TemporalParseErrors) > 0 {
+		out.TemporalParseErrors = &j.TemporalParseErrors
 	}
 	return out
 }

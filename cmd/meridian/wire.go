@@ -38,6 +38,7 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 		storage = s3
 	}
 	box := secretbox.New(c.JWTSecretKey)
+	cat := &catalog.Service{Pool: pool, Q: q, Log: log}
 	return handlers.Deps{
 		Config: c, Pool: pool, Queries: q, Log: log,
 		Auth: &auth.Service{Pool: pool, Q: q, Log: log, Signer: auth.NewSigner(c.JWTSecretKey, c.AccessTokenTTL),
@@ -50,9 +51,10 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 		Providers: &accounts.Providers{Q: q, Box: box, Log: log},
 		Box:       box,
 		OAuthFlow: oauth.NewFlow(&http.Client{Timeout: 15 * time.Second}),
-		Catalog:   &catalog.Service{Pool: pool, Q: q, Log: log},
+		Catalog:   cat,
 		Jobs: &ingest.Jobs{Pool: pool, Q: q, Queue: queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes, Storage: storage,
-			PresignedThreshold: c.PresignedThresholdBytes, PresignedPartSize: c.PresignedPartBytes, Stall: c.ImportStallTimeout},
+			PresignedThreshold: c.PresignedThresholdBytes, PresignedPartSize: c.PresignedPartBytes, Stall: c.ImportStallTimeout,
+			Catalog: cat},
 		Exporter: &export.Exporter{Pool: pool, TmpDir: filepath.Join(c.DataDir, "exports"), Timeout: c.ExportTimeout, Log: log},
 		Tables:   features.Reader{Pool: pool},
 	}, nil

@@ -17,6 +17,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/blob"
+	"meridian/internal/catalog"
 	"meridian/store"
 )
 
@@ -31,10 +32,11 @@ type Jobs struct {
 	PresignedThreshold int64 // above it presigned uploads are multipart
 	PresignedPartSize  int64
 	Stall              time.Duration // see Importer.Stall
+	Catalog            *catalog.Service
 }
 
-// Upload stages a file for a new pending job owned by the caller.
-func (j *Jobs) Upload(ctx context.Context, p auth.Principal, filename string, r io.Reader) (store.CatalogIngestJob, error) {
+// upload stages a file for a new pending job owned by the caller.
+func (j *Jobs) upload(ctx context.Context, p auth.Principal, filename string, r io.Reader) (store.CatalogIngestJob, error) {
 	if !p.Can(auth.CapUpload) {
 		return store.CatalogIngestJob{}, apperr.Forbidden("uploading needs the upload capability")
 	}
@@ -50,8 +52,8 @@ func (j *Jobs) Upload(ctx context.Context, p auth.Principal, filename string, r 
 	return job, err
 }
 
-// Get returns a job to its creator or an admin; to anyone else it does not exist.
-func (j *Jobs) Get(ctx context.Context, p auth.Principal, id uuid.UUID) (store.CatalogIngestJob, error) {
+// get returns a job to its creator or an admin; to anyone else it does not exist.
+func (j *Jobs) get(ctx context.Context, p auth.Principal, id uuid.UUID) (store.CatalogIngestJob, error) {
 	job, err := j.Q.GetIngestJob(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !p.IsAdmin() && (job.CreatedBy == nil || *job.CreatedBy != p.UserID)) {
 		return store.CatalogIngestJob{}, apperr.NotFound("job %s not found", id)
@@ -96,7 +98,7 @@ func (j *Jobs) refuse(ctx context.Context, id uuid.UUID, err error) error {
 
 // Preview is what a staged file will import as.
 type Preview struct {
-	Job    store.CatalogIngestJob
+	Job    Job
 	Format string // the GDAL driver that reads it
 	Layers []Layer
 	// Samples are each layer's first rows, keyed by the names the import gives the columns.
@@ -107,15 +109,15 @@ type Preview struct {
 // the coordinate or WKT columns its geometry comes from, under the names the import will give
 // the columns.
 func (j *Jobs) Preview(ctx context.Context, p auth.Principal, id uuid.UUID, samples int) (Preview, error) {
-	job, err := j.Get(ctx, p, id)
+	job, err := j.get(ctx, p, id)
 	if err != nil {
-		return Preview{Job: job}, err
+		return Preview{}, err
 	}
 	src, layers, err := j.open(ctx, job, true)
 	if err != nil {
-		return Preview{Job: job}, err
+		return Preview{}, err
 	}
-	pv := Preview{Job: job, Format: src.Driver, Layers: layers, Samples: make([][]map[string]any, len(layers))}
+	pv := Preview{Job: jobOf(job), Format: src.Driver, Layers: layers, Samples: make([][]map[string]any, len(layers))}
 	for i, l := range layers {
 		names, _, _ := planColumns(l.Columns)
 		// A layer GDAL cannot sample still previews its schema.
@@ -143,10 +145,10 @@ func chooseLayer(layers []Layer, name string) (Layer, error) {
 	return Layer{}, apperr.Unprocessable("the file has no layer %q", name)
 }
 
-// Commit records the import options and queues the import, once. The file is inspected first, so
+// commit records the import options and queues the import, once. The file is inspected first, so
 // a file GDAL cannot read, an empty one or an ambiguous layer choice is refused at once.
-func (j *Jobs) Commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts Options) (store.CatalogIngestJob, error) {
-	cur, err := j.Get(ctx, p, id)
+func (j *Jobs) commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts Options) (store.CatalogIngestJob, error) {
+	cur, err := j.get(ctx, p, id)
 	if err != nil {
 		return cur, err
 	}
@@ -191,10 +193,10 @@ func (j *Jobs) enqueue(ctx context.Context, id uuid.UUID, opts Options) (store.C
 // FanOutChoice names a layer to import and, optionally, its dataset title.
 type FanOutChoice struct{ Layer, Title string }
 
-// FanOut imports every chosen layer (all when none are chosen) as its own dataset, each in a job
+// fanOut imports every chosen layer (all when none are chosen) as its own dataset, each in a job
 // of its own; the upload's job ends as fanned_out.
-func (j *Jobs) FanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choices []FanOutChoice, base Options) ([]store.CatalogIngestJob, []string, error) {
-	cur, err := j.Get(ctx, p, id)
+func (j *Jobs) fanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choices []FanOutChoice, base Options) ([]store.CatalogIngestJob, []string, error) {
+	cur, err := j.get(ctx, p, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -250,9 +252,9 @@ func (j *Jobs) FanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choic
 	return children, names, err
 }
 
-// Retry queues a failed job again with its kept staging file.
-func (j *Jobs) Retry(ctx context.Context, p auth.Principal, id uuid.UUID) (store.CatalogIngestJob, error) {
-	cur, err := j.Get(ctx, p, id)
+// retry queues a failed job again with its kept staging file.
+func (j *Jobs) retry(ctx context.Context, p auth.Principal, id uuid.UUID) (store.CatalogIngestJob, error) {
+	cur, err := j.get(ctx, p, id)
 	if err != nil {
 		return cur, err
 	}

@@ -22,7 +22,7 @@ const PresignedTTL = time.Hour
 
 // Presigned is the answer to a presigned upload request.
 type Presigned struct {
-	Job      store.CatalogIngestJob
+	Job      Job
 	URLs     []string
 	PartSize *int64 // nil for a single-part upload
 }
@@ -62,7 +62,7 @@ func (j *Jobs) RequestPresigned(ctx context.Context, p auth.Principal, filename 
 	if err != nil {
 		return Presigned{}, err
 	}
-	return Presigned{Job: job, URLs: urls, PartSize: partSize}, nil
+	return Presigned{Job: jobOf(job), URLs: urls, PartSize: partSize}, nil
 }
 
 // openPresigned loads a presigned job that still waits for its file.
@@ -118,10 +118,10 @@ type PartETag struct {
 	ETag   string
 }
 
-// CompletePresigned checks the parts, assembles the file into staging and checks its size. The
+// completePresigned checks the parts, assembles the file into staging and checks its size. The
 // job stays pending for Preview and Commit.
-func (j *Jobs) CompletePresigned(ctx context.Context, p auth.Principal, id uuid.UUID, parts []PartETag) (store.CatalogIngestJob, error) {
-	job, err := j.Get(ctx, p, id)
+func (j *Jobs) completePresigned(ctx context.Context, p auth.Principal, id uuid.UUID, parts []PartETag) (store.CatalogIngestJob, error) {
+	job, err := j.get(ctx, p, id)
 	if err != nil {
 		return job, err
 	}
