@@ -14,11 +14,10 @@ import (
 
 	"meridian/gen"
 	"meridian/internal/accounts"
+	"meridian/internal/audit"
 	"meridian/internal/auth"
 	"meridian/internal/ingest"
 	"meridian/internal/oauth"
-	"meridian/internal/settings"
-	"meridian/store"
 )
 
 // GetAIStatus: Get AI Status (GET /admin/ai-status/).
@@ -109,7 +108,7 @@ func (s *Server) ListRestrictedSettingsTabs(ctx context.Context, request gen.Lis
 // GetFeatureFlags: Get Feature Flags (GET /settings/feature-flags/). Public: desktop clients read
 // it before offering editing.
 func (s *Server) GetFeatureFlags(ctx context.Context, request gen.GetFeatureFlagsRequestObject) (gen.GetFeatureFlagsResponseObject, error) {
-	f, err := settings.Reader{Q: s.q}.FeatureFlags(ctx)
+	f, err := s.settings.FeatureFlags(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -512,9 +511,8 @@ func (s *Server) providerOut(sp accounts.StoredProvider) gen.OAuthProvider {
 		CallbackUrl: &callback, CreatedAt: &r.CreatedAt, UpdatedAt: &r.UpdatedAt}
 }
 
-func auditFilter(action *string, actor *uuid.UUID, rtype, rid, outcome *string, since, until *time.Time) store.ListAuditRecordsParams {
-	return store.ListAuditRecordsParams{Action: action, ActorID: actor, ResourceType: rtype, ResourceID: rid, Outcome: outcome,
-		Since: since, Until: until}
+func auditFilter(action *string, actor *uuid.UUID, rtype, rid, outcome *string, since, until *time.Time) audit.Filter {
+	return audit.Filter{Action: action, ActorID: actor, ResourceType: rtype, ResourceID: rid, Outcome: outcome, Since: since, Until: until}
 }
 
 // ListAuditLogs: List Audit Logs (GET /admin/audit-logs/). Admin only; newest first, 50/200.
@@ -525,15 +523,13 @@ func (s *Server) ListAuditLogs(ctx context.Context, request gen.ListAuditLogsReq
 	prm := request.Params
 	skip, limit := page(prm.Skip, prm.Limit, 50, 200)
 	f := auditFilter(prm.Action, prm.ActorId, prm.ResourceType, prm.ResourceId, (*string)(prm.Outcome), prm.Since, prm.Until)
-	f.Off, f.Lim = int32(skip), int32(limit)
-	rows, err := s.q.ListAuditRecords(ctx, f)
+	events, total, err := s.audit.List(ctx, f, skip, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListAuditLogs200JSONResponse{Items: []gen.AuditRecord{}, Skip: skip, Limit: limit}
-	for _, r := range rows {
-		out.Total = int(r.Total)
-		out.Items = append(out.Items, auditOut(r))
+	out := gen.ListAuditLogs200JSONResponse{Items: make([]gen.AuditRecord, len(events)), Total: total, Skip: skip, Limit: limit}
+	for i, e := range events {
+		out.Items[i] = auditOut(e)
 	}
 	return out, nil
 }
@@ -546,7 +542,7 @@ func (s *Server) DownloadAuditRecords(ctx context.Context, request gen.DownloadA
 	}
 	prm := request.Params
 	f := auditFilter(prm.Action, prm.ActorId, prm.ResourceType, prm.ResourceId, (*string)(prm.Outcome), prm.Since, prm.Until)
-	return auditExport{q: s.q, filter: f, format: string(request.Format), ctx: ctx}, nil
+	return auditExport{trail: s.audit, filter: f, format: string(request.Format), ctx: ctx}, nil
 }
 
 // GetAPIKeyStatus: Get API Key Status (GET /settings/api-key-status/). manage_settings; tells
@@ -555,7 +551,7 @@ func (s *Server) GetAPIKeyStatus(ctx context.Context, request gen.GetAPIKeyStatu
 	if _, err := requireCapability(ctx, auth.CapManageSettings); err != nil {
 		return nil, err
 	}
-	keys, err := settings.Reader{Q: s.q}.ProviderKeyStatus(ctx, s.cfg.ProviderKeys)
+	keys, err := s.settings.ProviderKeyStatus(ctx, s.cfg.ProviderKeys)
 	if err != nil {
 		return nil, err
 	}

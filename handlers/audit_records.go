@@ -10,36 +10,33 @@ import (
 	"time"
 
 	"meridian/gen"
-	"meridian/store"
+	"meridian/internal/audit"
 )
 
-func auditOut(r store.ListAuditRecordsRow) gen.AuditRecord {
+func auditOut(e audit.Event) gen.AuditRecord {
 	detail := map[string]any{}
-	_ = json.Unmarshal(r.Detail, &detail)
-	out := gen.AuditRecord{Id: r.PublicID, OccurredAt: r.OccurredAt, ActorId: r.ActorID, ActorDisplay: r.ActorDisplay,
-		Action: r.Action, ResourceType: r.ResourceType, Outcome: gen.AuditRecordOutcome(r.Outcome), Detail: detail}
-	if r.ResourceID != "" {
-		out.ResourceId = &r.ResourceID
+	_ = json.Unmarshal(e.Detail, &detail)
+	out := gen.AuditRecord{Id: e.ID, OccurredAt: e.OccurredAt, ActorId: e.ActorID, ActorDisplay: e.ActorDisplay,
+		Action: e.Action, ResourceType: e.ResourceType, Outcome: gen.AuditRecordOutcome(e.Outcome), Detail: detail}
+	if e.ResourceID != "" {
+		out.ResourceId = &e.ResourceID
 	}
-	if r.Ip != "" {
-		out.Ip = &r.Ip
+	if e.IP != "" {
+		out.Ip = &e.IP
 	}
-	if r.UserAgent != "" {
-		out.UserAgent = &r.UserAgent
+	if e.UserAgent != "" {
+		out.UserAgent = &e.UserAgent
 	}
 	return out
 }
 
-// auditExport streams every matching audit record as csv, json (one array) or ndjson, reading
-// newest first in keyset pages so memory stays flat however long the trail is.
+// auditExport streams every matching audit event as csv, json (one array) or ndjson.
 type auditExport struct {
-	q      *store.Queries
-	filter store.ListAuditRecordsParams
+	trail  audit.Trail
+	filter audit.Filter
 	format string
 	ctx    context.Context // the request's: a client that goes away stops the export
 }
-
-const auditExportPage = 2000
 
 func (x auditExport) VisitDownloadAuditRecordsResponse(w http.ResponseWriter) error {
 	ctype := map[string]string{"csv": "text/csv; charset=utf-8", "json": "application/json", "ndjson": "application/x-ndjson"}[x.format]
@@ -54,42 +51,35 @@ func (x auditExport) VisitDownloadAuditRecordsResponse(w http.ResponseWriter) er
 	case "json":
 		_, _ = io.WriteString(w, "[")
 	}
-	f := x.filter
-	f.Lim = auditExportPage
-	for {
-		rows, err := x.q.ListAuditRecords(x.ctx, f)
-		if err != nil {
-			return err // headers are out: the error handler can only log it
-		}
-		for _, r := range rows {
-			rec := auditOut(r)
-			switch x.format {
-			case "csv":
-				actor := ""
-				if r.ActorID != nil {
-					actor = r.ActorID.String()
-				}
-				_ = cw.Write([]string{rec.Id.String(), r.OccurredAt.UTC().Format(time.RFC3339Nano), actor, csvSafe(r.ActorDisplay), r.Action,
-					r.ResourceType, csvSafe(r.ResourceID), r.Outcome, r.Ip, csvSafe(r.UserAgent), string(r.Detail)})
-			default:
-				b, _ := json.Marshal(rec)
-				if x.format == "json" && !first {
-					_, _ = io.WriteString(w, ",")
-				}
-				_, _ = w.Write(b)
-				if x.format == "ndjson" {
-					_, _ = io.WriteString(w, "\n")
-				}
+	err := x.trail.Each(x.ctx, x.filter, func(e audit.Event) error {
+		switch x.format {
+		case "csv":
+			actor := ""
+			if e.ActorID != nil {
+				actor = e.ActorID.String()
 			}
-			first = false
+			return cw.Write([]string{e.ID.String(), e.OccurredAt.UTC().Format(time.RFC3339Nano), actor, csvSafe(e.ActorDisplay), e.Action,
+				e.ResourceType, csvSafe(e.ResourceID), e.Outcome, e.IP, csvSafe(e.UserAgent), string(e.Detail)})
+		case "json":
+			if !first {
+				_, _ = io.WriteString(w, ",")
+			}
 		}
-		cw.Flush()
-		if len(rows) < auditExportPage {
-			break
+		first = false
+		b, _ := json.Marshal(auditOut(e))
+		if _, err := w.Write(b); err != nil {
+			return err
 		}
-		last := rows[len(rows)-1].ID
-		f.BeforeID = &last
+		if x.format == "ndjson" {
+			_, err := io.WriteString(w, "\n")
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return err // headers are out: the error handler can only log it
 	}
+	cw.Flush()
 	if x.format == "json" {
 		_, _ = io.WriteString(w, "]")
 	}

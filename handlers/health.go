@@ -7,13 +7,12 @@ import (
 
 	"meridian/gen"
 	"meridian/internal/config"
-	"meridian/internal/health"
 )
 
 // Health: Health (GET /health). 200 when every required provider is up, else 503 with the same
 // document, so monitors can read the body whatever the status.
 func (s *Server) Health(ctx context.Context, request gen.HealthRequestObject) (gen.HealthResponseObject, error) {
-	r := health.Checker{Pool: s.pool}.Check(ctx)
+	r := s.health.Check(ctx)
 	report := gen.HealthReport{
 		Status:    gen.HealthReportStatusHealthy,
 		Version:   config.Version,

@@ -101,7 +101,7 @@ func (s *Server) OauthCallback(ctx context.Context, request gen.OauthCallbackReq
 	case err != nil:
 		return nil, err
 	}
-	userID, _, err := s.providers.ResolveUser(ctx, s.pool, sp, ident, client(ctx))
+	userID, _, err := s.providers.ResolveUser(ctx, sp, ident, client(ctx))
 	if err != nil {
 		return nil, err
 	}

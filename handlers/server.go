@@ -9,30 +9,32 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
 	"meridian/gen"
 	"meridian/internal/accounts"
 	"meridian/internal/apperr"
+	"meridian/internal/audit"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
 	"meridian/internal/config"
 	"meridian/internal/export"
 	"meridian/internal/features"
+	"meridian/internal/health"
 	"meridian/internal/ingest"
 	"meridian/internal/oauth"
 	"meridian/internal/secretbox"
+	"meridian/internal/settings"
 	"meridian/internal/web"
-	"meridian/store"
 )
 
 // Deps are the collaborators the handlers need. cmd/meridian builds every one of them (the
 // composition root); the handlers only use them.
 type Deps struct {
 	Config       config.Config
-	Pool         *pgxpool.Pool // health checks and sign-in's user resolution
-	Queries      *store.Queries
+	Health       health.Checker
+	Settings     settings.Reader
+	Audit        audit.Trail
 	Log          *slog.Logger
 	Auth         *auth.Service
 	Downloads    *auth.DownloadTokens
@@ -50,8 +52,9 @@ type Deps struct {
 // Server implements gen.StrictServerInterface.
 type Server struct {
 	cfg          config.Config
-	pool         *pgxpool.Pool
-	q            *store.Queries
+	health       health.Checker
+	settings     settings.Reader
+	audit        audit.Trail
 	log          *slog.Logger
 	auth         *auth.Service
 	accounts     *accounts.Service
@@ -70,7 +73,7 @@ var _ gen.StrictServerInterface = (*Server)(nil)
 
 // New returns a Server over deps.
 func New(d Deps) *Server {
-	return &Server{cfg: d.Config, pool: d.Pool, q: d.Queries, log: d.Log, auth: d.Auth, accounts: d.Accounts,
+	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables}
 }

@@ -11,16 +11,19 @@ import (
 
 	"meridian/handlers"
 	"meridian/internal/accounts"
+	"meridian/internal/audit"
 	"meridian/internal/auth"
 	"meridian/internal/blob"
 	"meridian/internal/catalog"
 	"meridian/internal/config"
 	"meridian/internal/export"
 	"meridian/internal/features"
+	"meridian/internal/health"
 	"meridian/internal/ingest"
 	"meridian/internal/mail"
 	"meridian/internal/oauth"
 	"meridian/internal/secretbox"
+	"meridian/internal/settings"
 	"meridian/store"
 )
 
@@ -40,7 +43,7 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 	box := secretbox.New(c.JWTSecretKey)
 	cat := &catalog.Service{Pool: pool, Q: q, Log: log}
 	return handlers.Deps{
-		Config: c, Pool: pool, Queries: q, Log: log,
+		Config: c, Health: health.Checker{Pool: pool}, Log: log, Settings: settings.Reader{Q: q}, Audit: audit.Trail{Q: q},
 		Auth: &auth.Service{Pool: pool, Q: q, Log: log, Signer: auth.NewSigner(c.JWTSecretKey, c.AccessTokenTTL),
 			RefreshTTL: c.RefreshTokenTTL, Grace: c.RefreshGrace},
 		Downloads: auth.NewDownloadTokens(c.JWTSecretKey),
@@ -48,7 +51,7 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 		Registration: &accounts.Registration{Pool: pool, Q: q, Log: log, BaseURL: c.BaseURL,
 			Mail: mail.New(mail.Config{Host: c.SMTPHost, Port: c.SMTPPort, Username: c.SMTPUsername, Password: c.SMTPPassword,
 				From: c.SMTPFrom, StartTLS: c.SMTPStartTLS})},
-		Providers: &accounts.Providers{Q: q, Box: box, Log: log},
+		Providers: &accounts.Providers{Pool: pool, Q: q, Box: box, Log: log},
 		Box:       box,
 		OAuthFlow: oauth.NewFlow(&http.Client{Timeout: 15 * time.Second}),
 		Catalog:   cat,

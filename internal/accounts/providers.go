@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meridian/internal/apperr"
 	"meridian/internal/audit"
@@ -22,9 +23,10 @@ import (
 // from JWT_SECRET_KEY; after that secret rotates they no longer open and the provider reports
 // that its secret must be re-entered.
 type Providers struct {
-	Q   *store.Queries
-	Box *secretbox.Box
-	Log *slog.Logger
+	Pool *pgxpool.Pool // sign-in resolves a user in a transaction of its own
+	Q    *store.Queries
+	Box  *secretbox.Box
+	Log  *slog.Logger
 }
 
 // Secret states a provider reports (never the secret itself).
@@ -168,12 +170,10 @@ func (p *Providers) Delete(ctx context.Context, id uuid.UUID, actor auth.Princip
 // link logs into the linked account; (b) a local user with the same email (case-insensitive) is
 // linked and keeps its password; (c) otherwise a new user is created with a derived, unique
 // username and the provider's default role.
-func (p *Providers) ResolveUser(ctx context.Context, pool interface {
-	Begin(context.Context) (pgx.Tx, error)
-}, sp StoredProvider, id oauth.Identity, c auth.Client) (uuid.UUID, string, error) {
+func (p *Providers) ResolveUser(ctx context.Context, sp StoredProvider, id oauth.Identity, c auth.Client) (uuid.UUID, string, error) {
 	var userID uuid.UUID
 	rule := ""
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, p.Pool, func(tx pgx.Tx) error {
 		q := p.Q.WithTx(tx)
 		// One sign-in per identity at a time, so two tabs cannot create two users.
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", sp.Row.ID.String()+"/"+id.Subject); err != nil {
