@@ -546,6 +546,15 @@ func TestPresignedUploadSinglePart(t *testing.T) {
 		t.Fatalf("put: %d %q", code, etag)
 	}
 	id := ps["job_id"].(string)
+	// Before the upload is completed there is nothing to read: 409, and the job stays pending.
+	for _, step := range []string{"/ingest/preview/", "/ingest/commit/"} {
+		if r := call(t, "POST", step+id, map[string]any{}, bearer(u.Access)...); r.Status != 409 {
+			t.Fatalf("%s before complete: %d %s", step, r.Status, r.Body)
+		}
+	}
+	if j := call(t, "GET", "/jobs/"+id, nil, bearer(u.Access)...).JSON(t); j["status"] != "pending" {
+		t.Fatalf("job after an early commit: %v", j)
+	}
 	if r := call(t, "POST", "/ingest/upload/presigned/"+id+"/complete", map[string]any{}, bearer(u.Access)...); r.Status != 200 {
 		t.Fatalf("complete: %d %s", r.Status, r.Body)
 	}

@@ -68,7 +68,11 @@ func UnpackLimit(maxUpload int64) int64 { return 4 * maxUpload }
 // counts and extents when full. A file that is refused answers 422, or 413 for an archive that
 // unpacks too large.
 func (j *Jobs) open(ctx context.Context, job store.CatalogIngestJob, full bool) (Source, []Layer, error) {
-	src, err := Prepare(deref(job.StagingPath), UnpackLimit(j.MaxUpload))
+	if job.StagingPath == nil {
+		// A presigned upload not completed yet: nothing to read, and nothing wrong with the job.
+		return Source{}, nil, apperr.Conflict("the upload of job %s is not complete yet; complete it before previewing or committing", job.ID)
+	}
+	src, err := Prepare(*job.StagingPath, UnpackLimit(j.MaxUpload))
 	if err != nil {
 		return src, nil, err
 	}
