@@ -59,9 +59,13 @@ var (
 // fastCount are the drivers whose files state their feature count.
 var fastCount = map[string]bool{"GPKG": true, "ESRI Shapefile": true, "FlatGeobuf": true}
 
-// inspectTime bounds one look at a file (preview, commit): a file that takes longer to list
-// is refused rather than allowed to hold a request and a GDAL process.
-const inspectTime = 60 * time.Second
+// previewTime bounds a preview's look at a file (listing and samples): a file that takes longer
+// is answered with a problem rather than allowed to hold a request and a GDAL process. A commit,
+// which reads no counts, gets commitTime: a large GeoJSON is parsed whole just to be opened.
+const (
+	previewTime = 60 * time.Second
+	commitTime  = 10 * time.Minute
+)
 
 // Inspect lists the layers of a prepared source with `ogrinfo -so -al` (GDAL 3.6 has no JSON
 // output for vectors). Only the source's own driver is registered, and a file that driver does
@@ -71,7 +75,11 @@ const inspectTime = 60 * time.Second
 // them (CSV, GeoJSON, KML ...): only a preview asks for them (full); otherwise they are read
 // only where they are free.
 func Inspect(ctx context.Context, src Source, full bool) ([]Layer, error) {
-	ctx, cancel := context.WithTimeout(ctx, inspectTime)
+	limit := commitTime
+	if full {
+		limit = previewTime
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	args := []string{"-ro", "-so", "-al"}
 	if !full {
@@ -89,7 +97,7 @@ func Inspect(ctx context.Context, src Source, full bool) ([]Layer, error) {
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, &ImportError{Msg: fmt.Sprintf("%s took longer than %s to read and was given up", src.Name, inspectTime)}
+			return nil, &ImportError{Msg: fmt.Sprintf("%s took longer than %s to read and was given up", src.Name, limit)}
 		}
 		return nil, &ImportError{Msg: ogrMessage(stderr.String()+out.String(), src.Name)}
 	}
@@ -148,7 +156,7 @@ func parseOgrinfo(text string) ([]Layer, string, error) {
 
 // Samples returns the properties of the first n features of a layer.
 func Samples(ctx context.Context, src Source, layer string, several bool, n int) ([]Sample, error) {
-	ctx, cancel := context.WithTimeout(ctx, inspectTime)
+	ctx, cancel := context.WithTimeout(ctx, previewTime)
 	defer cancel()
 	opts, positional, err := selectLayer(layer, several)
 	if err != nil {
