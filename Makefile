@@ -11,7 +11,7 @@ DOCS_JS  := internal/apidocs/assets/redoc.standalone.js
 export REDOCLY_TELEMETRY := off
 export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
-.PHONY: help deps tools generate check-generated build run stop db-test lint lint-go lint-openapi \
+.PHONY: help deps tools generate check-generated build run stop db-test lint lint-go lint-arch lint-openapi \
         ts-check ops-coverage ops-status test test-unit test-conformance test-s3 bench clean
 
 help: ## list the targets
@@ -66,7 +66,10 @@ ts-check: node_modules/.installed ## generate a TypeScript client with openapi-t
 	npx --no-install tsc --strict --noEmit --skipLibCheck false --target es2022 --moduleResolution node $$tmp/api.d.ts $$tmp/usage.ts && \
 	echo "TypeScript client type-checks"
 
-lint: lint-go lint-openapi ts-check ## every static check
+lint-arch: ## golangci-lint: who may import whom, handler rules (no http.Error/c.JSON/c.String, 40 lines), errcheck
+	$(GO) tool -modfile=tools/lint/go.mod golangci-lint run ./...
+
+lint: lint-go lint-arch lint-openapi ts-check ## every static check
 
 db-test: deps ## start the throwaway test cluster (.data/pgtest) and print its URL
 	@DEVDB_FAST=1 scripts/devdb.sh start pgtest
@@ -76,7 +79,7 @@ test: deps node_modules/.installed ## everything CI runs: lints, generated-code 
 	$(MAKE) --no-print-directory check-generated
 	$(MAKE) --no-print-directory build
 	TEST_DATABASE_URL=$$(DEVDB_FAST=1 scripts/devdb.sh start pgtest) \
-	  $(GO) test -count=1 -timeout 20m ./...
+	  $(GO) test -count=1 -race -shuffle=on -timeout 30m ./...
 
 test-unit: ## unit tests only (no database)
 	$(GO) test -count=1 -short ./...

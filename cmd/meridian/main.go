@@ -170,7 +170,10 @@ func migrateRiver(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(hashtext('meridian.river_migrate'))"); err != nil {
 		return err
 	}
-	defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock(hashtext('meridian.river_migrate'))")
+	defer func() {
+		// Released with the connection anyway if this fails.
+		_, _ = conn.Exec(context.Background(), "SELECT pg_advisory_unlock(hashtext('meridian.river_migrate'))")
+	}()
 	if err := ingest.MigrateRiver(ctx, pool); err != nil {
 		return fmt.Errorf("river migrations: %w", err)
 	}

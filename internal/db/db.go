@@ -81,12 +81,12 @@ func Migrate(pool *pgxpool.Pool) error {
 	}
 	m, err := migrate.NewWithInstance("iofs", src, "pgx5", drv)
 	if err != nil {
-		drv.Close()
+		_ = drv.Close() // the first error is the one to report
 		return fmt.Errorf("migrate: %w", err)
 	}
 	// Close returns the connection the driver holds for its lock; without it pool.Close would
 	// wait for that connection forever at shutdown.
-	defer m.Close()
+	defer func() { _, _ = m.Close() }()
 	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
 		return fmt.Errorf("migrate: %w", err)
 	}

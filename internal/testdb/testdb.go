@@ -47,7 +47,7 @@ func New(tb testing.TB) *pgxpool.Pool {
 	tb.Cleanup(func() {
 		pool.Close()
 		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
-		conn.Close(ctx)
+		_ = conn.Close(ctx)
 	})
 	return pool
 }
