@@ -281,19 +281,26 @@ func TestFeatureListPagingAndBBox(t *testing.T) {
 	base := "/datasets/" + id + "/features/"
 	ids := func(r reply) []int {
 		var out []int
-		for _, it := range r.JSON(t)["items"].([]any) {
+		for _, it := range r.JSON(t)["features"].([]any) {
 			out = append(out, int(it.(map[string]any)["id"].(float64)))
 		}
 		return out
 	}
-	// Anonymous callers read a public, published dataset; 10 by default, by gid.
+	// Anonymous callers read a public, published dataset; 10 by default, by gid, as a
+	// FeatureCollection that counts every page.
 	r := call(t, "GET", base, nil)
 	wantStatus(t, "list", r, 200)
 	m := r.JSON(t)
-	first := m["items"].([]any)[0].(map[string]any)
-	if m["total"].(float64) != 25 || m["limit"].(float64) != 10 || m["skip"].(float64) != 0 || len(ids(r)) != 10 ||
+	first := m["features"].([]any)[0].(map[string]any)
+	if m["type"] != "FeatureCollection" || m["numberMatched"].(float64) != 25 || m["numberReturned"].(float64) != 10 || len(ids(r)) != 10 ||
 		first["type"] != "Feature" || first["properties"].(map[string]any)["rank"] != float64(0) || first["geometry"].(map[string]any)["type"] != "MultiPoint" {
 		t.Fatalf("first page: %s", r.Body)
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/geo+json" {
+		t.Fatalf("content type %q", ct)
+	}
+	if next := linkHref(m, "next"); !strings.Contains(next, "/features/?limit=10&offset=10") {
+		t.Fatalf("next link %q in %s", next, r.Body)
 	}
 	all := ids(call(t, "GET", base+"?limit=200", nil))
 	if len(all) != 25 {
@@ -304,22 +311,30 @@ func TestFeatureListPagingAndBBox(t *testing.T) {
 			t.Fatalf("not ordered by gid: %v", all)
 		}
 	}
-	if p := ids(call(t, "GET", base+"?skip=20&limit=10", nil)); len(p) != 5 || p[0] != all[20] {
-		t.Fatalf("last page: %v", p)
+	// offset, and skip as its older name, page the same way.
+	for _, q := range []string{"?offset=20&limit=10", "?skip=20&limit=10"} {
+		if p := ids(call(t, "GET", base+q, nil)); len(p) != 5 || p[0] != all[20] {
+			t.Fatalf("last page %s: %v", q, p)
+		}
 	}
-	if r := call(t, "GET", base+"?limit=500", nil); r.Status != 200 || r.JSON(t)["limit"].(float64) != 200 {
+	if r := call(t, "GET", base+"?limit=500", nil); r.Status != 200 || r.JSON(t)["numberReturned"].(float64) != 25 {
 		t.Fatalf("limit above the maximum is clamped: %d %s", r.Status, r.Body)
 	}
-	// Points run from (5, 50) by 0.01: the box keeps the first five.
-	r = call(t, "GET", base+"?bbox=4.99,49.99,5.045,50.045", nil)
-	if r.Status != 200 || r.JSON(t)["total"].(float64) != 5 || len(ids(r)) != 5 || ids(r)[4] != all[4] {
+	// Points run from (5, 50) by 0.01: the box keeps the first five; counted over every page.
+	r = call(t, "GET", base+"?bbox=4.99,49.99,5.045,50.045&limit=2", nil)
+	if r.Status != 200 || r.JSON(t)["numberMatched"].(float64) != 5 || len(ids(r)) != 2 || ids(r)[1] != all[1] {
 		t.Fatalf("bbox: %d %s", r.Status, r.Body)
 	}
-	if r := call(t, "GET", base+"?bbox=170,-10,-170,10", nil); r.Status != 200 || r.JSON(t)["total"].(float64) != 0 {
+	if r := call(t, "GET", base+"?bbox=170,-10,-170,10", nil); r.Status != 200 || r.JSON(t)["numberMatched"].(float64) != 0 {
 		t.Fatalf("antimeridian bbox: %d %s", r.Status, r.Body)
 	}
-	wantStatus(t, "bbox south above north", call(t, "GET", base+"?bbox=0,10,1,5", nil), 422, "bbox")
-	wantStatus(t, "bbox of three numbers", call(t, "GET", base+"?bbox=0,10,1", nil), 422)
+	r = call(t, "GET", base+"?include_geometry=false&limit=1", nil)
+	if f := r.JSON(t)["features"].([]any)[0].(map[string]any); r.Status != 200 || f["geometry"] != nil || f["properties"].(map[string]any)["rank"] != float64(0) {
+		t.Fatalf("include_geometry=false: %d %s", r.Status, r.Body)
+	}
+	// The rules and answers of OGC items.
+	wantStatus(t, "bbox south above north", call(t, "GET", base+"?bbox=0,10,1,5", nil), 400, "bbox")
+	wantStatus(t, "bbox of three numbers", call(t, "GET", base+"?bbox=0,10,1", nil), 400)
 }
 
 func TestFeaturesGeoJSONZ(t *testing.T) {
@@ -413,7 +428,7 @@ func TestFeatureEditsOfARegisteredTable(t *testing.T) {
 	if c0 := coords[0].(float64); c0 < 5.9999 || c0 > 6.0001 || g.JSON(t)["properties"].(map[string]any)["label"] != "a" {
 		t.Fatalf("registered feature: %s", g.Body)
 	}
-	if l := call(t, "GET", base+"?bbox=5,45,7,47", nil, bearer(a.Access)...); l.Status != 200 || l.JSON(t)["total"].(float64) != 1 {
+	if l := call(t, "GET", base+"?bbox=5,45,7,47", nil, bearer(a.Access)...); l.Status != 200 || l.JSON(t)["numberMatched"].(float64) != 1 {
 		t.Fatalf("bbox over a 3857 table: %d %s", l.Status, l.Body)
 	}
 	// Write: the table is the operator's; the catalog does not edit it.

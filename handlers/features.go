@@ -7,10 +7,10 @@ package handlers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -34,6 +34,7 @@ func (s *Server) featureTable(ctx context.Context, id uuid.UUID, notVector func(
 		return d, features.Table{}, notVector("a %s has no features", d.Row.RecordType)
 	}
 	t, err := features.TableOf(d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn, d.TableColumns)
+	t.GeomType = val(d.Row.GeometryType)
 	return d, t, err
 }
 
@@ -54,53 +55,42 @@ func featureOut(f features.GeoFeature) gen.GeoJSONFeature {
 // whole dataset as one FeatureCollection, streamed row by row, every position with a Z (0 for 2D
 // data).
 func (s *Server) GetFeaturesGeoJSONZ(ctx context.Context, request gen.GetFeaturesGeoJSONZRequestObject) (gen.GetFeaturesGeoJSONZResponseObject, error) {
-	_, t, err := s.featureTable(ctx, request.DatasetId, apperr.Conflict)
+	d, t, err := s.featureTable(ctx, request.DatasetId, apperr.Conflict)
 	if err != nil {
 		return nil, err
 	}
-	stream, err := s.tables.StreamFeatures(ctx, t)
+	cur, err := s.tables.Items(ctx, t, features.ItemsQuery{StorageSRID: storageSRID(d), ForceZ: true})
 	if err != nil {
 		return nil, err
 	}
-	return geoJSONZResponse{stream: stream}, nil
+	closing := func(dst []byte) ([]byte, error) { return append(dst, "}\n"...), nil }
+	return featureStream{ctx: ctx, cur: cur, crs: crs84, tail: closing, log: s.log, flush: true}, nil
 }
 
-// geoJSONZResponse writes the FeatureCollection as the rows arrive (chunked, no Content-Length).
-type geoJSONZResponse struct{ stream *features.GeoFeatureStream }
-
-func (r geoJSONZResponse) VisitGetFeaturesGeoJSONZResponse(w http.ResponseWriter) error {
-	w.Header().Set("Content-Type", "application/geo+json")
-	w.WriteHeader(http.StatusOK)
-	// Flushing the header commits the answer to chunked transfer, however small the dataset.
-	_ = http.NewResponseController(w).Flush()
-	// A failure past this point can only cut the document short, which the client sees as
-	// invalid JSON; the error goes to the log.
-	_, err := r.stream.WriteTo(w)
-	return err
-}
-
-// ListFeatures: List Features (GET /datasets/{dataset_id}/features/). By gid, 10/200, optional
-// WGS 84 bbox (west > east crosses the antimeridian).
+// ListFeatures: List Features (GET /datasets/{dataset_id}/features/). The OGC items read path in
+// key order: offset (or skip) and limit 10/200, a WGS 84 bbox, include_geometry.
 func (s *Server) ListFeatures(ctx context.Context, request gen.ListFeaturesRequestObject) (gen.ListFeaturesResponseObject, error) {
 	d, t, err := s.featureTable(ctx, request.DatasetId, apperr.Unprocessable)
 	if err != nil {
 		return nil, err
 	}
 	prm := request.Params
-	skip, limit := page(prm.Skip, prm.Limit, 10, 200)
-	srid := 0
-	if d.Row.Srid != nil {
-		srid = int(*d.Row.Srid)
+	q := features.ItemsQuery{Limit: min(max(val(prm.Limit), 1), 200), Offset: cmp.Or(val(prm.Offset), val(prm.Skip)),
+		StorageSRID: storageSRID(d), NoGeometry: prm.IncludeGeometry != nil && !*prm.IncludeGeometry, KnownCount: d.Row.FeatureCount}
+	if prm.Limit == nil {
+		q.Limit = 10
 	}
-	list, total, err := s.tables.FeaturePage(ctx, t, features.FeaturesQuery{BBox: val(prm.Bbox), SRID: srid, Skip: skip, Limit: limit})
+	if prm.Bbox != nil {
+		if q.BBox, err = footprint(*prm.Bbox, false); err != nil {
+			return nil, err
+		}
+	}
+	cur, err := s.tables.Items(ctx, t, q)
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListFeatures200JSONResponse{Items: make([]gen.GeoJSONFeature, len(list)), Total: int(total), Skip: skip, Limit: limit}
-	for i, f := range list {
-		out.Items[i] = featureOut(f)
-	}
-	return out, nil
+	path := "/datasets/" + d.Row.ID.String() + "/features/"
+	return featureStream{ctx: ctx, cur: cur, crs: crs84, tail: s.pageTail(ctx, cur, path, q, nil), log: s.log}, nil
 }
 
 // CreateFeature: Create Feature (POST /datasets/{dataset_id}/features/). 201 with the stored
@@ -129,15 +119,15 @@ func (s *Server) DeleteSingleFeature(ctx context.Context, request gen.DeleteSing
 
 // GetSingleFeature: Get Single Feature (GET /datasets/{dataset_id}/features/{gid}).
 func (s *Server) GetSingleFeature(ctx context.Context, request gen.GetSingleFeatureRequestObject) (gen.GetSingleFeatureResponseObject, error) {
-	_, t, err := s.featureTable(ctx, request.DatasetId, apperr.Unprocessable)
+	d, t, err := s.featureTable(ctx, request.DatasetId, apperr.Unprocessable)
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.tables.FeatureByID(ctx, t, request.Gid)
+	body, err := s.oneFeature(ctx, t, features.ItemsQuery{StorageSRID: storageSRID(d)}, strconv.FormatInt(request.Gid, 10))
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetSingleFeature200JSONResponse(featureOut(f)), nil
+	return rawFeature{body: body, crs: crs84}, nil
 }
 
 // PatchSingleFeature: Patch Single Feature (PATCH /datasets/{dataset_id}/features/{gid}). Named

@@ -5,7 +5,9 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -273,12 +275,10 @@ func (s *Server) OgcGetDatasetSchema(ctx context.Context, request gen.OgcGetData
 
 // itemsQuery turns the OGC query parameters into a features query.
 func (s *Server) itemsQuery(ctx context.Context, d catalog.Dataset, t features.Table, p gen.OgcGetCollectionItemsParams) (features.ItemsQuery, string, error) {
-	q := features.ItemsQuery{Limit: 10, StorageSRID: storageSRID(d)}
-	if p.Limit != nil {
-		q.Limit = min(*p.Limit, s.cfg.OGCMaxLimit)
-	}
-	if p.Offset != nil {
-		q.Offset = *p.Offset
+	q := features.ItemsQuery{Limit: min(val(p.Limit), s.cfg.OGCMaxLimit), Offset: val(p.Offset), AfterKey: p.AfterGid,
+		StorageSRID: storageSRID(d), KnownCount: d.Row.FeatureCount, NoGeometry: p.IncludeGeometry != nil && !*p.IncludeGeometry}
+	if p.Limit == nil {
+		q.Limit = 10
 	}
 	var err error
 	var outSwap bool
@@ -331,8 +331,7 @@ func (s *Server) itemsQuery(ctx context.Context, d catalog.Dataset, t features.T
 		if err != nil {
 			return q, "", err
 		}
-		o := cql2.Options{Properties: features.Queryables(t), FilterSRID: srid, SwapXY: latFirst, StorageSRID: q.StorageSRID}
-		if q.Filter, err = cql2Filter(lang, *p.Filter, o); err != nil {
+		if q.Filter, err = cql2.ParseFilter(lang, *p.Filter, srid, latFirst); err != nil {
 			return q, "", err
 		}
 	}
@@ -349,6 +348,11 @@ func footprint(box []float64, latFirst bool) ([]float64, error) {
 	if len(box) != 4 && len(box) != 6 {
 		return nil, apperr.Invalid("bbox: expected 4 or 6 numbers, got %d", len(box))
 	}
+	for _, v := range box {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, apperr.Invalid("bbox: the numbers must be finite")
+		}
+	}
 	if len(box) == 6 {
 		box = []float64{box[0], box[1], box[3], box[4]}
 	}
@@ -363,7 +367,8 @@ func footprint(box []float64, latFirst bool) ([]float64, error) {
 
 // ogcItemParams are the items parameters the document declares; any other is a property filter.
 var ogcItemParams = map[string]bool{"limit": true, "offset": true, "bbox": true, "bbox-crs": true, "datetime": true, "filter": true,
-	"filter-lang": true, "filter-crs": true, "sortby": true, "properties": true, "crs": true, "f": true, "api_key": true}
+	"filter-lang": true, "filter-crs": true, "sortby": true, "properties": true, "crs": true, "f": true, "api_key": true,
+	"after_gid": true, "include_geometry": true}
 
 // parseDatetime reads an RFC 3339 instant or date, or an interval with `..` or empty open ends.
 func parseDatetime(v string) (*features.TimeRange, error) {
@@ -416,33 +421,33 @@ func (s *Server) OgcGetCollectionItems(ctx context.Context, request gen.OgcGetCo
 		return nil, err
 	}
 	base := "/collections/" + d.Row.ID.String()
-	tail := func(dst []byte) []byte {
-		n := cur.Returned()
+	collection := s.link(base, "collection", "application/json", "The collection")
+	return featureStream{ctx: ctx, cur: cur, crs: crs, tail: s.pageTail(ctx, cur, base+"/items", q, &collection), log: s.log}, nil
+}
+
+// pageTail writes the members of a page of features that follow the features: numberReturned,
+// numberMatched (exact: see features.Cursor.Matched), timeStamp and the page links, plus extra.
+func (s *Server) pageTail(ctx context.Context, cur *features.Cursor, path string, q features.ItemsQuery, extra *gen.Link) func([]byte) ([]byte, error) {
+	return func(dst []byte) ([]byte, error) {
+		matched, err := cur.Matched()
+		if err != nil {
+			return dst, err
+		}
 		dst = append(dst, `,"numberReturned":`...)
-		dst = strconv.AppendInt(dst, int64(n), 10)
-		// numberMatched is exact and free without filters (the record keeps the count) and on
-		// the last page; elsewhere counting would cost a second scan of the match, so it is left
-		// out, as the standard allows.
-		matched := int64(-1)
-		if !cur.More() {
-			matched = int64(q.Offset + n)
-		} else if !q.Filtered() && d.Row.FeatureCount != nil {
-			matched = *d.Row.FeatureCount
-		}
-		if matched >= 0 && (n > 0 || q.Offset == 0) {
-			dst = append(dst, `,"numberMatched":`...)
-			dst = strconv.AppendInt(dst, matched, 10)
-		}
+		dst = strconv.AppendInt(dst, int64(cur.Returned()), 10)
+		dst = append(dst, `,"numberMatched":`...)
+		dst = strconv.AppendInt(dst, matched, 10)
 		dst = append(dst, `,"timeStamp":"`...)
 		dst = time.Now().UTC().AppendFormat(dst, time.RFC3339)
-		links := s.pageLinks(ctx, base+"/items", q.Offset, q.Limit, cur.More())
-		links = append(links, s.link(base, "collection", "application/json", "The collection"))
+		links := s.pageLinks(ctx, path, q.Offset, q.Limit, cur.More())
+		if extra != nil {
+			links = append(links, *extra)
+		}
 		raw, _ := json.Marshal(links)
 		dst = append(dst, `","links":`...)
 		dst = append(dst, raw...)
-		return append(dst, '}')
+		return append(dst, '}'), nil
 	}
-	return featureStream{cur: cur, crs: crs, tail: tail, log: s.log}, nil
 }
 
 // pageLinks are the self, next and prev links of a page of items at path.
@@ -477,53 +482,65 @@ func withPage(raw string, offset, limit int) string {
 	return "?" + strings.Join(keep, "&")
 }
 
-// featureStream writes a FeatureCollection as its rows arrive.
+// featureStream writes a FeatureCollection as its rows arrive (internal/features encodes it),
+// for every operation that answers one.
 type featureStream struct {
+	ctx  context.Context
 	cur  *features.Cursor
 	crs  string
-	tail func([]byte) []byte
+	tail func([]byte) ([]byte, error)
 	log  *slog.Logger
+	// flush sends the header at once, committing the answer to chunked transfer however small
+	// it is (a download that should not wait for its first buffer).
+	flush bool
 }
 
-// streamChunk is how much is buffered before a write: large enough that syscalls and gzip blocks
-// are few, small enough that memory does not grow with the page size.
-const streamChunk = 32 << 10
-
-func (f featureStream) VisitOgcGetCollectionItemsResponse(w http.ResponseWriter) error {
-	defer f.cur.Close()
+func (f featureStream) write(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", geoJSON)
 	w.Header().Set("Content-Crs", "<"+f.crs+">")
 	w.WriteHeader(http.StatusOK)
-	buf := make([]byte, 0, streamChunk+8<<10)
-	buf = append(buf, `{"type":"FeatureCollection","features":[`...)
-	for first := true; ; first = false {
-		mark := len(buf)
-		if !first {
-			buf = append(buf, ',')
-		}
-		var ok bool
-		var err error
-		if buf, ok, err = f.cur.Append(buf); err != nil {
-			// The status is sent; cutting the connection is the only honest way to say the body
-			// is incomplete (the client sees a truncated chunked transfer, not a short page).
-			f.log.Error("feature stream failed", "err", err)
-			panic(http.ErrAbortHandler)
-		}
-		if !ok {
-			buf = buf[:mark]
-			break
-		}
-		if len(buf) >= streamChunk {
-			if _, err := w.Write(buf); err != nil {
-				return nil // the client went away
-			}
-			buf = buf[:0]
-		}
+	if f.flush {
+		_ = http.NewResponseController(w).Flush()
 	}
-	buf = append(buf, ']')
-	buf = f.tail(buf)
-	_, _ = w.Write(buf)
-	return nil
+	err := features.WriteCollection(w, f.cur, f.tail)
+	switch {
+	case err == nil || !errors.Is(err, features.ErrRead):
+		return nil // written, or the client went away
+	case f.ctx.Err() != nil:
+		// The client went away while the rows were read: nothing failed on our side.
+		f.log.Debug("feature stream ended by the client", "err", err)
+	default:
+		f.log.Error("feature stream failed", "err", err)
+	}
+	// The status is sent; cutting the connection is the only honest way to say the body is
+	// incomplete (the client sees a truncated chunked transfer, not a short page).
+	panic(http.ErrAbortHandler)
+}
+
+func (f featureStream) VisitOgcGetCollectionItemsResponse(w http.ResponseWriter) error {
+	return f.write(w)
+}
+func (f featureStream) VisitListFeaturesResponse(w http.ResponseWriter) error { return f.write(w) }
+func (f featureStream) VisitGetFeaturesGeoJSONZResponse(w http.ResponseWriter) error {
+	return f.write(w)
+}
+
+// oneFeature reads one feature by key through the items path; 404 when there is none.
+func (s *Server) oneFeature(ctx context.Context, t features.Table, q features.ItemsQuery, id string) ([]byte, error) {
+	q.ID, q.Limit = &id, 1
+	cur, err := s.tables.Items(ctx, t, q)
+	if err != nil {
+		return nil, err
+	}
+	defer cur.Close()
+	body, ok, err := cur.Append(nil)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, apperr.NotFound("feature %q not found", id)
+	}
+	return body, nil
 }
 
 // OgcGetCollectionItemFeature: Get Collection Item Feature (GET /collections/{dataset_id}/items/{feature_id}).
@@ -536,18 +553,9 @@ func (s *Server) OgcGetCollectionItemFeature(ctx context.Context, request gen.Og
 	if err != nil {
 		return nil, err
 	}
-	q.ID, q.Limit = &request.FeatureId, 1
-	cur, err := s.tables.Items(ctx, t, q)
+	body, err := s.oneFeature(ctx, t, q, request.FeatureId)
 	if err != nil {
 		return nil, err
-	}
-	defer cur.Close()
-	body, ok, err := cur.Append(nil)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, apperr.NotFound("collection %s has no feature %q", d.Row.ID, request.FeatureId)
 	}
 	base := "/collections/" + d.Row.ID.String()
 	links, _ := json.Marshal([]gen.Link{
@@ -565,10 +573,15 @@ type rawFeature struct {
 	crs  string
 }
 
-func (f rawFeature) VisitOgcGetCollectionItemFeatureResponse(w http.ResponseWriter) error {
+func (f rawFeature) write(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", geoJSON)
 	w.Header().Set("Content-Crs", "<"+f.crs+">")
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(f.body)
 	return err
 }
+
+func (f rawFeature) VisitOgcGetCollectionItemFeatureResponse(w http.ResponseWriter) error {
+	return f.write(w)
+}
+func (f rawFeature) VisitGetSingleFeatureResponse(w http.ResponseWriter) error { return f.write(w) }

@@ -15,6 +15,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
+	"meridian/internal/cql2"
 	"meridian/internal/features"
 	"meridian/internal/web"
 )
@@ -133,7 +134,7 @@ func (s *Server) OgcCollectionItems(ctx context.Context, request gen.OgcCollecti
 		if p.FilterCrs != nil && *p.FilterCrs != crs84 {
 			return nil, apperr.Invalid("filter-crs: the record collection takes CRS84 only")
 		}
-		f, err := recordFilter(lang, *p.Filter)
+		f, err := cql2.ParseFilter(lang, *p.Filter, 4326, false)
 		if err != nil {
 			return nil, err
 		}

@@ -11,7 +11,9 @@ import (
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
+	"meridian/internal/cql2"
 	"meridian/internal/db"
+	"meridian/internal/sqlbuild"
 )
 
 // The catalog as an OGC API Records collection: one record per visible dataset. Records are
@@ -65,7 +67,7 @@ type RecordQuery struct {
 	IDs           []uuid.UUID
 	Types         []string
 	Equals        map[string]string // record field = value
-	Filter        func(next int) (string, []any, error)
+	Filter        *cql2.Filter      // over RecordFields, CRS84 literals
 	Sort          []SortKey
 }
 
@@ -91,77 +93,14 @@ type Record struct {
 // Records returns one page of the records the caller may see and how many match.
 func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) ([]Record, int, error) {
 	caller, role := who(p)
-	args := []any{caller, role, p.IsAdmin()}
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
+	var b sqlbuild.Builder
+	where := []string{"catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, " +
+		b.Arg(caller) + ", " + b.Arg(role) + ", " + b.Arg(p.IsAdmin()) + ")"}
+	more, err := recordConditions(&b, q)
+	if err != nil {
+		return nil, 0, err
 	}
-	where := []string{"catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, $1, $2, $3)"}
-	if q.RecordID != nil {
-		where = append(where, "d.record_id = "+arg(*q.RecordID))
-	}
-	if q.BBox != nil {
-		env := func(a, b, c, e float64) string {
-			return "ST_MakeEnvelope(" + arg(a) + "::float8, " + arg(b) + "::float8, " + arg(c) + "::float8, " + arg(e) + "::float8, 4326)"
-		}
-		box := env(q.BBox[0], q.BBox[1], q.BBox[2], q.BBox[3])
-		if q.BBox[0] > q.BBox[2] {
-			box = "ST_Collect(" + env(q.BBox[0], q.BBox[1], 180, q.BBox[3]) + ", " + env(-180, q.BBox[1], q.BBox[2], q.BBox[3]) + ")"
-		}
-		where = append(where, "ST_Intersects(("+recordExtent+"), "+box+")")
-	}
-	// A record matches a datetime when its data vintage overlaps it; records without a vintage
-	// have no time to match.
-	if q.Start != nil {
-		where = append(where, "coalesce(d.data_vintage_end, d.data_vintage_start) >= "+arg(*q.Start)+"::date")
-	}
-	if q.End != nil {
-		where = append(where, "coalesce(d.data_vintage_start, d.data_vintage_end) <= "+arg(*q.End)+"::date")
-	}
-	if len(q.Terms) > 0 {
-		var terms []string
-		for _, term := range q.Terms {
-			pat := arg("%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(term) + "%")
-			terms = append(terms, "d.title ILIKE "+pat, "d.summary ILIKE "+pat, "array_to_string(d.theme_category, ' ') ILIKE "+pat)
-		}
-		where = append(where, "("+strings.Join(terms, " OR ")+")")
-	}
-	if len(q.IDs) > 0 {
-		where = append(where, "d.record_id = ANY("+arg(q.IDs)+"::uuid[])")
-	}
-	if len(q.Types) > 0 {
-		where = append(where, "d.record_type = ANY("+arg(q.Types)+"::text[])")
-	}
-	for name, v := range q.Equals {
-		f, ok := recordField(name)
-		if !ok || f.Type == "geometry" {
-			return nil, 0, apperr.Invalid("unknown query parameter %q: neither an items parameter nor a queryable of the record collection", name)
-		}
-		var val any = v
-		switch f.Type {
-		case "integer":
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return nil, 0, apperr.Invalid("%s: %q is not an integer", name, v)
-			}
-			val = n
-		case "timestamp":
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
-				return nil, 0, apperr.Invalid("%s: %q is not an RFC 3339 date-time", name, v)
-			}
-			val = t
-		}
-		where = append(where, f.SQL+" = "+arg(val))
-	}
-	if q.Filter != nil {
-		sql, fargs, err := q.Filter(len(args) + 1)
-		if err != nil {
-			return nil, 0, err
-		}
-		args = append(args, fargs...)
-		where = append(where, "("+sql+")")
-	}
+	where = append(where, more...)
 	order := make([]string, 0, len(q.Sort)+1)
 	for _, k := range q.Sort {
 		f, ok := recordField(k.Field)
@@ -183,8 +122,8 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		d.feature_count, d.created_at, d.updated_at, d.data_vintage_start, d.data_vintage_end,
 		ST_AsGeoJSON(` + recordExtent + `)::bytea, count(*) OVER ()
 		FROM catalog.datasets d WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ` + strings.Join(order, ", ") +
-		` LIMIT ` + arg(q.Limit) + ` OFFSET ` + arg(q.Offset)
-	rows, err := s.Pool.Query(ctx, sql, args...)
+		` LIMIT ` + b.Arg(q.Limit) + ` OFFSET ` + b.Arg(q.Offset)
+	rows, err := s.Pool.Query(ctx, sql, b.Args()...)
 	if err != nil {
 		return nil, 0, db.QueryValueError(err)
 	}
@@ -201,3 +140,93 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 	}
 	return out, total, db.QueryValueError(rows.Err())
 }
+
+// recordConditions are the query's predicates over catalog.datasets d.
+func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
+	var where []string
+	if q.RecordID != nil {
+		where = append(where, "d.record_id = "+b.Arg(*q.RecordID))
+	}
+	if q.BBox != nil {
+		var boxes []string
+		for _, span := range sqlbuild.Spans(q.BBox[0], q.BBox[2]) {
+			boxes = append(boxes, "ST_MakeEnvelope("+b.Cast(span[0], "float8")+", "+b.Cast(q.BBox[1], "float8")+", "+
+				b.Cast(span[1], "float8")+", "+b.Cast(q.BBox[3], "float8")+", 4326)")
+		}
+		box := boxes[0]
+		if len(boxes) == 2 {
+			box = "ST_Collect(" + boxes[0] + ", " + boxes[1] + ")"
+		}
+		where = append(where, "ST_Intersects(("+recordExtent+"), "+box+")")
+	}
+	// A record matches a datetime when its data vintage overlaps it; records without a vintage
+	// have no time to match.
+	if q.Start != nil {
+		where = append(where, "coalesce(d.data_vintage_end, d.data_vintage_start) >= "+b.Cast(*q.Start, "date"))
+	}
+	if q.End != nil {
+		where = append(where, "coalesce(d.data_vintage_start, d.data_vintage_end) <= "+b.Cast(*q.End, "date"))
+	}
+	if len(q.Terms) > 0 {
+		var terms []string
+		for _, term := range q.Terms {
+			pat := b.Arg("%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(term) + "%")
+			terms = append(terms, "d.title ILIKE "+pat, "d.summary ILIKE "+pat, "array_to_string(d.theme_category, ' ') ILIKE "+pat)
+		}
+		where = append(where, "("+strings.Join(terms, " OR ")+")")
+	}
+	if len(q.IDs) > 0 {
+		where = append(where, "d.record_id = ANY("+b.Cast(q.IDs, "uuid[]")+")")
+	}
+	if len(q.Types) > 0 {
+		where = append(where, "d.record_type = ANY("+b.Cast(q.Types, "text[]")+")")
+	}
+	for name, v := range q.Equals {
+		f, ok := recordField(name)
+		if !ok || f.Type == "geometry" {
+			return nil, apperr.Invalid("unknown query parameter %q: neither an items parameter nor a queryable of the record collection", name)
+		}
+		val, err := recordValue(f, v)
+		if err != nil {
+			return nil, err
+		}
+		where = append(where, f.SQL+" = "+b.Arg(val))
+	}
+	if q.Filter != nil {
+		sql, err := q.Filter.Render(b, recordQueryables, 4326)
+		if err != nil {
+			return nil, err
+		}
+		where = append(where, "("+sql+")")
+	}
+	return where, nil
+}
+
+// recordValue reads a query-string value as the field's type.
+func recordValue(f RecordField, v string) (any, error) {
+	switch f.Type {
+	case "integer":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, apperr.Invalid("%s: %q is not an integer", f.Name, v)
+		}
+		return n, nil
+	case "timestamp":
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return nil, apperr.Invalid("%s: %q is not an RFC 3339 date-time", f.Name, v)
+		}
+		return t, nil
+	}
+	return v, nil
+}
+
+// recordQueryables are the record fields as CQL2 properties.
+var recordQueryables = func() map[string]cql2.Property {
+	types := map[string]cql2.Type{"string": cql2.String, "integer": cql2.Integer, "timestamp": cql2.Timestamp, "geometry": cql2.Geometry}
+	props := make(map[string]cql2.Property, len(RecordFields))
+	for _, f := range RecordFields {
+		props[f.Name] = cql2.Property{Name: f.Name, SQL: f.SQL, Type: types[f.Type]}
+	}
+	return props
+}()

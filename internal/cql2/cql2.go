@@ -94,7 +94,6 @@ type Property struct {
 // Options say what a filter may refer to and how its literals relate to the stored data.
 type Options struct {
 	Properties  map[string]Property // the queryables; any other property name is an error
-	NextArg     int                 // number of the first placeholder to emit; 0 means 1
 	FilterSRID  int                 // SRID of geometry literals (default 4326)
 	StorageSRID int                 // SRID of the geometry columns; literals are transformed to it when different
 	SwapXY      bool                // literals are in lat/lon axis order and must be flipped

@@ -2,6 +2,7 @@ package cql2
 
 import (
 	"errors"
+	"meridian/internal/sqlbuild"
 	"reflect"
 	"strings"
 	"testing"
@@ -104,6 +105,29 @@ func ts(s string) time.Time {
 	return t.UTC()
 }
 
+// The caller's own conditions and the filter share one builder, so the filter's placeholders
+// continue the caller's numbering.
+func TestRenderContinuesTheCallersPlaceholders(t *testing.T) {
+	e, err := ParseText(`pop > 5 AND area <= 2.5`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b sqlbuild.Builder
+	for _, v := range []any{"x", "y", "z"} {
+		b.Arg(v)
+	}
+	sql, err := Render(&b, e, Options{Properties: testProps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `(t."pop" > $4::bigint AND t."area" <= $5::double precision)`; sql != want {
+		t.Fatalf("sql\n got %s\nwant %s", sql, want)
+	}
+	if want := []any{"x", "y", "z", int64(5), 2.5}; !reflect.DeepEqual(b.Args(), want) {
+		t.Fatalf("args %#v, want %#v", b.Args(), want)
+	}
+}
+
 func TestSQL(t *testing.T) {
 	d2020 := ts("2020-01-01T00:00:00Z")
 	cases := []struct {
@@ -113,7 +137,7 @@ func TestSQL(t *testing.T) {
 		args   []any
 	}{
 		{`name = 'Toronto'`, Options{}, `t."name" = $1::text`, []any{"Toronto"}},
-		{`pop > 5 AND area <= 2.5`, Options{NextArg: 4}, `(t."pop" > $4::bigint AND t."area" <= $5::double precision)`, []any{int64(5), 2.5}},
+		{`pop > 5 AND area <= 2.5`, Options{}, `(t."pop" > $1::bigint AND t."area" <= $2::double precision)`, []any{int64(5), 2.5}},
 		{`pop = 2.5`, Options{}, `t."pop" = $1::double precision`, []any{2.5}},
 		{`pop = -9007199254740993`, Options{}, `t."pop" = $1::bigint`, []any{int64(-9007199254740993)}},
 		{`area > 1e3`, Options{}, `t."area" > $1::double precision`, []any{1000.0}},

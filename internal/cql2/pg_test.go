@@ -125,7 +125,6 @@ SET TIME ZONE 'Pacific/Auckland';`)
 				t.Fatal(err)
 			}
 			c.opts.Properties = props
-			c.opts.NextArg = 1
 			where, args, err := SQL(e, c.opts)
 			if err != nil {
 				t.Fatal(err)

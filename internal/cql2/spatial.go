@@ -1,6 +1,7 @@
 package cql2
 
 import (
+	"meridian/internal/sqlbuild"
 	"strconv"
 	"strings"
 )
@@ -169,24 +170,26 @@ func (t *translator) bbox(b *BBoxLit) geomSQL {
 	const num = "::double precision"
 	ph := func(v float64) string { return t.capture(func() { t.param(v, num) }) }
 	px0, py0, px1, py1 := ph(x0), ph(y0), ph(x1), ph(y1)
-	env := func(a, b, c, d string) string {
-		return t.capture(func() {
+	// The edges a split adds (180, -180) are constants of ours, written as numbers.
+	edge := func(v, sent float64, p string) string {
+		if v == sent {
+			return p
+		}
+		return ftoa(v)
+	}
+	var boxes []string
+	for _, span := range sqlbuild.Spans(x0, x1) {
+		w, e := edge(span[0], x0, px0), edge(span[1], x1, px1)
+		boxes = append(boxes, t.capture(func() {
 			t.literalOpenEnv()
-			t.w("ST_MakeEnvelope(")
-			t.w(a)
-			t.w(", ")
-			t.w(b)
-			t.w(", ")
-			t.w(c)
-			t.w(", ")
-			t.w(d)
+			t.w("ST_MakeEnvelope(" + w + ", " + py0 + ", " + e + ", " + py1)
 			t.literalCloseEnv()
-		})
+		}))
 	}
-	if x0 > x1 {
-		return geomSQL{east: env(px0, py0, "180", py1), west: env("-180", py0, px1, py1)}
+	if len(boxes) == 2 {
+		return geomSQL{east: boxes[0], west: boxes[1]}
 	}
-	return geomSQL{sql: env(px0, py0, px1, py1)}
+	return geomSQL{sql: boxes[0]}
 }
 
 // The envelope is built from already reordered numbers, so it is never flipped.

@@ -3,6 +3,8 @@ package cql2
 import (
 	"strconv"
 	"strings"
+
+	"meridian/internal/sqlbuild"
 )
 
 // Pseudo-types for the values that are not queryable types.
@@ -14,26 +16,22 @@ const (
 type translator struct {
 	props map[string]Property
 	buf   []byte
-	args  []any
-	next  int
+	b     *sqlbuild.Builder
 	fsrid int
 	ssrid int
 	swap  bool
 }
 
-// SQL translates an expression into a boolean SQL predicate and its arguments. Every literal
-// becomes a placeholder ($NextArg, $NextArg+1, ...) with an explicit cast, and the only SQL
-// text taken from outside this package is Property.SQL. The predicate is self-contained: an
-// OR at its top is parenthesised, so callers can AND it with their own conditions.
-func SQL(e Expr, o Options) (sql string, args []any, err error) {
+// Render translates an expression into a boolean SQL predicate whose values are parameters of
+// b. Every literal becomes a placeholder with an explicit cast, and the only SQL text taken from
+// outside this package is Property.SQL. The predicate is self-contained: an OR at its top is
+// parenthesised, so callers can AND it with their own conditions.
+func Render(b *sqlbuild.Builder, e Expr, o Options) (sql string, err error) {
 	defer recoverError(&err)
 	if e == nil {
 		fail(0, "no filter")
 	}
-	t := &translator{props: o.Properties, next: o.NextArg, fsrid: o.FilterSRID, ssrid: o.StorageSRID, swap: o.SwapXY}
-	if t.next <= 0 {
-		t.next = 1
-	}
+	t := &translator{props: o.Properties, b: b, fsrid: o.FilterSRID, ssrid: o.StorageSRID, swap: o.SwapXY}
 	if t.fsrid == 0 {
 		t.fsrid = 4326
 	}
@@ -42,17 +40,21 @@ func SQL(e Expr, o Options) (sql string, args []any, err error) {
 	}
 	t.buf = make([]byte, 0, 256)
 	t.pred(e)
-	return string(t.buf), t.args, nil
+	return string(t.buf), nil
+}
+
+// SQL is Render into a builder of its own: the predicate's placeholders start at $1.
+func SQL(e Expr, o Options) (string, []any, error) {
+	var b sqlbuild.Builder
+	sql, err := Render(&b, e, o)
+	return sql, b.Args(), err
 }
 
 func (t *translator) w(s string) { t.buf = append(t.buf, s...) }
 
 func (t *translator) param(v any, cast string) {
-	t.buf = append(t.buf, '$')
-	t.buf = strconv.AppendInt(t.buf, int64(t.next), 10)
+	t.buf = append(t.buf, t.b.Arg(v)...)
 	t.buf = append(t.buf, cast...)
-	t.next++
-	t.args = append(t.args, v)
 }
 
 // capture runs f and returns what it wrote, removing it from the output, for SQL that has to

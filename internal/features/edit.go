@@ -5,13 +5,12 @@ package features
 // against the real columns, and the count and extent the catalog record keeps.
 
 import (
-	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"sort"
@@ -46,53 +45,10 @@ func (f GeoFeature) Type() string {
 	return g.Type
 }
 
-// wgs84 is geom in EPSG:4326, curves linearized (GeoJSON has none). A geometry without SRID is
+// wgs84 is geom in EPSG:4326. A geometry without SRID is
 // taken to be in longitude/latitude already.
 func wgs84(geom string) string {
 	return "CASE WHEN ST_SRID(" + geom + ") IN (0, 4326) THEN " + geom + " ELSE ST_Transform(" + geom + ", 4326) END"
-}
-
-// geoJSONOf is the GeoJSON text of geom in WGS 84; NULL for a missing or empty geometry (an empty
-// point has no GeoJSON position). z forces three ordinates (0 where the geometry has no Z).
-func geoJSONOf(geom string, z bool) string {
-	g := wgs84("CASE WHEN ST_HasArc(" + geom + ") THEN ST_CurveToLine(" + geom + ") ELSE " + geom + " END")
-	if z {
-		g = "ST_Force3DZ(" + g + ")"
-	}
-	return "CASE WHEN " + geom + " IS NULL OR ST_IsEmpty(" + geom + ") THEN NULL ELSE ST_AsGeoJSON(" + g + ") END"
-}
-
-// attrsOf is the attribute columns of a row as one JSON object (fn: to_jsonb, or to_json to keep
-// the column order), built from a sub-select so the geometry is never rendered.
-func (t Table) attrsOf(fn string) string {
-	if len(t.Columns) == 0 {
-		return "'{}'::" + strings.TrimPrefix(fn, "to_")
-	}
-	cols := make([]string, len(t.Columns))
-	for i, c := range t.Columns {
-		cols[i] = "t." + pgx.Identifier{c.Name}.Sanitize()
-	}
-	return "(SELECT " + fn + "(x) FROM (SELECT " + strings.Join(cols, ", ") + ") x)"
-}
-
-// featureColumns selects key, GeoJSON geometry and attributes, as scanFeature reads them.
-func (t Table) featureColumns() string {
-	return t.id() + "::bigint, " + geoJSONOf(t.geom(), false) + ", " + t.attrsOf("to_jsonb")
-}
-
-func scanFeature(row pgx.Row) (GeoFeature, []byte, error) {
-	var f GeoFeature
-	var geom *string
-	var attrs []byte
-	if err := row.Scan(&f.ID, &geom, &attrs); err != nil {
-		return f, nil, err
-	}
-	if geom != nil {
-		f.Geometry = json.RawMessage(*geom)
-	}
-	var err error
-	f.Properties, err = decodeAttrs(attrs)
-	return f, attrs, err
 }
 
 // decodeAttrs decodes an attribute object keeping numbers exact (a bigint above 2^53 stays intact).
@@ -112,164 +68,46 @@ func (r Reader) FeatureByID(ctx context.Context, t Table, gid int64) (GeoFeature
 	return f, err
 }
 
+// readFeature reads one feature through the items query and its encoder, as every read
+// operation does; lock holds the row until the transaction ends.
 func readFeature(ctx context.Context, q Queryer, t Table, gid int64, lock bool) (GeoFeature, []byte, error) {
-	sql := "SELECT " + t.featureColumns() + " FROM " + t.ident() + " t WHERE " + t.id() + " = $1"
+	id := strconv.FormatInt(gid, 10)
+	sql, args, cols, err := itemsSQL(t, ItemsQuery{ID: &id})
+	if err != nil {
+		return GeoFeature{}, nil, err
+	}
 	if lock {
-		sql += " FOR UPDATE"
+		sql += " FOR UPDATE OF t"
 	}
-	f, attrs, err := scanFeature(q.QueryRow(ctx, sql, gid))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return f, nil, errNoFeature(gid)
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return GeoFeature{}, nil, err
 	}
-	return f, attrs, err
+	c := &Cursor{limit: 1, idKind: kindOf(t.IDType)}
+	if err := c.start(rows, cols); err != nil {
+		return GeoFeature{}, nil, err
+	}
+	defer c.Close()
+	body, ok, err := c.Append(nil)
+	if err != nil || !ok {
+		return GeoFeature{}, nil, cmp.Or(err, errNoFeature(gid))
+	}
+	var raw struct {
+		Geometry   json.RawMessage
+		Properties json.RawMessage
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return GeoFeature{}, nil, fmt.Errorf("features: %w", err)
+	}
+	f := GeoFeature{ID: gid}
+	if string(raw.Geometry) != "null" {
+		f.Geometry = raw.Geometry
+	}
+	f.Properties, err = decodeAttrs(raw.Properties)
+	return f, raw.Properties, err
 }
 
 func errNoFeature(gid int64) error { return apperr.NotFound("feature %d not found", gid) }
-
-// FeaturesQuery pages through a table's features by key.
-type FeaturesQuery struct {
-	// BBox keeps features intersecting minLon, minLat, maxLon, maxLat (WGS 84); minLon greater
-	// than maxLon is a box crossing the antimeridian.
-	BBox []float64
-	// SRID is the table's CRS (0 unknown): with 4326 the box filter uses the spatial index.
-	SRID        int
-	Skip, Limit int
-}
-
-// FeaturePage returns one page of features ordered by key and how many match.
-func (r Reader) FeaturePage(ctx context.Context, t Table, q FeaturesQuery) ([]GeoFeature, int64, error) {
-	where, args, err := bboxFilter(t, q.BBox, q.SRID)
-	if err != nil {
-		return nil, 0, err
-	}
-	var total int64
-	if err := r.Pool.QueryRow(ctx, "SELECT count(*) FROM "+t.ident()+" t"+where, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	out := []GeoFeature{}
-	if total <= int64(q.Skip) {
-		return out, total, nil
-	}
-	n := len(args)
-	args = append(args, q.Limit, q.Skip)
-	rows, err := r.Pool.Query(ctx, "SELECT "+t.featureColumns()+" FROM "+t.ident()+" t"+where+" ORDER BY "+t.id()+
-		" LIMIT $"+strconv.Itoa(n+1)+" OFFSET $"+strconv.Itoa(n+2), args...)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		f, _, err := scanFeature(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, f)
-	}
-	return out, total, rows.Err()
-}
-
-// bboxFilter is the WHERE clause of a WGS 84 box over the table's geometry.
-func bboxFilter(t Table, box []float64, srid int) (string, []any, error) {
-	if len(box) == 0 {
-		return "", nil, nil
-	}
-	if len(box) != 4 {
-		return "", nil, apperr.Unprocessable("bbox: give four numbers minLon,minLat,maxLon,maxLat")
-	}
-	w, s, e, n := box[0], box[1], box[2], box[3]
-	for _, v := range box {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return "", nil, apperr.Unprocessable("bbox: the numbers must be finite")
-		}
-	}
-	if w < -180 || w > 180 || e < -180 || e > 180 || s < -90 || n > 90 || s > n {
-		return "", nil, apperr.Unprocessable("bbox: longitudes must lie within -180..180, latitudes within -90..90 with minLat <= maxLat")
-	}
-	if srid == 0 { // coordinates without a CRS are taken as longitude/latitude
-		srid = -1
-	}
-	var b sqlBuilder
-	return " WHERE " + bboxSQL(&b, t.geom(), box, 4326, srid), b.args, nil
-}
-
-// GeoFeatureStream is every feature of a table in key order, read as it is written.
-type GeoFeatureStream struct {
-	rows  pgx.Rows
-	first bool // the first row is fetched (errors before any byte is sent)
-	err   error
-}
-
-// StreamFeatures starts reading every feature of t with three ordinates per position (Z 0 where
-// the data has none). The query runs and its first row is fetched before it returns, so a failure
-// can still be answered as a problem; Close releases the connection.
-func (r Reader) StreamFeatures(ctx context.Context, t Table) (*GeoFeatureStream, error) {
-	rows, err := r.Pool.Query(ctx, "SELECT "+t.id()+"::bigint, "+geoJSONOf(t.geom(), true)+", "+t.attrsOf("to_json")+
-		" FROM "+t.ident()+" t ORDER BY "+t.id())
-	if err != nil {
-		return nil, err
-	}
-	s := &GeoFeatureStream{rows: rows}
-	s.first = rows.Next()
-	if !s.first {
-		if err := rows.Err(); err != nil {
-			rows.Close()
-			return nil, err
-		}
-	}
-	return s, nil
-}
-
-// WriteTo writes the FeatureCollection to w, buffered; it always closes the stream.
-func (s *GeoFeatureStream) WriteTo(w io.Writer) (int64, error) {
-	defer s.Close()
-	bw := bufio.NewWriterSize(w, 64<<10)
-	n := int64(0)
-	write := func(b []byte) {
-		if s.err == nil {
-			var k int
-			k, s.err = bw.Write(b)
-			n += int64(k)
-		}
-	}
-	write([]byte(`{"type":"FeatureCollection","features":[`))
-	buf := make([]byte, 0, 4096)
-	for i := 0; s.err == nil && (s.first || s.rows.Next()); i++ {
-		s.first = false
-		var id int64
-		var geom, attrs []byte
-		if err := s.rows.Scan(&id, &geom, &attrs); err != nil {
-			s.err = err
-			break
-		}
-		buf = buf[:0]
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, `{"type":"Feature","id":`...)
-		buf = strconv.AppendInt(buf, id, 10)
-		buf = append(buf, `,"geometry":`...)
-		if geom == nil {
-			buf = append(buf, "null"...)
-		} else {
-			buf = append(buf, geom...)
-		}
-		buf = append(buf, `,"properties":`...)
-		buf = append(buf, attrs...)
-		buf = append(buf, '}')
-		write(buf)
-	}
-	if s.err == nil {
-		s.err = s.rows.Err()
-	}
-	write([]byte("]}\n"))
-	if s.err == nil {
-		s.err = bw.Flush()
-	}
-	return n, s.err
-}
-
-// Close releases the query's connection.
-func (s *GeoFeatureStream) Close() { s.rows.Close() }
 
 // GeometrySpec is what a table's geometry column accepts, read from its type modifier.
 type GeometrySpec struct {

@@ -288,52 +288,75 @@ func TestFeaturePageAndStream(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	page, total, err := r.FeaturePage(ctx, tb, FeaturesQuery{SRID: 4326, Skip: 1, Limit: 2})
-	if err != nil || total != 4 || len(page) != 2 || page[0].ID != 2 || page[1].ID != 3 {
-		t.Fatalf("page: %v %d %v", page, total, err)
-	}
-	if string(page[0].Geometry) != `{"type":"Point","coordinates":[20,20,6]}` {
-		t.Fatalf("geometry: %s", page[0].Geometry)
-	}
-	page, total, _ = r.FeaturePage(ctx, tb, FeaturesQuery{SRID: 4326, BBox: []float64{5, 5, 15, 15}, Limit: 10})
-	if total != 1 || len(page) != 1 || page[0].ID != 1 {
-		t.Fatalf("bbox: %v %d", page, total)
-	}
-	page, total, _ = r.FeaturePage(ctx, tb, FeaturesQuery{SRID: 4326, BBox: []float64{170, -5, -170, 5}, Limit: 10})
-	if total != 2 || len(page) != 2 || page[0].ID != 3 || page[1].ID != 4 {
-		t.Fatalf("antimeridian bbox: %v %d", page, total)
-	}
-	if page, total, _ = r.FeaturePage(ctx, tb, FeaturesQuery{SRID: 4326, Skip: 10, Limit: 10}); total != 4 || len(page) != 0 {
-		t.Fatalf("past the end: %v %d", page, total)
-	}
-	_, _, err = r.FeaturePage(ctx, tb, FeaturesQuery{SRID: 4326, BBox: []float64{0, 10, 5, 5}, Limit: 10})
-	want422(t, err, "bbox")
-
-	s, err := r.StreamFeatures(ctx, tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	if _, err := s.WriteTo(&out); err != nil {
-		t.Fatal(err)
-	}
-	var fc struct {
-		Type     string
-		Features []struct {
-			ID         int64
-			Geometry   struct{ Coordinates []float64 }
-			Properties map[string]any
+	page := func(q ItemsQuery) (fc featureCollection, matched int64) {
+		t.Helper()
+		q.StorageSRID = 4326
+		cur, err := r.Items(ctx, tb, q)
+		if err != nil {
+			t.Fatal(err)
 		}
+		var out strings.Builder
+		err = WriteCollection(&out, cur, func(dst []byte) ([]byte, error) {
+			matched, err = cur.Matched()
+			return append(dst, '}'), err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(out.String()), &fc); err != nil {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		fc.raw = out.String()
+		return fc, matched
 	}
-	if err := json.Unmarshal([]byte(out.String()), &fc); err != nil {
-		t.Fatalf("%v: %s", err, out.String())
+	known := int64(4)
+	fc, matched := page(ItemsQuery{Offset: 1, Limit: 2, KnownCount: &known})
+	if matched != 4 || len(fc.Features) != 2 || fc.Features[0].ID != 2 || fc.Features[1].ID != 3 {
+		t.Fatalf("page: %s (matched %d)", fc.raw, matched)
 	}
-	if fc.Type != "FeatureCollection" || len(fc.Features) != 4 || fc.Features[3].Geometry.Coordinates[2] != 8 || fc.Features[0].Properties["name"] != "pa" {
-		t.Fatalf("stream: %s", out.String())
+	if !strings.Contains(fc.raw, `{"type":"Point","coordinates":[20,20,6]}`) {
+		t.Fatalf("geometry: %s", fc.raw)
+	}
+	// Filtered, one page: the page counts itself. Filtered with more pages: counted alongside.
+	if fc, matched = page(ItemsQuery{BBox: []float64{5, 5, 15, 15}, Limit: 10, KnownCount: &known}); matched != 1 || len(fc.Features) != 1 || fc.Features[0].ID != 1 {
+		t.Fatalf("bbox: %s (matched %d)", fc.raw, matched)
+	}
+	if fc, matched = page(ItemsQuery{BBox: []float64{170, -5, -170, 5}, Limit: 1, KnownCount: &known}); matched != 2 || len(fc.Features) != 1 || fc.Features[0].ID != 3 {
+		t.Fatalf("antimeridian bbox: %s (matched %d)", fc.raw, matched)
+	}
+	if fc, matched = page(ItemsQuery{Offset: 10, Limit: 10}); matched != 4 || len(fc.Features) != 0 {
+		t.Fatalf("past the end: %s (matched %d)", fc.raw, matched)
+	}
+	after := int64(2)
+	if fc, matched = page(ItemsQuery{AfterKey: &after, Limit: 1, KnownCount: &known}); matched != 4 || len(fc.Features) != 1 || fc.Features[0].ID != 3 {
+		t.Fatalf("after key 2: %s (matched %d)", fc.raw, matched)
+	}
+	if fc, _ = page(ItemsQuery{Limit: 1, NoGeometry: true}); !strings.Contains(fc.raw, `"geometry":null`) {
+		t.Fatalf("without geometry: %s", fc.raw)
+	}
+
+	stream := func(tb Table) string {
+		t.Helper()
+		cur, err := r.Items(ctx, tb, ItemsQuery{ForceZ: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		if err := WriteCollection(&out, cur, func(dst []byte) ([]byte, error) { return append(dst, '}'), nil }); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	out := stream(tb)
+	if err := json.Unmarshal([]byte(out), &fc); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(fc.Features) != 4 || fc.Features[3].Geometry.Coordinates[2] != 8 || fc.Features[0].Properties["name"] != "pa" {
+		t.Fatalf("stream: %s", out)
 	}
 	// Column order is kept in the stream.
-	if !strings.Contains(out.String(), `"properties":{"name":"pa","n":0,"f":null`) {
-		t.Fatalf("property order: %s", out.String())
+	if !strings.Contains(out, `"properties":{"name":"pa","n":0,"f":null`) {
+		t.Fatalf("property order: %s", out)
 	}
 
 	// A 2D table streams Z 0; an empty one streams an empty collection.
@@ -341,16 +364,19 @@ func TestFeaturePageAndStream(t *testing.T) {
 	if _, err := r.Pool.Exec(ctx, "INSERT INTO data.pts (geom) VALUES ('SRID=4326;POINT(1 2)'), (NULL)"); err != nil {
 		t.Fatal(err)
 	}
-	out.Reset()
-	s, _ = r.StreamFeatures(ctx, flat)
-	_, _ = s.WriteTo(&out)
-	if !strings.Contains(out.String(), `"coordinates":[1,2,0]`) || !strings.Contains(out.String(), `"geometry":null`) {
-		t.Fatalf("2D stream: %s", out.String())
+	if out := stream(flat); !strings.Contains(out, `"coordinates":[1,2,0]`) || !strings.Contains(out, `"geometry":null`) {
+		t.Fatalf("2D stream: %s", out)
 	}
-	out.Reset()
-	s, _ = r.StreamFeatures(ctx, tables["multi"])
-	_, _ = s.WriteTo(&out)
-	if strings.TrimSpace(out.String()) != `{"type":"FeatureCollection","features":[]}` {
-		t.Fatalf("empty stream: %s", out.String())
+	if out := stream(tables["multi"]); out != `{"type":"FeatureCollection","features":[]}` {
+		t.Fatalf("empty stream: %s", out)
 	}
+}
+
+type featureCollection struct {
+	Features []struct {
+		ID         int64
+		Geometry   struct{ Coordinates []float64 }
+		Properties map[string]any
+	}
+	raw string
 }

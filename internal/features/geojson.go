@@ -17,19 +17,34 @@ var errWKB = errors.New("features: malformed WKB")
 
 // wkbReader walks one WKB geometry.
 type wkbReader struct {
-	b    []byte
-	swap bool // write y before x (EPSG:4326 axis order)
-	hasZ bool // the geometry being read has a Z; a third ordinate without it is a measure
+	b      []byte
+	swap   bool // write y before x (EPSG:4326 axis order)
+	hasZ   bool // the geometry being read has a Z; a third ordinate without it is a measure
+	forceZ bool // write a Z of 0 where the geometry has none
 }
 
 // appendGeometry appends the GeoJSON geometry of WKB b (ISO or extended WKB, any byte order);
-// an empty b is JSON null.
-func appendGeometry(dst, b []byte, swapXY bool) ([]byte, error) {
-	if len(b) == 0 {
+// no b, or an empty geometry (which has no GeoJSON position), is JSON null.
+func appendGeometry(dst, b []byte, swapXY, forceZ bool) ([]byte, error) {
+	if len(b) == 0 || emptyWKB(b) {
 		return append(dst, "null"...), nil
 	}
-	r := wkbReader{b: b, swap: swapXY}
+	r := wkbReader{b: b, swap: swapXY, forceZ: forceZ}
 	return r.geometry(dst, 0)
+}
+
+// emptyWKB reports whether WKB b is an empty geometry: a point whose ordinates are NaN, or
+// anything else with no parts.
+func emptyWKB(b []byte) bool {
+	r := wkbReader{b: b}
+	order, kind, _, err := r.header()
+	if err != nil || len(r.b) < 4 {
+		return false
+	}
+	if kind == 1 {
+		return len(r.b) >= 16 && math.IsNaN(math.Float64frombits(order.Uint64(r.b))) && math.IsNaN(math.Float64frombits(order.Uint64(r.b[8:])))
+	}
+	return order.Uint32(r.b) == 0
 }
 
 var geoJSONTypes = [...]string{1: "Point", 2: "LineString", 3: "Polygon", 4: "MultiPoint", 5: "MultiLineString", 6: "MultiPolygon", 7: "GeometryCollection"}
@@ -200,12 +215,17 @@ func (r *wkbReader) point(dst []byte, order binary.ByteOrder, dims int) ([]byte,
 	dst = appendCoord(dst, x)
 	dst = append(dst, ',')
 	dst = appendCoord(dst, y)
-	if r.hasZ {
+	switch {
+	case r.hasZ:
 		z := math.Float64frombits(order.Uint64(r.b[16:]))
 		if !math.IsNaN(z) {
 			dst = append(dst, ',')
 			dst = appendCoord(dst, z)
+		} else if r.forceZ {
+			dst = append(dst, ",0"...)
 		}
+	case r.forceZ:
+		dst = append(dst, ",0"...)
 	}
 	r.b = r.b[8*dims:]
 	return append(dst, ']'), nil

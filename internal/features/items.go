@@ -10,7 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"meridian/internal/apperr"
+	"meridian/internal/cql2"
 	"meridian/internal/db"
+	"meridian/internal/sqlbuild"
 )
 
 // kind is how a column's value travels and is written as JSON.
@@ -90,14 +92,15 @@ type SortKey struct {
 // ItemsQuery selects features of a table.
 type ItemsQuery struct {
 	ID            *string // one feature by key
-	Limit, Offset int
+	Limit, Offset int     // a Limit of 0 reads every feature (one stream, no page)
+	AfterKey      *int64  // keyset paging: features whose integer key is greater, in key order
 
 	BBox     []float64 // minx, miny, maxx, maxy in BBoxSRID; minx > maxx crosses the antimeridian
 	BBoxSRID int
 
-	Time   *TimeRange                            // on Table.Temporal
-	Equals map[string]string                     // property = value, values as sent in the query string
-	Filter func(next int) (string, []any, error) // a translated CQL2 filter, placeholders from $next
+	Time   *TimeRange        // on Table.Temporal
+	Equals map[string]string // property = value, values as sent in the query string
+	Filter *cql2.Filter      // over Queryables(t)
 
 	Sort       []SortKey
 	Properties []string // nil for all
@@ -105,20 +108,18 @@ type ItemsQuery struct {
 	StorageSRID int  // SRID of the geometry column; 0 is taken as 4326
 	OutSRID     int  // SRID of the output; 0 is 4326
 	SwapXY      bool // write latitude first (EPSG:4326 axis order)
+	NoGeometry  bool // geometry null in every feature (include_geometry=false)
+	ForceZ      bool // three ordinates per position, 0 where the data has no height
+
+	// KnownCount is the table's maintained feature count (the catalog record's), which is the
+	// number matched when nothing narrows the table; nil when unknown.
+	KnownCount *int64
 }
 
 // Filtered reports whether the query narrows the table (so the record's feature count is not the
-// number matched).
+// number matched). A keyset cursor (AfterKey) pages; it does not narrow.
 func (q ItemsQuery) Filtered() bool {
 	return q.BBox != nil || q.Time != nil || len(q.Equals) > 0 || q.Filter != nil
-}
-
-// sqlBuilder collects parameters and hands out their placeholders.
-type sqlBuilder struct{ args []any }
-
-func (b *sqlBuilder) arg(v any) string {
-	b.args = append(b.args, v)
-	return "$" + strconv.Itoa(len(b.args))
 }
 
 // Items runs the query and returns a cursor over its features, with the first row already read
@@ -128,42 +129,39 @@ func (r Reader) Items(ctx context.Context, t Table, q ItemsQuery) (*Cursor, erro
 	if err != nil {
 		return nil, err
 	}
+	c := &Cursor{limit: q.Limit, swap: q.SwapXY, forceZ: q.ForceZ, idKind: kindOf(t.IDType), offset: q.Offset, keyset: q.AfterKey != nil}
+	if q.Limit <= 0 {
+		c.limit = -1
+	}
+	c.matched = r.countMatched(ctx, t, q)
 	rows, err := r.Pool.Query(ctx, sql, args...)
 	if err != nil {
+		c.stopCount()
 		return nil, db.QueryValueError(err)
 	}
-	c := &Cursor{rows: rows, limit: q.Limit, swap: q.SwapXY, idKind: kindOf(t.IDType)}
-	for _, col := range cols {
-		c.keys = append(c.keys, appendString(nil, []byte(col.Name)))
-		c.kinds = append(c.kinds, kindOf(col.Type))
-	}
-	c.pending = rows.Next()
-	if !c.pending {
-		if err := rows.Err(); err != nil {
-			rows.Close()
-			return nil, db.QueryValueError(err)
-		}
+	if err := c.start(rows, cols); err != nil {
+		return nil, db.QueryValueError(err)
 	}
 	return c, nil
 }
 
 func itemsSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
-	var b sqlBuilder
-	storage, out := q.StorageSRID, q.OutSRID
-	if storage == 0 {
-		storage = 4326
-	}
+	var b sqlbuild.Builder
+	storage, out := storageOf(q), q.OutSRID
 	if out == 0 {
 		out = 4326
 	}
-	geom := t.geom()
+	geom := t.linear()
 	switch {
 	case t.Geom == "":
-		geom = "NULL::geometry"
 		if q.BBox != nil {
 			return "", nil, nil, apperr.Invalid("bbox: the collection has no geometry")
 		}
-	case out != storage:
+	case q.NoGeometry:
+		geom = "NULL::geometry"
+	case q.StorageSRID == 0 && q.OutSRID == 0:
+		geom = wgs84(geom) // the caller does not know the CRS: each row says its own
+	case out != storage && storage > 0:
 		geom = "ST_Transform(" + geom + ", " + strconv.Itoa(out) + ")"
 	}
 	cols := t.Columns
@@ -184,56 +182,9 @@ func itemsSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
 	}
 	list := sb.String()
 
-	var where []string
-	if q.ID != nil {
-		where = append(where, idSQL(&b, t, *q.ID))
-	}
-	if q.BBox != nil {
-		where = append(where, bboxSQL(&b, t.geom(), q.BBox, q.BBoxSRID, storage))
-	}
-	if q.Time != nil {
-		c, ok := t.Temporal()
-		if !ok {
-			return "", nil, nil, apperr.Invalid("datetime: the collection has no temporal property")
-		}
-		col := "t." + pgx.Identifier{c.Name}.Sanitize()
-		switch {
-		case q.Time.Start != nil && q.Time.End != nil && q.Time.Start.Equal(*q.Time.End):
-			where = append(where, col+" = "+b.arg(*q.Time.Start))
-		default:
-			if q.Time.Start != nil {
-				where = append(where, col+" >= "+b.arg(*q.Time.Start))
-			}
-			if q.Time.End != nil {
-				where = append(where, col+" <= "+b.arg(*q.Time.End))
-			}
-			if q.Time.Start == nil && q.Time.End == nil {
-				where = append(where, col+" IS NOT NULL")
-			}
-		}
-	}
-	for _, name := range sortedKeys(q.Equals) {
-		c, err := t.Column(name)
-		if err != nil {
-			return "", nil, nil, apperr.Invalid("the collection has no property %q", name)
-		}
-		v, err := parseValue(c, q.Equals[name])
-		if err != nil {
-			return "", nil, nil, err
-		}
-		col := "t." + pgx.Identifier{c.Name}.Sanitize()
-		if kindOf(c.Type) == kindString && c.Type != "text" && c.Type != "character varying" || kindOf(c.Type) == kindJSON {
-			col += "::text"
-		}
-		where = append(where, col+" = "+b.arg(v))
-	}
-	if q.Filter != nil {
-		sql, args, err := q.Filter(len(b.args) + 1)
-		if err != nil {
-			return "", nil, nil, err
-		}
-		b.args = append(b.args, args...)
-		where = append(where, "("+sql+")")
+	where, err := conditions(&b, t, q, storage)
+	if err != nil {
+		return "", nil, nil, err
 	}
 	cond := ""
 	if len(where) > 0 {
@@ -268,13 +219,16 @@ func itemsSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
 		// prepared statement gets a generic plan after five runs; with them PostgreSQL plans
 		// every run anew (a LIMIT of unknown size makes the generic plan look dear), which cost
 		// as much database CPU as the lookup itself.
-		return list + from + cond, b.args, cols, nil
+		return list + from + cond, b.Args(), cols, nil
+	}
+	if q.Limit <= 0 {
+		return list + from + cond + orderBy, b.Args(), cols, nil
 	}
 	// One row beyond the page tells whether a next page exists without counting.
-	page := " LIMIT " + b.arg(q.Limit+1) + " OFFSET " + b.arg(q.Offset)
+	page := " LIMIT " + b.Arg(q.Limit+1) + " OFFSET " + b.Arg(q.Offset)
 	switch {
 	case q.Offset == 0:
-		return list + from + cond + orderBy + page, b.args, cols, nil
+		return list + from + cond + orderBy + page, b.Args(), cols, nil
 	case len(order) == 1 && len(where) == 0: // in key order only (the key ends every order)
 		// A page deep in key order: the skipped rows are counted on the key's index alone (an
 		// index-only scan once the table is vacuumed) and only the page's rows are read from the
@@ -290,32 +244,96 @@ func itemsSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
 		// The lateral lookup (LIMIT 1 keeps it from being flattened into a join the planner may
 		// hash over the whole table) is a nested loop over the page's keys, in their order.
 		return list + " FROM (SELECT " + t.id() + " AS k" + from + orderBy + page + ") p CROSS JOIN LATERAL (SELECT *" + from +
-			" WHERE " + t.id() + " = p.k LIMIT 1) t ORDER BY p.k" + dir, b.args, cols, nil
+			" WHERE " + t.id() + " = p.k LIMIT 1) t ORDER BY p.k" + dir, b.Args(), cols, nil
 	default:
 		// The page is cut before the select list is evaluated, so that skipped rows are not
 		// converted to WKB and text; the outer ORDER BY keeps the subquery's order at no cost.
-		return list + " FROM (SELECT t.*" + from + cond + orderBy + page + ") t" + orderBy, b.args, cols, nil
+		return list + " FROM (SELECT t.*" + from + cond + orderBy + page + ") t" + orderBy, b.Args(), cols, nil
 	}
+}
+
+// conditions are the query's predicates over the table t.
+func conditions(b *sqlbuild.Builder, t Table, q ItemsQuery, storage int) ([]string, error) {
+	var where []string
+	if q.ID != nil {
+		where = append(where, idSQL(b, t, *q.ID))
+	}
+	if q.AfterKey != nil {
+		if kindOf(t.IDType) != kindInt {
+			return nil, apperr.Invalid("after_gid: the collection's key %q is not an integer", t.ID)
+		}
+		if len(q.Sort) > 0 {
+			return nil, apperr.Invalid("after_gid: pages in key order; it cannot be combined with sortby")
+		}
+		where = append(where, t.id()+" > "+b.Cast(*q.AfterKey, "bigint"))
+	}
+	if q.BBox != nil {
+		where = append(where, bboxSQL(b, t.geom(), q.BBox, q.BBoxSRID, storage))
+	}
+	if q.Time != nil {
+		c, ok := t.Temporal()
+		if !ok {
+			return nil, apperr.Invalid("datetime: the collection has no temporal property")
+		}
+		col := "t." + pgx.Identifier{c.Name}.Sanitize()
+		switch {
+		case q.Time.Start != nil && q.Time.End != nil && q.Time.Start.Equal(*q.Time.End):
+			where = append(where, col+" = "+b.Arg(*q.Time.Start))
+		default:
+			if q.Time.Start != nil {
+				where = append(where, col+" >= "+b.Arg(*q.Time.Start))
+			}
+			if q.Time.End != nil {
+				where = append(where, col+" <= "+b.Arg(*q.Time.End))
+			}
+			if q.Time.Start == nil && q.Time.End == nil {
+				where = append(where, col+" IS NOT NULL")
+			}
+		}
+	}
+	for _, name := range sortedKeys(q.Equals) {
+		c, err := t.Column(name)
+		if err != nil {
+			return nil, apperr.Invalid("the collection has no property %q", name)
+		}
+		v, err := parseValue(c, q.Equals[name])
+		if err != nil {
+			return nil, err
+		}
+		col := "t." + pgx.Identifier{c.Name}.Sanitize()
+		if kindOf(c.Type) == kindString && c.Type != "text" && c.Type != "character varying" || kindOf(c.Type) == kindJSON {
+			col += "::text"
+		}
+		where = append(where, col+" = "+b.Arg(v))
+	}
+	if q.Filter != nil {
+		sql, err := q.Filter.Render(b, Queryables(t), storage)
+		if err != nil {
+			return nil, err
+		}
+		where = append(where, "("+sql+")")
+	}
+	return where, nil
 }
 
 // idSQL is the predicate of one feature by key. An integer key is compared as an integer, so its
 // index finds the row (a text comparison reads the whole table); an id that is not the canonical
 // text of an integer matches nothing, as its text comparison would.
-func idSQL(b *sqlBuilder, t Table, id string) string {
+func idSQL(b *sqlbuild.Builder, t Table, id string) string {
 	if kindOf(t.IDType) == kindInt {
 		n, err := strconv.ParseInt(id, 10, 64)
 		if err != nil || strconv.FormatInt(n, 10) != id {
 			return "false"
 		}
-		return t.id() + " = " + b.arg(n) + "::bigint"
+		return t.id() + " = " + b.Arg(n) + "::bigint"
 	}
-	return t.id() + "::text = " + b.arg(id)
+	return t.id() + "::text = " + b.Arg(id)
 }
 
 // bboxSQL is the predicate of a bounding box; a box crossing the antimeridian is two boxes. The
 // box is transformed to the storage CRS (so the spatial index serves); a negative storage SRID
 // marks a table without a CRS, whose coordinates are compared as they are.
-func bboxSQL(b *sqlBuilder, geom string, box []float64, boxSRID, storage int) string {
+func bboxSQL(b *sqlbuild.Builder, geom string, box []float64, boxSRID, storage int) string {
 	if boxSRID == 0 {
 		boxSRID = 4326
 	}
@@ -328,16 +346,23 @@ func bboxSQL(b *sqlBuilder, geom string, box []float64, boxSRID, storage int) st
 		if storage < 0 {
 			srid = 0 // a table without a CRS: the box is taken in its coordinates
 		}
-		env := "ST_MakeEnvelope(" + b.arg(minx) + "::float8, " + b.arg(miny) + "::float8, " + b.arg(maxx) + "::float8, " + b.arg(maxy) + "::float8, " + strconv.Itoa(srid) + ")"
+		env := "ST_MakeEnvelope(" + b.Arg(minx) + "::float8, " + b.Arg(miny) + "::float8, " + b.Arg(maxx) + "::float8, " + b.Arg(maxy) + "::float8, " + strconv.Itoa(srid) + ")"
 		if boxSRID != storage && storage >= 0 {
 			env = "ST_Transform(" + env + ", " + strconv.Itoa(storage) + ")"
 		}
 		return "ST_Intersects(" + geom + ", " + env + ")"
 	}
-	if box[0] > box[2] && boxSRID == 4326 {
-		return "(" + one(box[0], box[1], 180, box[3]) + " OR " + one(-180, box[1], box[2], box[3]) + ")"
+	if boxSRID != 4326 {
+		return one(box[0], box[1], box[2], box[3])
 	}
-	return one(box[0], box[1], box[2], box[3])
+	var parts []string
+	for _, span := range sqlbuild.Spans(box[0], box[2]) {
+		parts = append(parts, one(span[0], box[1], span[1], box[3]))
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
 }
 
 // parseValue turns a query-string value into a parameter of the column's type.
@@ -380,10 +405,33 @@ type Cursor struct {
 	kinds   []kind
 	idKind  kind
 	swap    bool
-	limit   int
+	forceZ  bool
+	limit   int // -1: no page, every row
+	offset  int
 	n       int
 	pending bool // the current row has been read but not written
 	more    bool
+	keyset  bool // paged by AfterKey: a page does not know what came before it
+
+	matched *matchCount
+}
+
+// start reads the first row, so that query errors surface before any byte of a response is
+// written.
+func (c *Cursor) start(rows pgx.Rows, cols []Column) error {
+	c.rows = rows
+	for _, col := range cols {
+		c.keys = append(c.keys, appendString(nil, []byte(col.Name)))
+		c.kinds = append(c.kinds, kindOf(col.Type))
+	}
+	c.pending = rows.Next()
+	if !c.pending {
+		if err := rows.Err(); err != nil {
+			c.Close()
+			return err
+		}
+	}
+	return nil
 }
 
 // Append appends the next feature of the page to dst; ok is false when the page is complete.
@@ -401,7 +449,7 @@ func (c *Cursor) Append(dst []byte) (out []byte, ok bool, err error) {
 	dst = append(dst, `{"type":"Feature","id":`...)
 	dst = appendValue(dst, c.idKind, fds[0].Format == pgx.BinaryFormatCode, raw[0])
 	dst = append(dst, `,"geometry":`...)
-	if dst, err = appendGeometry(dst, raw[1], c.swap); err != nil {
+	if dst, err = appendGeometry(dst, raw[1], c.swap, c.forceZ); err != nil {
 		return dst, false, err
 	}
 	dst = append(dst, `,"properties":{`...)
@@ -430,5 +478,8 @@ func (c *Cursor) Returned() int { return c.n }
 // More reports whether a feature beyond the page exists (known once Append said the page ended).
 func (c *Cursor) More() bool { return c.more }
 
-// Close releases the connection.
-func (c *Cursor) Close() { c.rows.Close() }
+// Close releases the connection (and stops a count still running).
+func (c *Cursor) Close() {
+	c.rows.Close()
+	c.stopCount()
+}

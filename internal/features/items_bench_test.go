@@ -104,6 +104,7 @@ func BenchmarkItems(b *testing.B) {
 		b.Fatal(err)
 	}
 	n := benchItemsRows()
+	known := int64(n)
 	tables := []struct {
 		name, typ, expr string
 	}{
@@ -126,10 +127,10 @@ func BenchmarkItems(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				after := rnd.IntN(n - limit)
-				keyRange := func(next int) (string, []any, error) { return "t.gid > $" + strconv.Itoa(next), []any{after}, nil }
+				afterKey := int64(after)
 
 				start, cpu, db := time.Now(), cpuTime(), procCPU(backend)
-				cur, err := Reader{Pool: pool}.Items(ctx, t, ItemsQuery{Limit: limit, Filter: keyRange})
+				cur, err := Reader{Pool: pool}.Items(ctx, t, ItemsQuery{Limit: limit, AfterKey: &afterKey, KnownCount: &known})
 				if err != nil {
 					b.Fatal(err)
 				}

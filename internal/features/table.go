@@ -26,6 +26,11 @@ type Table struct {
 	ID, Geom     string
 	IDType       string // data type of the key column
 	Columns      []Column
+
+	// GeomType is the geometry type the catalog records for the column (POINT, MULTIPOLYGON,
+	// GEOMETRY, CURVEPOLYGON, ...); "" when unknown. Only a column that may hold curves pays
+	// for linearizing them.
+	GeomType string
 }
 
 func (t Table) id() string { return "t." + pgx.Identifier{t.ID}.Sanitize() }
@@ -37,6 +42,19 @@ func (t Table) geom() string {
 		return "NULL::geometry"
 	}
 	return "t." + pgx.Identifier{t.Geom}.Sanitize()
+}
+
+// linear is the geometry column with curves turned into lines (GeoJSON has no arcs); a column
+// whose type holds no curves is read as it is.
+func (t Table) linear() string {
+	g := t.geom()
+	switch strings.TrimRight(strings.ToUpper(t.GeomType), "ZM") {
+	case "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING", "MULTIPOLYGON", "":
+		if t.GeomType != "" || t.Geom == "" {
+			return g
+		}
+	}
+	return "CASE WHEN ST_HasArc(" + g + ") THEN ST_CurveToLine(" + g + ") ELSE " + g + " END"
 }
 
 func (t Table) ident() string { return pgx.Identifier{t.Schema, t.Name}.Sanitize() }

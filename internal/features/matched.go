@@ -1,0 +1,77 @@
+package features
+
+import (
+	"context"
+	"strings"
+
+	"meridian/internal/db"
+	"meridian/internal/sqlbuild"
+)
+
+// matchCount is how many features a query matches over all its pages, counted on a connection
+// of its own while the page is read, so the count costs the request no extra round trip in
+// sequence. It is started only when the figure is not known for free: without filters the
+// catalog's maintained count is exact, and a last page tells its own.
+type matchCount struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	n      int64
+	err    error
+	known  *int64 // the maintained count, when it is the answer
+}
+
+func (r Reader) countMatched(ctx context.Context, t Table, q ItemsQuery) *matchCount {
+	if q.ID != nil || q.Limit <= 0 {
+		return nil // one feature, or a stream of all: no numberMatched to give
+	}
+	if !q.Filtered() && q.KnownCount != nil {
+		return &matchCount{known: q.KnownCount}
+	}
+	q.AfterKey = nil // matched counts every page, not what follows the cursor
+	var b sqlbuild.Builder
+	where, err := conditions(&b, t, q, storageOf(q))
+	if err != nil {
+		return nil // the page query reports the same error
+	}
+	sql := "SELECT count(*) FROM " + t.ident() + " t"
+	if len(where) > 0 {
+		sql += " WHERE " + strings.Join(where, " AND ")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	m := &matchCount{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		m.err = db.QueryValueError(r.Pool.QueryRow(ctx, sql, b.Args()...).Scan(&m.n))
+	}()
+	return m
+}
+
+// Matched is how many features the query matches over all its pages; call it once the page has
+// been read (Append said it ended).
+func (c *Cursor) Matched() (int64, error) {
+	m := c.matched
+	if !c.more && !c.keyset && (c.n > 0 || c.offset == 0) {
+		return int64(c.offset + c.n), nil // the last page counts itself
+	}
+	switch {
+	case m == nil:
+		return int64(c.offset + c.n), nil
+	case m.known != nil:
+		return *m.known, nil
+	}
+	<-m.done
+	return m.n, m.err
+}
+
+func (c *Cursor) stopCount() {
+	if c.matched != nil && c.matched.cancel != nil {
+		c.matched.cancel()
+	}
+}
+
+func storageOf(q ItemsQuery) int {
+	if q.StorageSRID == 0 {
+		return 4326
+	}
+	return q.StorageSRID
+}
