@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -567,5 +568,102 @@ func TestOGCRegisteredTableWithTextKeys(t *testing.T) {
 	}
 	if r := call(t, "GET", "/collections/"+id+"/items/BER", nil, bearer(a.Access)...); r.Status != 404 {
 		t.Errorf("unknown key: %d", r.Status)
+	}
+}
+
+// TestOGCRecordsClientParameters: the parameters the web UI and the desktop plugin send to the
+// record collection are accepted and do what their names say.
+func TestOGCRecordsClientParameters(t *testing.T) {
+	owner := newUser(t, "editor")
+	public := ogcDataset(t, owner, "public")
+	title := call(t, "GET", "/datasets/"+public, nil).JSON(t)["title"].(string)
+	items := "/collections/datasets/items?limit=1000&q=" + url.QueryEscape(title) + "&"
+	found := func(query string) bool {
+		t.Helper()
+		r := call(t, "GET", items+query, nil)
+		if r.Status != 200 {
+			t.Fatalf("%s: %d %s", query, r.Status, r.Body)
+		}
+		return r.JSON(t)["numberMatched"].(float64) == 1
+	}
+	// The fixture's extent reaches from -170 to 179 and -40 to 32.5, points in EPSG:4326.
+	for query, want := range map[string]bool{
+		"geometry_type=multipoint":                      true,
+		"geometry_type=polygon":                         false,
+		"srid=4326":                                     true,
+		"srid=3857":                                     false,
+		"record_type=vector_dataset":                    true,
+		"record_type=table":                             false,
+		"externalIds=abc":                               false,
+		"externalId=abc":                                false,
+		"exclude_synthetic=false":                       true,
+		"sort_by=title&sort_desc=true":                  true,
+		"date_from=2000-01-01":                          true,
+		"date_to=2000-01-01":                            false,
+		"bbox=-100,0,-90,10":                            true,
+		"bbox=-100,0,-90,10&spatial_predicate=within":   false,
+		"bbox=-180,-60,180,60&spatial_predicate=within": true,
+		"geometry=" + url.QueryEscape("POINT(-95 5)"):   true,
+		"geometry=" + url.QueryEscape("POINT(0 80)"):    false,
+		"geometry=" + url.QueryEscape(`{"type":"Point","coordinates":[-95,5]}`):                                            true,
+		"geometry=" + url.QueryEscape("POLYGON((-180 -60,180 -60,180 60,-180 60,-180 -60))") + "&spatial_predicate=within": true,
+		"collection_id=" + uuid.NewString(): false,
+		"cql2_filter_lang=cql2-json&" + url.Values{"filter": {`{"op":"=","args":[{"property":"feature_count"},30]}`}}.Encode(): true,
+	} {
+		if got := found(query); got != want {
+			t.Errorf("%s: found %v, want %v", query, got, want)
+		}
+	}
+	for _, query := range []string{"geometry=" + url.QueryEscape("POINT(1"), "sort_by=nosuch", "spatial_predicate=touches"} {
+		if r := call(t, "GET", items+query, nil); r.Status != 400 {
+			t.Errorf("%s: %d, want 400", query, r.Status)
+		}
+	}
+	// A record is found by its own id and by the id of the dataset it describes.
+	rec := call(t, "GET", "/collections/datasets/items/"+public, nil)
+	if rec.Status != 200 || rec.JSON(t)["properties"].(map[string]any)["dataset_id"] != public {
+		t.Fatalf("record by dataset id: %d %s", rec.Status, rec.Body)
+	}
+	// Every property clients require is there, null or empty where the catalog has nothing.
+	m := rec.JSON(t)
+	p := m["properties"].(map[string]any)
+	for _, k := range []string{"title", "description", "keywords", "license", "themes", "contacts", "time"} {
+		if _, ok := p[k]; !ok {
+			t.Errorf("record property %q missing: %s", k, rec.Body)
+		}
+	}
+	if _, ok := m["time"].(map[string]any); !ok || p["crs"] != "EPSG:4326" || p["record_type"] != "vector_dataset" || p["row_count"].(float64) != 30 {
+		t.Errorf("record: %s", rec.Body)
+	}
+}
+
+// TestOGCItemsClientParameters: include_geometry, after_gid and a numberMatched on every page.
+func TestOGCItemsClientParameters(t *testing.T) {
+	owner := newUser(t, "editor")
+	id := ogcDataset(t, owner, "public")
+	items := "/collections/" + id + "/items"
+	r := call(t, "GET", items+"?include_geometry=false&limit=3", nil)
+	for _, f := range r.JSON(t)["features"].([]any) {
+		if f.(map[string]any)["geometry"] != nil {
+			t.Fatalf("include_geometry=false: %s", r.Body)
+		}
+	}
+	all, _, _ := features(t, call(t, "GET", items+"?limit=100", nil))
+	ids, _, page := features(t, call(t, "GET", items+"?limit=5&after_gid="+strconv.Itoa(all[9]), nil))
+	if len(ids) != 5 || ids[0] != all[10] || page["numberMatched"].(float64) != 30 {
+		t.Fatalf("after_gid: %v (want from %d), matched %v", ids, all[10], page["numberMatched"])
+	}
+	// A filtered page that is not the last: counted alongside the page.
+	_, _, page = features(t, call(t, "GET", items+"?limit=2&bbox=0,-90,180,90", nil))
+	if page["numberMatched"].(float64) != 13 || page["numberReturned"].(float64) != 2 {
+		t.Fatalf("filtered first page: matched %v returned %v", page["numberMatched"], page["numberReturned"])
+	}
+	if r := call(t, "GET", items+"?after_gid=3&sortby=name", nil); r.Status != 400 {
+		t.Errorf("after_gid with sortby: %d", r.Status)
+	}
+	// The collection list pages when asked to.
+	list := call(t, "GET", "/collections?limit=1", nil).JSON(t)
+	if n := len(list["collections"].([]any)); n != 1 || linkHref(list, "next") == "" {
+		t.Errorf("collections?limit=1: %d collections, next %q", n, linkHref(list, "next"))
 	}
 }

@@ -3,6 +3,7 @@ package handlers
 // OGC API Features over datasets: each dataset with a table is a collection whose id is its uuid.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,9 +78,9 @@ func parseCRS(param, uri string, d catalog.Dataset) (srid int, latFirst bool, er
 func (s *Server) collection(d catalog.Dataset) gen.OgcCollection {
 	id := d.Row.ID.String()
 	base := "/collections/" + id
-	title, itemType, storage, crs := d.Row.Title, "feature", storageCRS(d), collectionCRS(d)
+	itemType, storage, crs := "feature", storageCRS(d), collectionCRS(d)
 	c := gen.OgcCollection{
-		Id: id, Title: &title, Description: d.Row.Summary, ItemType: &itemType, Crs: &crs, StorageCrs: &storage,
+		Id: id, Title: d.Row.Title, Description: val(d.Row.Summary), ItemType: &itemType, Crs: &crs, StorageCrs: &storage,
 		Links: []gen.Link{
 			s.link(base, "self", "application/json", "This collection"),
 			s.link(base+"/items", "items", geoJSON, "The features"),
@@ -141,13 +142,7 @@ func temporalExtent(columnInfo []byte) (start, end *time.Time, ok bool) {
 // OgcListCollections: List Collections (GET /collections). The catalog's record collection
 // first, then every feature dataset the caller may see.
 func (s *Server) OgcListCollections(ctx context.Context, request gen.OgcListCollectionsRequestObject) (gen.OgcListCollectionsResponseObject, error) {
-	out := gen.OgcListCollections200JSONResponse{
-		Links: []gen.Link{
-			s.link("/collections", "self", "application/json", "This document"),
-			s.link("/", "root", "application/json", "The landing page"),
-		},
-		Collections: []gen.OgcCollection{s.recordCollection()},
-	}
+	all := []gen.OgcCollection{s.recordCollection()}
 	const pageSize = 1000
 	for skip := 0; ; skip += pageSize {
 		list, total, err := s.catalog.List(ctx, auth.From(ctx), catalog.Filter{Sort: "title", Skip: skip, Limit: pageSize})
@@ -156,13 +151,22 @@ func (s *Server) OgcListCollections(ctx context.Context, request gen.OgcListColl
 		}
 		for _, d := range list {
 			if featureRecordTypes[d.Row.RecordType] {
-				out.Collections = append(out.Collections, s.collection(d))
+				all = append(all, s.collection(d))
 			}
 		}
 		if skip+pageSize >= total {
 			break
 		}
 	}
+	p := request.Params
+	out := gen.OgcListCollections200JSONResponse{Collections: all,
+		Links: []gen.Link{s.link("/collections", "self", "application/json", "This document"), s.link("/", "root", "application/json", "The landing page")}}
+	if p.Limit == nil && p.Offset == nil {
+		return out, nil
+	}
+	offset, limit := min(val(p.Offset), len(all)), cmp.Or(val(p.Limit), 50)
+	out.Collections = all[offset:min(offset+limit, len(all))]
+	out.Links = append(s.pageLinks(ctx, "/collections", "application/json", offset, limit, offset+limit < len(all))[1:], out.Links...)
 	return out, nil
 }
 
@@ -276,70 +280,85 @@ func (s *Server) OgcGetDatasetSchema(ctx context.Context, request gen.OgcGetData
 // itemsQuery turns the OGC query parameters into a features query.
 func (s *Server) itemsQuery(ctx context.Context, d catalog.Dataset, t features.Table, p gen.OgcGetCollectionItemsParams) (features.ItemsQuery, string, error) {
 	q := features.ItemsQuery{Limit: min(val(p.Limit), s.cfg.OGCMaxLimit), Offset: val(p.Offset), AfterKey: p.AfterGid,
-		StorageSRID: storageSRID(d), KnownCount: d.Row.FeatureCount, NoGeometry: p.IncludeGeometry != nil && !*p.IncludeGeometry}
+		StorageSRID: storageSRID(d), KnownCount: d.Row.FeatureCount, NoGeometry: p.IncludeGeometry != nil && !*p.IncludeGeometry,
+		Properties: val(p.Properties)}
 	if p.Limit == nil {
 		q.Limit = 10
-	}
-	var err error
-	var outSwap bool
-	if q.OutSRID, outSwap, err = parseCRS("crs", val(p.Crs), d); err != nil {
-		return q, "", err
-	}
-	q.SwapXY = outSwap
-	if p.Bbox != nil {
-		srid, latFirst, err := parseCRS("bbox-crs", val(p.BboxCrs), d)
-		if err != nil {
-			return q, "", err
-		}
-		box, err := footprint(*p.Bbox, latFirst)
-		if err != nil {
-			return q, "", err
-		}
-		q.BBox, q.BBoxSRID = box, srid
-	}
-	if p.Datetime != nil {
-		if q.Time, err = parseDatetime(*p.Datetime); err != nil {
-			return q, "", err
-		}
 	}
 	if p.Sortby != nil {
 		q.Sort = parseSortby(*p.Sortby)
 	}
-	if p.Properties != nil {
-		q.Properties = *p.Properties
+	var err error
+	if q.OutSRID, q.SwapXY, err = parseCRS("crs", val(p.Crs), d); err != nil {
+		return q, "", err
 	}
-	// Any other query parameter named after a queryable filters on equality (Part 1, 7.15.5).
+	steps := []func() error{
+		func() error { return itemsBBox(p, d, &q) },
+		func() error { return itemsDatetime(p, &q) },
+		func() error { return itemsEquals(ctx, t, &q) },
+		func() error { return itemsFilter(p, d, &q) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return q, "", err
+		}
+	}
+	crs := crs84
+	if q.OutSRID != 4326 || q.SwapXY {
+		crs = epsgPrefix + strconv.Itoa(q.OutSRID)
+	}
+	return q, crs, nil
+}
+
+func itemsBBox(p gen.OgcGetCollectionItemsParams, d catalog.Dataset, q *features.ItemsQuery) error {
+	if p.Bbox == nil {
+		return nil
+	}
+	srid, latFirst, err := parseCRS("bbox-crs", val(p.BboxCrs), d)
+	if err != nil {
+		return err
+	}
+	box, err := footprint(*p.Bbox, latFirst)
+	q.BBox, q.BBoxSRID = box, srid
+	return err
+}
+
+func itemsDatetime(p gen.OgcGetCollectionItemsParams, q *features.ItemsQuery) (err error) {
+	if p.Datetime != nil {
+		q.Time, err = parseDatetime(*p.Datetime)
+	}
+	return err
+}
+
+// itemsEquals reads any other query parameter named after a queryable as an equality filter
+// (Part 1, 7.15.5).
+func itemsEquals(ctx context.Context, t features.Table, q *features.ItemsQuery) error {
 	for name, values := range web.MetaFrom(ctx).Query {
 		if ogcItemParams[name] {
 			continue
 		}
 		c, err := t.Column(name)
 		if err != nil || !features.Queryable(c) {
-			return q, "", apperr.Invalid("unknown query parameter %q: neither an items parameter nor a queryable of the collection", name)
+			return apperr.Invalid("unknown query parameter %q: neither an items parameter nor a queryable of the collection", name)
 		}
 		if q.Equals == nil {
 			q.Equals = map[string]string{}
 		}
 		q.Equals[name] = values[0]
 	}
-	if p.Filter != nil {
-		lang := "cql2-text"
-		if p.FilterLang != nil {
-			lang = string(*p.FilterLang)
-		}
-		srid, latFirst, err := parseCRS("filter-crs", val(p.FilterCrs), d)
-		if err != nil {
-			return q, "", err
-		}
-		if q.Filter, err = cql2.ParseFilter(lang, *p.Filter, srid, latFirst); err != nil {
-			return q, "", err
-		}
+	return nil
+}
+
+func itemsFilter(p gen.OgcGetCollectionItemsParams, d catalog.Dataset, q *features.ItemsQuery) error {
+	if p.Filter == nil {
+		return nil
 	}
-	crs := crs84
-	if q.OutSRID != 4326 || outSwap {
-		crs = epsgPrefix + strconv.Itoa(q.OutSRID)
+	srid, latFirst, err := parseCRS("filter-crs", val(p.FilterCrs), d)
+	if err != nil {
+		return err
 	}
-	return q, crs, nil
+	q.Filter, err = cql2.ParseFilter(cmp.Or(string(val(p.FilterLang)), "cql2-text"), *p.Filter, srid, latFirst)
+	return err
 }
 
 // footprint reads a bbox of 4 or 6 numbers as minx, miny, maxx, maxy: heights are not filtered
@@ -439,7 +458,7 @@ func (s *Server) pageTail(ctx context.Context, cur *features.Cursor, path string
 		dst = strconv.AppendInt(dst, matched, 10)
 		dst = append(dst, `,"timeStamp":"`...)
 		dst = time.Now().UTC().AppendFormat(dst, time.RFC3339)
-		links := s.pageLinks(ctx, path, q.Offset, q.Limit, cur.More())
+		links := s.pageLinks(ctx, path, geoJSON, q.Offset, q.Limit, cur.More())
 		if extra != nil {
 			links = append(links, *extra)
 		}
@@ -451,18 +470,18 @@ func (s *Server) pageTail(ctx context.Context, cur *features.Cursor, path string
 }
 
 // pageLinks are the self, next and prev links of a page of items at path.
-func (s *Server) pageLinks(ctx context.Context, path string, offset, limit int, more bool) []gen.Link {
+func (s *Server) pageLinks(ctx context.Context, path, mediaType string, offset, limit int, more bool) []gen.Link {
 	raw := web.MetaFrom(ctx).RawQuery
 	self := path
 	if raw != "" {
 		self += "?" + raw
 	}
-	links := []gen.Link{s.link(self, "self", geoJSON, "This page")}
+	links := []gen.Link{s.link(self, "self", mediaType, "This page")}
 	if more {
-		links = append(links, s.link(path+withPage(raw, offset+limit, limit), "next", geoJSON, "Next page"))
+		links = append(links, s.link(path+withPage(raw, offset+limit, limit), "next", mediaType, "Next page"))
 	}
 	if offset > 0 {
-		links = append(links, s.link(path+withPage(raw, max(0, offset-limit), limit), "prev", geoJSON, "Previous page"))
+		links = append(links, s.link(path+withPage(raw, max(0, offset-limit), limit), "prev", mediaType, "Previous page"))
 	}
 	return links
 }

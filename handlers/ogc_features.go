@@ -13,8 +13,8 @@ import (
 func (s *Server) OgcLandingPage(ctx context.Context, request gen.OgcLandingPageRequestObject) (gen.OgcLandingPageResponseObject, error) {
 	title, desc := "Meridian", "Spatial data catalog: OGC API Features, STAC and DCAT over the catalog's datasets."
 	return gen.OgcLandingPage200JSONResponse{
-		Title:       &title,
-		Description: &desc,
+		Title:       title,
+		Description: desc,
 		Links: []gen.Link{
 			s.link("/", "self", "application/json", "This document"),
 			s.link("/?f=json", "alternate", "application/json", "This document as JSON"),

@@ -4,18 +4,24 @@ package handlers
 // record per dataset the caller may see.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 
 	"meridian/gen"
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
-	"meridian/internal/cql2"
+	"meridian/internal/export"
 	"meridian/internal/features"
 	"meridian/internal/web"
 )
@@ -27,7 +33,7 @@ func (s *Server) recordCollection() gen.OgcCollection {
 	title, itemType := "Datasets", "record"
 	desc := "The catalog: one metadata record per dataset the caller may see."
 	crs := []string{crs84}
-	return gen.OgcCollection{Id: "datasets", Title: &title, Description: &desc, ItemType: &itemType, Crs: &crs,
+	return gen.OgcCollection{Id: "datasets", Title: title, Description: desc, ItemType: &itemType, Crs: &crs,
 		Links: []gen.Link{
 			s.link(recordsPath, "self", "application/json", "This collection"),
 			s.link(recordsPath+"/items", "items", geoJSON, "The records"),
@@ -43,9 +49,8 @@ func (s *Server) OgcGetCollectionMetadata(ctx context.Context, request gen.OgcGe
 }
 
 func (s *Server) record(r catalog.Record) (gen.OgcRecord, error) {
-	out := gen.OgcRecord{Id: r.ID.String(), Type: "Feature",
-		Properties: gen.OgcRecordProperties{Type: r.RecordType, Title: r.Title, Description: r.Summary, Language: r.Language,
-			License: r.License, Rights: r.Rights, GeometryType: r.GeometryType, Created: &r.Created, Updated: &r.Updated, DatasetId: &r.DatasetID},
+	out := gen.OgcRecord{Id: r.ID.String(), Type: "Feature", Time: recordTime(r), Properties: recordProperties(r),
+		ConformsTo: &[]string{"http://www.opengis.net/spec/ogcapi-records-1/1.0/req/record-core"},
 		Links: []gen.Link{
 			s.link(recordsPath+"/items/"+r.ID.String(), "self", geoJSON, "This record"),
 			s.link(recordsPath, "collection", "application/json", "The catalog"),
@@ -54,13 +59,8 @@ func (s *Server) record(r catalog.Record) (gen.OgcRecord, error) {
 	if featureRecordTypes[r.RecordType] {
 		out.Links = append(out.Links, s.link("/collections/"+r.DatasetID.String(), "item", "application/json", "The dataset's features"))
 	}
-	if r.FeatureCount != nil {
-		n := int(*r.FeatureCount)
-		out.Properties.FeatureCount = &n
-	}
-	if len(r.Themes) > 0 {
-		kw := r.Themes
-		out.Properties.Keywords = &kw
+	if r.BBox != nil {
+		out.Bbox = &r.BBox
 	}
 	if r.Extent != nil {
 		var g gen.Geometry
@@ -69,53 +69,121 @@ func (s *Server) record(r catalog.Record) (gen.OgcRecord, error) {
 		}
 		out.Geometry = &g
 	}
-	if r.VintageStart.Valid || r.VintageEnd.Valid {
-		end := func(d time.Time, ok bool) string {
-			if !ok {
-				return ".."
-			}
-			return d.Format(time.DateOnly)
-		}
-		iv := []string{end(r.VintageStart.Time, r.VintageStart.Valid), end(r.VintageEnd.Time, r.VintageEnd.Valid)}
-		out.Time = &gen.OgcRecordTime{Interval: &iv}
-	}
 	return out, nil
+}
+
+// recordProperties maps a record's fields; what the catalog does not keep yet stays null or empty.
+func recordProperties(r catalog.Record) gen.OgcRecordProperties {
+	p := gen.OgcRecordProperties{Type: &r.RecordType, RecordType: &r.RecordType, Title: r.Title, Description: val(r.Summary),
+		Keywords: r.Themes, License: val(r.License), Themes: recordThemes(r.Themes), Contacts: []map[string]any{}, Time: recordTime(r),
+		Language: r.Language, Rights: r.Rights, GeometryType: r.GeometryType, Created: &r.Created, Updated: &r.Updated, DatasetId: &r.DatasetID,
+		UpdatedByDisplay: r.UpdatedBy, NeverEdited: &r.NeverEdited, CrsIsGeographic: r.Geographic, ColumnCount: intp(r.ColumnCount),
+		SourceOrganization: r.SourceOrganization, SourceFormat: r.SourceFormat, QualityStatement: r.QualityStatement,
+		Lineage: r.Lineage, UpdateFrequency: r.UpdateFrequency, SourceHealth: &r.SourceHealth, RecordStatus: &r.RecordStatus,
+		LastCheckedAt: r.LastCheckedAt, LastRefreshedAt: r.LastRefreshedAt, ExternalIds: &[]string{}, HasQuicklook: new(false)}
+	fresh := r.Freshness(time.Now())
+	p.SourceFreshness = &fresh
+	if r.FeatureCount != nil {
+		n := int(*r.FeatureCount)
+		p.FeatureCount, p.RowCount = &n, &n
+	}
+	if r.SRID != nil && *r.SRID > 0 {
+		p.Crs = new("EPSG:" + strconv.Itoa(int(*r.SRID)))
+	}
+	if featureRecordTypes[r.RecordType] {
+		p.Formats = new(slices.Sorted(maps.Keys(export.Formats)))
+	}
+	if r.AccessConstraints != nil || r.UsageConstraints != nil {
+		p.Constraints = &map[string]any{"access": r.AccessConstraints, "usage": r.UsageConstraints}
+	}
+	var detail map[string]any
+	if json.Unmarshal(r.QualityDetail, &detail) == nil && detail != nil {
+		p.QualityDetail = &detail
+	}
+	return p
+}
+
+// recordTime is the data vintage as an OGC Records interval; an empty object without one.
+func recordTime(r catalog.Record) gen.OgcRecordTime {
+	if !r.VintageStart.Valid && !r.VintageEnd.Valid {
+		return gen.OgcRecordTime{}
+	}
+	end := func(d time.Time, ok bool) string {
+		if !ok {
+			return ".."
+		}
+		return d.Format(time.DateOnly)
+	}
+	iv := []string{end(r.VintageStart.Time, r.VintageStart.Valid), end(r.VintageEnd.Time, r.VintageEnd.Valid)}
+	return gen.OgcRecordTime{Interval: &iv}
+}
+
+// recordThemes are the ISO 19115 topic categories of a record as one OGC Records theme.
+func recordThemes(categories []string) []gen.OgcRecordTheme {
+	if len(categories) == 0 {
+		return []gen.OgcRecordTheme{}
+	}
+	t := gen.OgcRecordTheme{Scheme: "https://standards.iso.org/iso/19139/resources/gmxCodelists.xml#MD_TopicCategoryCode"}
+	for _, c := range categories {
+		t.Concepts = append(t.Concepts, struct {
+			Id    string  `json:"id"`
+			Title *string `json:"title,omitempty"`
+			Url   *string `json:"url,omitempty"`
+		}{Id: c})
+	}
+	return []gen.OgcRecordTheme{t}
 }
 
 // OgcCollectionItems: Collection Items (GET /collections/datasets/items).
 func (s *Server) OgcCollectionItems(ctx context.Context, request gen.OgcCollectionItemsRequestObject) (gen.OgcCollectionItemsResponseObject, error) {
-	p := request.Params
-	q := catalog.RecordQuery{Limit: 10, Terms: val(p.Q), Types: val(p.Type)}
-	if p.Limit != nil {
-		q.Limit = min(*p.Limit, s.cfg.OGCMaxLimit)
+	q, err := s.recordQuery(ctx, request.Params)
+	if err != nil {
+		return nil, err
 	}
-	if p.Offset != nil {
-		q.Offset = *p.Offset
+	records, total, err := s.catalog.Records(ctx, auth.From(ctx), q)
+	if err != nil {
+		return nil, err
 	}
-	if p.Bbox != nil {
-		box, err := recordBBox(*p.Bbox, val(p.BboxCrs))
+	now := time.Now().UTC()
+	out := gen.OgcCollectionItems200ApplicationGeoPlusJSONResponse{Type: "FeatureCollection", Features: []gen.OgcRecord{},
+		NumberReturned: len(records), NumberMatched: total, TimeStamp: &now}
+	for _, r := range records {
+		rec, err := s.record(r)
 		if err != nil {
 			return nil, err
 		}
-		q.BBox = box
+		out.Features = append(out.Features, rec)
 	}
-	if p.Datetime != nil {
-		tr, err := parseDatetime(*p.Datetime)
-		if err != nil {
-			return nil, err
-		}
-		q.Start, q.End = tr.Start, tr.End
+	out.Links = s.pageLinks(ctx, recordsPath+"/items", geoJSON, q.Offset, q.Limit, q.Offset+len(records) < total)
+	return out, nil
+}
+
+// recordQuery reads the items parameters: OGC API Records' own, and the catalog's (the names
+// the web UI and desktop plugin send).
+func (s *Server) recordQuery(ctx context.Context, p gen.OgcCollectionItemsParams) (catalog.RecordQuery, error) {
+	q := catalog.RecordQuery{Limit: min(val(p.Limit), s.cfg.OGCMaxLimit), Offset: val(p.Offset), Terms: val(p.Q), Types: val(p.Type),
+		GeometryType: p.GeometryType, SRID: p.Srid, SourceOrganization: p.SourceOrganization, CollectionID: p.CollectionId,
+		ExternalIDs: val(p.ExternalIds)}
+	if p.Limit == nil {
+		q.Limit = 10
 	}
-	for _, id := range val(p.Ids) {
-		u, err := uuid.Parse(id)
-		if err != nil {
-			return nil, apperr.Invalid("ids: %q is not a record id", id)
-		}
-		q.IDs = append(q.IDs, u)
+	if p.ExternalId != nil {
+		q.ExternalIDs = append(q.ExternalIDs, *p.ExternalId)
 	}
-	if p.Sortby != nil {
-		for _, k := range parseSortby(*p.Sortby) {
-			q.Sort = append(q.Sort, catalog.SortKey{Field: k.Column, Desc: k.Desc})
+	if p.RecordType != nil {
+		q.Types = append(q.Types, *p.RecordType)
+	}
+	q.UpdatedFrom, q.UpdatedTo = dateOf(p.DateFrom), dateOf(p.DateTo)
+	steps := []func() error{
+		func() error { return recordVintage(p, &q) },
+		func() error { return recordSpatial(p, &q) },
+		func() error { return recordIDs(p, &q) },
+		func() error { return recordOrder(p, &q) },
+		func() error { return recordFilters(p, &q) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return q, err
 		}
 	}
 	for name, values := range web.MetaFrom(ctx).Query {
@@ -126,42 +194,124 @@ func (s *Server) OgcCollectionItems(ctx context.Context, request gen.OgcCollecti
 			q.Equals[name] = values[0]
 		}
 	}
-	if p.Filter != nil {
-		lang := "cql2-text"
-		if p.FilterLang != nil {
-			lang = string(*p.FilterLang)
-		}
-		if p.FilterCrs != nil && *p.FilterCrs != crs84 {
-			return nil, apperr.Invalid("filter-crs: the record collection takes CRS84 only")
-		}
-		f, err := cql2.ParseFilter(lang, *p.Filter, 4326, false)
+	return q, nil
+}
+
+func dateOf(d *openapi_types.Date) *time.Time {
+	if d == nil {
+		return nil
+	}
+	return &d.Time
+}
+
+// recordVintage reads datetime, or the vintage bounds that say the same thing.
+func recordVintage(p gen.OgcCollectionItemsParams, q *catalog.RecordQuery) error {
+	if p.Datetime != nil {
+		tr, err := parseDatetime(*p.Datetime)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		q.Filter = f
+		q.Start, q.End = tr.Start, tr.End
 	}
-	records, total, err := s.catalog.Records(ctx, auth.From(ctx), q)
-	if err != nil {
-		return nil, err
+	if v := dateOf(p.VintageStart); v != nil {
+		q.Start = v
 	}
-	now := time.Now().UTC()
-	out := gen.OgcCollectionItems200ApplicationGeoPlusJSONResponse{Type: "FeatureCollection", Features: []gen.OgcRecord{},
-		NumberReturned: len(records), NumberMatched: &total, TimeStamp: &now}
-	for _, r := range records {
-		rec, err := s.record(r)
+	if v := dateOf(p.VintageEnd); v != nil {
+		q.End = v
+	}
+	if q.Start != nil && q.End != nil && q.End.Before(*q.Start) {
+		return apperr.Invalid("datetime: the interval ends before it starts")
+	}
+	return nil
+}
+
+// recordSpatial reads bbox and geometry with spatial_predicate. Within-tests and geometries are
+// CQL2 filters (S_WITHIN, S_INTERSECTS), so they are parsed, checked and rendered as filters are.
+func recordSpatial(p gen.OgcCollectionItemsParams, q *catalog.RecordQuery) error {
+	within := p.SpatialPredicate != nil && *p.SpatialPredicate == gen.OgcCollectionItemsParamsSpatialPredicateWithin
+	if p.Bbox != nil {
+		box, err := recordBBox(*p.Bbox, val(p.BboxCrs))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out.Features = append(out.Features, rec)
+		if !within {
+			q.BBox = box
+		} else if err := q.AddFilter("cql2-text", fmt.Sprintf("S_WITHIN(geometry, BBOX(%g,%g,%g,%g))", box[0], box[1], box[2], box[3])); err != nil {
+			return err
+		}
 	}
-	out.Links = s.pageLinks(ctx, recordsPath+"/items", q.Offset, q.Limit, q.Offset+len(records) < total)
-	return out, nil
+	if p.Geometry == nil {
+		return nil
+	}
+	op, lang, g := "S_INTERSECTS", "cql2-text", strings.TrimSpace(*p.Geometry)
+	if within {
+		op = "S_WITHIN"
+	}
+	src := op + "(geometry, " + g + ")"
+	if strings.HasPrefix(g, "{") {
+		lang, src = "cql2-json", `{"op":"`+strings.ToLower(op)+`","args":[{"property":"geometry"},`+g+`]}`
+	}
+	if err := q.AddFilter(lang, src); err != nil {
+		return apperr.Invalid("geometry: give one WKT or GeoJSON geometry in CRS84 (%s)", err)
+	}
+	return nil
+}
+
+func recordIDs(p gen.OgcCollectionItemsParams, q *catalog.RecordQuery) error {
+	for _, id := range val(p.Ids) {
+		u, err := uuid.Parse(id)
+		if err != nil {
+			return apperr.Invalid("ids: %q is not a record id", id)
+		}
+		q.IDs = append(q.IDs, u)
+	}
+	return nil
+}
+
+// recordSortBy maps the catalog's sort_by names onto record sortables.
+var recordSortBy = map[string]string{"title": "title", "created": "created", "created_at": "created", "updated": "updated",
+	"updated_at": "updated", "type": "type", "record_type": "type", "language": "language", "license": "license",
+	"geometry_type": "geometry_type", "feature_count": "feature_count"}
+
+// recordOrder reads sortby (OGC) or sort_by/sort_desc (the catalog's names); relevance is the
+// default order.
+func recordOrder(p gen.OgcCollectionItemsParams, q *catalog.RecordQuery) error {
+	if p.Sortby != nil {
+		for _, k := range parseSortby(*p.Sortby) {
+			q.Sort = append(q.Sort, catalog.SortKey{Field: k.Column, Desc: k.Desc})
+		}
+		return nil
+	}
+	by := val(p.SortBy)
+	if by == "" || by == "relevance" {
+		return nil
+	}
+	field, ok := recordSortBy[by]
+	if !ok {
+		return apperr.Invalid("sort_by: %q is not one of relevance, title, created, updated, type, language, license, geometry_type, feature_count", by)
+	}
+	q.Sort = []catalog.SortKey{{Field: field, Desc: val(p.SortDesc)}}
+	return nil
+}
+
+func recordFilters(p gen.OgcCollectionItemsParams, q *catalog.RecordQuery) error {
+	if p.Filter == nil {
+		return nil
+	}
+	lang := cmp.Or(string(val(p.FilterLang)), val(p.Cql2FilterLang), "cql2-text")
+	if p.FilterCrs != nil && *p.FilterCrs != crs84 {
+		return apperr.Invalid("filter-crs: the record collection takes CRS84 only")
+	}
+	return q.AddFilter(lang, *p.Filter)
 }
 
 // recordItemParams are the record items parameters the document declares; any other names a
 // record queryable for an equality filter.
 var recordItemParams = map[string]bool{"limit": true, "offset": true, "bbox": true, "bbox-crs": true, "datetime": true, "q": true, "ids": true,
-	"type": true, "filter": true, "filter-lang": true, "filter-crs": true, "sortby": true, "f": true, "api_key": true}
+	"type": true, "filter": true, "filter-lang": true, "filter-crs": true, "sortby": true, "f": true, "api_key": true,
+	"externalIds": true, "externalId": true, "geometry_type": true, "srid": true, "source_organization": true, "record_type": true,
+	"date_from": true, "date_to": true, "vintage_start": true, "vintage_end": true, "sort_by": true, "sort_desc": true,
+	"cql2_filter_lang": true, "exclude_synthetic": true, "spatial_predicate": true, "geometry": true, "collection_id": true}
 
 // recordBBox reads a bbox for the record collection, which is kept in CRS84.
 func recordBBox(box []float64, crs string) ([]float64, error) {

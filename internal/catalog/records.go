@@ -67,8 +67,23 @@ type RecordQuery struct {
 	IDs           []uuid.UUID
 	Types         []string
 	Equals        map[string]string // record field = value
-	Filter        *cql2.Filter      // over RecordFields, CRS84 literals
+	Filters       []*cql2.Filter    // over RecordFields, CRS84 literals; all must hold
 	Sort          []SortKey
+
+	GeometryType, SourceOrganization *string // case-insensitive equality
+	SRID                             *int
+	CollectionID                     *uuid.UUID // datasets in this catalog collection
+	UpdatedFrom, UpdatedTo           *time.Time // last update, by date
+	ExternalIDs                      []string   // the catalog keeps none: naming any matches nothing
+}
+
+// AddFilter parses a CQL2 filter over the record fields and adds it to the query.
+func (q *RecordQuery) AddFilter(lang, src string) error {
+	f, err := cql2.ParseFilter(lang, src, 4326, false)
+	if err == nil {
+		q.Filters = append(q.Filters, f)
+	}
+	return err
 }
 
 // SortKey orders records by a field.
@@ -80,14 +95,32 @@ type SortKey struct {
 // Record is a catalog record as OGC API Records serves it.
 type Record struct {
 	ID, DatasetID                      uuid.UUID
-	Title, RecordType                  string
+	Title, RecordType, RecordStatus    string
 	Summary, Language, License, Rights *string
 	GeometryType                       *string
 	Themes                             []string
 	FeatureCount                       *int64
 	Created, Updated                   time.Time
 	VintageStart, VintageEnd           pgtype.Date
-	Extent                             []byte // GeoJSON, nil without an extent
+	Extent                             []byte    // GeoJSON, nil without an extent
+	BBox                               []float64 // west, south, east, north; nil without an extent
+
+	UpdatedBy                                   *string // the username of who changed the record last
+	NeverEdited                                 bool    // no feature edit since the import
+	SRID                                        *int32
+	Geographic                                  *bool // the storage CRS is longitude/latitude
+	ColumnCount                                 *int32
+	SourceOrganization, SourceFormat            *string
+	QualityStatement, Lineage, UpdateFrequency  *string
+	AccessConstraints, UsageConstraints, Origin *string
+	QualityDetail                               []byte
+	SourceHealth                                string
+	LastCheckedAt, LastRefreshedAt              *time.Time
+}
+
+// Freshness is the record's source freshness now (spec section 2.5).
+func (r Record) Freshness(now time.Time) string {
+	return Freshness(deref(r.Origin), r.UpdateFrequency, r.LastRefreshedAt, now)
 }
 
 // Records returns one page of the records the caller may see and how many match.
@@ -117,10 +150,16 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		order = append(order, "d.updated_at DESC")
 	}
 	order = append(order, "d.id")
-	sql := `SELECT d.record_id, d.id, d.title, d.record_type, d.summary, d.language, d.license,
+	sql := `SELECT d.record_id, d.id, d.title, d.record_type, d.record_status, d.summary, d.language, d.license,
 		nullif(concat_ws('; ', d.attribution, d.usage_constraints), ''), d.geometry_type, coalesce(d.theme_category, '{}'),
 		d.feature_count, d.created_at, d.updated_at, d.data_vintage_start, d.data_vintage_end,
-		ST_AsGeoJSON(` + recordExtent + `)::bytea, count(*) OVER ()
+		ST_AsGeoJSON(` + recordExtent + `)::bytea, CASE WHEN cardinality(d.extent_bbox) = 4 THEN d.extent_bbox END,
+		(SELECT u.username FROM catalog.users u WHERE u.id = coalesce(d.updated_by, d.created_by)), d.last_edited_at IS NULL,
+		d.srid, (SELECT r.proj4text LIKE '%+proj=longlat%' FROM spatial_ref_sys r WHERE r.srid = d.srid),
+		CASE WHEN jsonb_typeof(d.column_info) = 'array' THEN jsonb_array_length(d.column_info) END,
+		d.source_organization, d.source_format, d.quality_statement, d.lineage_summary, d.update_frequency,
+		d.access_constraints, d.usage_constraints, d.origin, d.quality_detail, d.source_health,
+		d.last_checked_at, d.last_refreshed_at, count(*) OVER ()
 		FROM catalog.datasets d WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ` + strings.Join(order, ", ") +
 		` LIMIT ` + b.Arg(q.Limit) + ` OFFSET ` + b.Arg(q.Offset)
 	rows, err := s.Pool.Query(ctx, sql, b.Args()...)
@@ -132,8 +171,12 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 	total := 0
 	for rows.Next() {
 		var r Record
-		if err := rows.Scan(&r.ID, &r.DatasetID, &r.Title, &r.RecordType, &r.Summary, &r.Language, &r.License, &r.Rights, &r.GeometryType,
-			&r.Themes, &r.FeatureCount, &r.Created, &r.Updated, &r.VintageStart, &r.VintageEnd, &r.Extent, &total); err != nil {
+		if err := rows.Scan(&r.ID, &r.DatasetID, &r.Title, &r.RecordType, &r.RecordStatus, &r.Summary, &r.Language, &r.License, &r.Rights,
+			&r.GeometryType, &r.Themes, &r.FeatureCount, &r.Created, &r.Updated, &r.VintageStart, &r.VintageEnd, &r.Extent, &r.BBox,
+			&r.UpdatedBy, &r.NeverEdited, &r.SRID, &r.Geographic, &r.ColumnCount,
+			&r.SourceOrganization, &r.SourceFormat, &r.QualityStatement, &r.Lineage, &r.UpdateFrequency,
+			&r.AccessConstraints, &r.UsageConstraints, &r.Origin, &r.QualityDetail, &r.SourceHealth,
+			&r.LastCheckedAt, &r.LastRefreshedAt, &total); err != nil {
 			return nil, 0, err
 		}
 		out = append(out, r)
@@ -145,7 +188,10 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 	var where []string
 	if q.RecordID != nil {
-		where = append(where, "d.record_id = "+b.Arg(*q.RecordID))
+		// A record is found by its own id, and by the id of the dataset it describes (which
+		// clients that know the dataset use).
+		id := b.Arg(*q.RecordID)
+		where = append(where, "(d.record_id = "+id+" OR d.id = "+id+")")
 	}
 	if q.BBox != nil {
 		var boxes []string
@@ -192,14 +238,41 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 		}
 		where = append(where, f.SQL+" = "+b.Arg(val))
 	}
-	if q.Filter != nil {
-		sql, err := q.Filter.Render(b, recordQueryables, 4326)
+	for _, f := range q.Filters {
+		sql, err := f.Render(b, recordQueryables, 4326)
 		if err != nil {
 			return nil, err
 		}
 		where = append(where, "("+sql+")")
 	}
-	return where, nil
+	return append(where, recordAttributes(b, q)...), nil
+}
+
+// recordAttributes are the predicates of the catalog's own record parameters.
+func recordAttributes(b *sqlbuild.Builder, q RecordQuery) []string {
+	var where []string
+	if q.GeometryType != nil {
+		where = append(where, "lower(d.geometry_type) = lower("+b.Arg(*q.GeometryType)+")")
+	}
+	if q.SourceOrganization != nil {
+		where = append(where, "lower(d.source_organization) = lower("+b.Arg(*q.SourceOrganization)+")")
+	}
+	if q.SRID != nil {
+		where = append(where, "d.srid = "+b.Cast(*q.SRID, "int"))
+	}
+	if q.CollectionID != nil {
+		where = append(where, "EXISTS (SELECT FROM catalog.collection_datasets cd WHERE cd.collection_id = "+b.Arg(*q.CollectionID)+" AND cd.dataset_id = d.id)")
+	}
+	if q.UpdatedFrom != nil {
+		where = append(where, "d.updated_at >= "+b.Cast(*q.UpdatedFrom, "date"))
+	}
+	if q.UpdatedTo != nil {
+		where = append(where, "d.updated_at < "+b.Cast(*q.UpdatedTo, "date")+" + 1")
+	}
+	if len(q.ExternalIDs) > 0 {
+		where = append(where, "false")
+	}
+	return where
 }
 
 // recordValue reads a query-string value as the field's type.
