@@ -7,13 +7,13 @@ package features
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meridian/internal/apperr"
+	"meridian/internal/sqlbuild"
 )
 
 // Column is a column of a dataset table.
@@ -147,11 +147,10 @@ func (r Reader) Rows(ctx context.Context, t Table, q RowsQuery) ([]map[string]an
 	}
 	// jsonb_build_object keeps PostgreSQL types (numbers stay numbers) without a Go round trip
 	// through interface{} per column.
-	args := []any{t.ID}
-	pairs := []string{"$1::text, " + t.id()}
+	var b sqlbuild.Builder
+	pairs := []string{b.Cast(t.ID, "text") + ", " + t.id()}
 	for _, c := range cols {
-		args = append(args, c.Name)
-		pairs = append(pairs, "$"+itoa(len(args))+"::text, t."+pgx.Identifier{c.Name}.Sanitize())
+		pairs = append(pairs, b.Cast(c.Name, "text")+", t."+pgx.Identifier{c.Name}.Sanitize())
 	}
 	order := t.id()
 	if q.Sort != "" {
@@ -167,13 +166,12 @@ func (r Reader) Rows(ctx context.Context, t Table, q RowsQuery) ([]map[string]an
 	}
 	where := ""
 	if q.Q != "" {
-		args = append(args, "%"+q.Q+"%")
-		args = append(args, t.Geom)
-		where = " WHERE (to_jsonb(t) - $" + itoa(len(args)) + "::text)::text ILIKE $" + itoa(len(args)-1)
+		pattern := b.Arg("%" + q.Q + "%")
+		where = " WHERE (to_jsonb(t) - " + b.Cast(t.Geom, "text") + ")::text ILIKE " + pattern
 	}
-	args = append(args, q.Limit, q.Skip)
 	sql := "SELECT jsonb_build_object(" + strings.Join(pairs, ", ") + "), count(*) OVER () FROM " + t.ident() + " t" + where +
-		" ORDER BY " + order + " LIMIT $" + itoa(len(args)-1) + " OFFSET $" + itoa(len(args))
+		" ORDER BY " + order + " LIMIT " + b.Arg(q.Limit) + " OFFSET " + b.Arg(q.Skip)
+	args := b.Args()
 	rows, err := r.Pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, 0, nil, err
@@ -239,4 +237,3 @@ func (r Reader) Values(ctx context.Context, t Table, column, q string, byValue b
 	return out, total, rows.Err()
 }
 
-func itoa(i int) string { return strconv.Itoa(i) }
