@@ -33,8 +33,7 @@ func (s *Server) featureTable(ctx context.Context, id uuid.UUID, notVector func(
 	if !featureRecordTypes[d.Row.RecordType] {
 		return d, features.Table{}, notVector("a %s has no features", d.Row.RecordType)
 	}
-	t, err := features.TableOf(d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn, d.TableColumns)
-	t.GeomType = val(d.Row.GeometryType)
+	t, err := d.Table()
 	return d, t, err
 }
 
@@ -55,11 +54,9 @@ func featureOut(f features.GeoFeature) gen.GeoJSONFeature {
 // whole dataset as one FeatureCollection, streamed row by row, every position with a Z (0 for 2D
 // data).
 func (s *Server) GetFeaturesGeoJSONZ(ctx context.Context, request gen.GetFeaturesGeoJSONZRequestObject) (gen.GetFeaturesGeoJSONZResponseObject, error) {
-	d, t, err := s.featureTable(ctx, request.DatasetId, apperr.Conflict)
-	if err != nil {
-		return nil, err
-	}
-	cur, err := s.tables.Items(ctx, t, features.ItemsQuery{StorageSRID: storageSRID(d), ForceZ: true})
+	_, _, cur, err := s.readFeatures(ctx, request.DatasetId, apperr.Conflict, func(d catalog.Dataset, _ features.Table) (features.ItemsQuery, error) {
+		return features.ItemsQuery{StorageSRID: storageSRID(d), ForceZ: true}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -70,22 +67,18 @@ func (s *Server) GetFeaturesGeoJSONZ(ctx context.Context, request gen.GetFeature
 // ListFeatures: List Features (GET /datasets/{dataset_id}/features/). The OGC items read path in
 // key order: offset (or skip) and limit 10/200, a WGS 84 bbox, include_geometry.
 func (s *Server) ListFeatures(ctx context.Context, request gen.ListFeaturesRequestObject) (gen.ListFeaturesResponseObject, error) {
-	d, t, err := s.featureTable(ctx, request.DatasetId, apperr.Unprocessable)
-	if err != nil {
-		return nil, err
-	}
 	prm := request.Params
-	q := features.ItemsQuery{Limit: min(max(val(prm.Limit), 1), 200), Offset: cmp.Or(val(prm.Offset), val(prm.Skip)),
-		StorageSRID: storageSRID(d), NoGeometry: prm.IncludeGeometry != nil && !*prm.IncludeGeometry, KnownCount: d.Row.FeatureCount}
-	if prm.Limit == nil {
-		q.Limit = 10
-	}
-	if prm.Bbox != nil {
-		if q.BBox, err = footprint(*prm.Bbox, false); err != nil {
-			return nil, err
+	d, q, cur, err := s.readFeatures(ctx, request.DatasetId, apperr.Unprocessable, func(d catalog.Dataset, _ features.Table) (q features.ItemsQuery, err error) {
+		q = features.ItemsQuery{Limit: min(max(val(prm.Limit), 1), 200), Offset: cmp.Or(val(prm.Offset), val(prm.Skip)),
+			StorageSRID: storageSRID(d), NoGeometry: prm.IncludeGeometry != nil && !*prm.IncludeGeometry, KnownCount: d.Row.FeatureCount}
+		if prm.Limit == nil {
+			q.Limit = 10
 		}
-	}
-	cur, err := s.tables.Items(ctx, t, q)
+		if prm.Bbox != nil {
+			q.BBox, err = footprint(*prm.Bbox, false)
+		}
+		return q, err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -119,11 +112,10 @@ func (s *Server) DeleteSingleFeature(ctx context.Context, request gen.DeleteSing
 
 // GetSingleFeature: Get Single Feature (GET /datasets/{dataset_id}/features/{gid}).
 func (s *Server) GetSingleFeature(ctx context.Context, request gen.GetSingleFeatureRequestObject) (gen.GetSingleFeatureResponseObject, error) {
-	d, t, err := s.featureTable(ctx, request.DatasetId, apperr.Unprocessable)
-	if err != nil {
-		return nil, err
-	}
-	body, err := s.oneFeature(ctx, t, features.ItemsQuery{StorageSRID: storageSRID(d)}, strconv.FormatInt(request.Gid, 10))
+	key := strconv.FormatInt(request.Gid, 10)
+	_, body, err := s.oneFeature(ctx, request.DatasetId, apperr.Unprocessable, key, func(d catalog.Dataset, _ features.Table) (features.ItemsQuery, error) {
+		return features.ItemsQuery{StorageSRID: storageSRID(d)}, nil
+	})
 	if err != nil {
 		return nil, err
 	}

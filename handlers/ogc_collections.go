@@ -427,21 +427,33 @@ func parseDatetime(v string) (*features.TimeRange, error) {
 // streamed: features are written as rows arrive, and the members that depend on the whole page
 // (numberReturned, links) come after the features array.
 func (s *Server) OgcGetCollectionItems(ctx context.Context, request gen.OgcGetCollectionItemsRequestObject) (gen.OgcGetCollectionItemsResponseObject, error) {
-	d, t, err := s.featureDataset(ctx, request.DatasetId)
-	if err != nil {
-		return nil, err
-	}
-	q, crs, err := s.itemsQuery(ctx, d, t, request.Params)
-	if err != nil {
-		return nil, err
-	}
-	cur, err := s.tables.Items(ctx, t, q)
+	var crs string
+	d, q, cur, err := s.readFeatures(ctx, request.DatasetId, apperr.NotFound, func(d catalog.Dataset, t features.Table) (q features.ItemsQuery, err error) {
+		q, crs, err = s.itemsQuery(ctx, d, t, request.Params)
+		return q, err
+	})
 	if err != nil {
 		return nil, err
 	}
 	base := "/collections/" + d.Row.ID.String()
 	collection := s.link(base, "collection", "application/json", "The collection")
 	return featureStream{ctx: ctx, cur: cur, crs: crs, tail: s.pageTail(ctx, cur, base+"/items", q, &collection), log: s.log}, nil
+}
+
+// readFeatures runs a feature read of a dataset served as features, planned by plan once the
+// record is known (internal/catalog.ReadFeatures); notVector answers a record without features.
+func (s *Server) readFeatures(ctx context.Context, id uuid.UUID, notVector func(string, ...any) *apperr.Error,
+	plan catalog.ReadPlan) (catalog.Dataset, features.ItemsQuery, *features.Cursor, error) {
+	var planned features.ItemsQuery
+	d, cur, err := s.catalog.ReadFeatures(ctx, auth.From(ctx), id, func(d catalog.Dataset, t features.Table) (features.ItemsQuery, error) {
+		if !featureRecordTypes[d.Row.RecordType] {
+			return planned, notVector("a %s has no features", d.Row.RecordType)
+		}
+		q, err := plan(d, t)
+		planned = q
+		return q, err
+	})
+	return d, planned, cur, err
 }
 
 // pageTail writes the members of a page of features that follow the features: numberReturned,
@@ -544,35 +556,33 @@ func (f featureStream) VisitGetFeaturesGeoJSONZResponse(w http.ResponseWriter) e
 	return f.write(w)
 }
 
-// oneFeature reads one feature by key through the items path; 404 when there is none.
-func (s *Server) oneFeature(ctx context.Context, t features.Table, q features.ItemsQuery, id string) ([]byte, error) {
-	q.ID, q.Limit = &id, 1
-	cur, err := s.tables.Items(ctx, t, q)
+// oneFeature reads one feature by key through readFeatures; 404 when there is none.
+func (s *Server) oneFeature(ctx context.Context, id uuid.UUID, notVector func(string, ...any) *apperr.Error, key string,
+	plan catalog.ReadPlan) (catalog.Dataset, []byte, error) {
+	d, _, cur, err := s.readFeatures(ctx, id, notVector, func(d catalog.Dataset, t features.Table) (features.ItemsQuery, error) {
+		q, err := plan(d, t)
+		q.ID, q.Limit = &key, 1
+		return q, err
+	})
 	if err != nil {
-		return nil, err
+		return d, nil, err
 	}
 	defer cur.Close()
 	body, ok, err := cur.Append(nil)
-	if err != nil {
-		return nil, err
+	if err == nil && !ok {
+		err = apperr.NotFound("feature %q not found", key)
 	}
-	if !ok {
-		return nil, apperr.NotFound("feature %q not found", id)
-	}
-	return body, nil
+	return d, body, err
 }
 
 // OgcGetCollectionItemFeature: Get Collection Item Feature (GET /collections/{dataset_id}/items/{feature_id}).
 func (s *Server) OgcGetCollectionItemFeature(ctx context.Context, request gen.OgcGetCollectionItemFeatureRequestObject) (gen.OgcGetCollectionItemFeatureResponseObject, error) {
-	d, t, err := s.featureDataset(ctx, request.DatasetId)
-	if err != nil {
-		return nil, err
-	}
-	q, crs, err := s.itemsQuery(ctx, d, t, gen.OgcGetCollectionItemsParams{Properties: request.Params.Properties, Crs: request.Params.Crs})
-	if err != nil {
-		return nil, err
-	}
-	body, err := s.oneFeature(ctx, t, q, request.FeatureId)
+	var crs string
+	params := gen.OgcGetCollectionItemsParams{Properties: request.Params.Properties, Crs: request.Params.Crs}
+	d, body, err := s.oneFeature(ctx, request.DatasetId, apperr.NotFound, request.FeatureId, func(d catalog.Dataset, t features.Table) (q features.ItemsQuery, err error) {
+		q, crs, err = s.itemsQuery(ctx, d, t, params)
+		return q, err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -10,8 +10,10 @@ RETURNING id;
 
 -- name: GetDatasetRecord :one
 -- The dataset with the display names its response needs, the strongest grant the caller holds
--- (by user or by role) and its table's columns, in one round trip.
+-- (by user or by role) and its table's columns, in one round trip; and the row's version (xmin),
+-- which feature reads check the record against (internal/features.Guard).
 SELECT sqlc.embed(d), coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
+    d.xmin::text::bigint AS version,
     coalesce((SELECT g.level FROM catalog.dataset_grants g
       WHERE g.dataset_id = d.id AND (g.user_id = sqlc.narg(caller_id) OR g.role = sqlc.narg(caller_role))
       ORDER BY (g.level = 'write') DESC LIMIT 1), '')::text AS caller_grant,

@@ -53,6 +53,7 @@ func (q *Queries) DeleteDatasetRecord(ctx context.Context, id uuid.UUID) error {
 
 const getDatasetRecord = `-- name: GetDatasetRecord :one
 SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
+    d.xmin::text::bigint AS version,
     coalesce((SELECT g.level FROM catalog.dataset_grants g
       WHERE g.dataset_id = d.id AND (g.user_id = $1 OR g.role = $2)
       ORDER BY (g.level = 'write') DESC LIMIT 1), '')::text AS caller_grant,
@@ -77,12 +78,14 @@ type GetDatasetRecordRow struct {
 	CatalogDataset      CatalogDataset  `json:"catalog_dataset"`
 	CreatedByDisplay    string          `json:"created_by_display"`
 	LastEditedByDisplay *string         `json:"last_edited_by_display"`
+	Version             int64           `json:"version"`
 	CallerGrant         string          `json:"caller_grant"`
 	TableColumns        json.RawMessage `json:"table_columns"`
 }
 
 // The dataset with the display names its response needs, the strongest grant the caller holds
-// (by user or by role) and its table's columns, in one round trip.
+// (by user or by role) and its table's columns, in one round trip; and the row's version (xmin),
+// which feature reads check the record against (internal/features.Guard).
 func (q *Queries) GetDatasetRecord(ctx context.Context, arg GetDatasetRecordParams) (GetDatasetRecordRow, error) {
 	row := q.db.QueryRow(ctx, getDatasetRecord, arg.CallerID, arg.CallerRole, arg.ID)
 	var i GetDatasetRecordRow
@@ -147,6 +150,7 @@ func (q *Queries) GetDatasetRecord(ctx context.Context, arg GetDatasetRecordPara
 		&i.CatalogDataset.GeometryColumn,
 		&i.CreatedByDisplay,
 		&i.LastEditedByDisplay,
+		&i.Version,
 		&i.CallerGrant,
 		&i.TableColumns,
 	)

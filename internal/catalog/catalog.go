@@ -28,6 +28,8 @@ type Service struct {
 	Pool *pgxpool.Pool
 	Q    *store.Queries
 	Log  *slog.Logger
+
+	reads records // records kept for feature reads (reads.go)
 }
 
 // Dataset is a catalog record as a caller sees it.
@@ -36,6 +38,7 @@ type Dataset struct {
 	CreatedByDisplay    string
 	LastEditedByDisplay *string
 	TableColumns        []byte // [[name, type], ...] of the data table, when read by Get
+	Version             int64  // the record row's version (xmin) when read by Get
 	grant               string // the strongest grant the reader holds, for later policy checks
 }
 
@@ -65,8 +68,10 @@ func (s *Service) get(ctx context.Context, q *store.Queries, p auth.Principal, i
 	if err := auth.Authorize(p, resource(r.CatalogDataset, r.CallerGrant), write, "dataset"); err != nil {
 		return Dataset{}, err
 	}
-	return Dataset{Row: r.CatalogDataset, CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay,
-		TableColumns: r.TableColumns, grant: r.CallerGrant}, nil
+	d := Dataset{Row: r.CatalogDataset, CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay,
+		TableColumns: r.TableColumns, Version: r.Version, grant: r.CallerGrant}
+	s.reads.keep(d)
+	return d, nil
 }
 
 // LatestJob returns the newest ingestion job of a dataset to those auth.CanReadJob allows. Anyone

@@ -114,6 +114,9 @@ type ItemsQuery struct {
 	// KnownCount is the table's maintained feature count (the catalog record's), which is the
 	// number matched when nothing narrows the table; nil when unknown.
 	KnownCount *int64
+
+	// Guard, when set, makes the read conditional on the dataset's catalog record (see Guard).
+	Guard *Guard
 }
 
 // Filtered reports whether the query narrows the table (so the record's feature count is not the
@@ -129,7 +132,8 @@ func (r Reader) Items(ctx context.Context, t Table, q ItemsQuery) (*Cursor, erro
 	if err != nil {
 		return nil, err
 	}
-	c := &Cursor{limit: q.Limit, swap: q.SwapXY, forceZ: q.ForceZ, idKind: kindOf(t.IDType), offset: q.Offset, keyset: q.AfterKey != nil}
+	c := &Cursor{limit: q.Limit, swap: q.SwapXY, forceZ: q.ForceZ, idKind: kindOf(t.IDType), offset: q.Offset, keyset: q.AfterKey != nil,
+		guarded: q.Guard != nil}
 	if q.Limit <= 0 {
 		c.limit = -1
 	}
@@ -140,6 +144,7 @@ func (r Reader) Items(ctx context.Context, t Table, q ItemsQuery) (*Cursor, erro
 		return nil, db.QueryValueError(err)
 	}
 	if err := c.start(rows, cols); err != nil {
+		c.stopCount()
 		return nil, db.QueryValueError(err)
 	}
 	return c, nil
@@ -147,6 +152,15 @@ func (r Reader) Items(ctx context.Context, t Table, q ItemsQuery) (*Cursor, erro
 
 func itemsSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
 	var b sqlbuild.Builder
+	sql, cols, err := pageSQL(&b, t, q)
+	if err != nil || q.Guard == nil {
+		return sql, b.Args(), cols, err
+	}
+	return q.Guard.wrap(&b, sql), b.Args(), cols, nil
+}
+
+// pageSQL is the query of one page of features (or one feature, or all of them).
+func pageSQL(b *sqlbuild.Builder, t Table, q ItemsQuery) (string, []Column, error) {
 	storage, out := storageOf(q), q.OutSRID
 	if out == 0 {
 		out = 4326
@@ -155,7 +169,7 @@ func itemsSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
 	switch {
 	case t.Geom == "":
 		if q.BBox != nil {
-			return "", nil, nil, apperr.Invalid("bbox: the collection has no geometry")
+			return "", nil, apperr.Invalid("bbox: the collection has no geometry")
 		}
 	case q.NoGeometry:
 		geom = "NULL::geometry"
@@ -170,21 +184,25 @@ func itemsSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
 		for _, name := range q.Properties {
 			c, err := t.Column(name)
 			if err != nil {
-				return "", nil, nil, apperr.Invalid("properties: the collection has no property %q", name)
+				return "", nil, apperr.Invalid("properties: the collection has no property %q", name)
 			}
 			cols = append(cols, c)
 		}
 	}
 	var sb strings.Builder
-	sb.WriteString("SELECT " + selectExpr(t.id(), kindOf(t.IDType)) + ", ST_AsBinary(" + geom + ")")
+	sb.WriteString("SELECT ")
+	if q.Guard != nil {
+		sb.WriteString("true, ") // present in every row of a page, NULL in the row of an empty one
+	}
+	sb.WriteString(selectExpr(t.id(), kindOf(t.IDType)) + ", ST_AsBinary(" + geom + ")")
 	for _, c := range cols {
 		sb.WriteString(", " + selectExpr("t."+pgx.Identifier{c.Name}.Sanitize(), kindOf(c.Type)))
 	}
 	list := sb.String()
 
-	where, err := conditions(&b, t, q, storage)
+	where, err := conditions(b, t, q, storage)
 	if err != nil {
-		return "", nil, nil, err
+		return "", nil, err
 	}
 	cond := ""
 	if len(where) > 0 {
@@ -197,7 +215,7 @@ func itemsSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
 		if k.Column != t.ID {
 			c, err := t.Column(k.Column)
 			if err != nil || !Sortable(c) {
-				return "", nil, nil, apperr.Invalid("sortby: %q is not a sortable of the collection", k.Column)
+				return "", nil, apperr.Invalid("sortby: %q is not a sortable of the collection", k.Column)
 			}
 			col = "t." + pgx.Identifier{c.Name}.Sanitize()
 		} else {
@@ -219,16 +237,16 @@ func itemsSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
 		// prepared statement gets a generic plan after five runs; with them PostgreSQL plans
 		// every run anew (a LIMIT of unknown size makes the generic plan look dear), which cost
 		// as much database CPU as the lookup itself.
-		return list + from + cond, b.Args(), cols, nil
+		return list + from + cond, cols, nil
 	}
 	if q.Limit <= 0 {
-		return list + from + cond + orderBy, b.Args(), cols, nil
+		return list + from + cond + orderBy, cols, nil
 	}
 	// One row beyond the page tells whether a next page exists without counting.
 	page := " LIMIT " + b.Arg(q.Limit+1) + " OFFSET " + b.Arg(q.Offset)
 	switch {
 	case q.Offset == 0:
-		return list + from + cond + orderBy + page, b.Args(), cols, nil
+		return list + from + cond + orderBy + page, cols, nil
 	case len(order) == 1 && len(where) == 0: // in key order only (the key ends every order)
 		// A page deep in key order: the skipped rows are counted on the key's index alone (an
 		// index-only scan once the table is vacuumed) and only the page's rows are read from the
@@ -244,11 +262,11 @@ func itemsSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
 		// The lateral lookup (LIMIT 1 keeps it from being flattened into a join the planner may
 		// hash over the whole table) is a nested loop over the page's keys, in their order.
 		return list + " FROM (SELECT " + t.id() + " AS k" + from + orderBy + page + ") p CROSS JOIN LATERAL (SELECT *" + from +
-			" WHERE " + t.id() + " = p.k LIMIT 1) t ORDER BY p.k" + dir, b.Args(), cols, nil
+			" WHERE " + t.id() + " = p.k LIMIT 1) t ORDER BY p.k" + dir, cols, nil
 	default:
 		// The page is cut before the select list is evaluated, so that skipped rows are not
 		// converted to WKB and text; the outer ORDER BY keeps the subquery's order at no cost.
-		return list + " FROM (SELECT t.*" + from + cond + orderBy + page + ") t" + orderBy, b.Args(), cols, nil
+		return list + " FROM (SELECT t.*" + from + cond + orderBy + page + ") t" + orderBy, cols, nil
 	}
 }
 
@@ -412,6 +430,7 @@ type Cursor struct {
 	pending bool // the current row has been read but not written
 	more    bool
 	keyset  bool // paged by AfterKey: a page does not know what came before it
+	guarded bool // rows lead with the guard's presence column
 
 	matched *matchCount
 }
@@ -426,10 +445,17 @@ func (c *Cursor) start(rows pgx.Rows, cols []Column) error {
 	}
 	c.pending = rows.Next()
 	if !c.pending {
-		if err := rows.Err(); err != nil {
+		err := rows.Err()
+		if err == nil && c.guarded {
+			err = ErrStale // no row at all: the guard did not hold
+		}
+		if err != nil {
 			c.Close()
 			return err
 		}
+	}
+	if c.guarded && c.pending && rows.RawValues()[0] == nil {
+		c.pending = false // the guard held over an empty page
 	}
 	return nil
 }
@@ -446,6 +472,9 @@ func (c *Cursor) Append(dst []byte) (out []byte, ok bool, err error) {
 	}
 	raw := c.rows.RawValues()
 	fds := c.rows.FieldDescriptions()
+	if c.guarded {
+		raw, fds = raw[1:], fds[1:]
+	}
 	dst = append(dst, `{"type":"Feature","id":`...)
 	dst = appendValue(dst, c.idKind, fds[0].Format == pgx.BinaryFormatCode, raw[0])
 	dst = append(dst, `,"geometry":`...)

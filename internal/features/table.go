@@ -236,4 +236,3 @@ func (r Reader) Values(ctx context.Context, t Table, column, q string, byValue b
 	}
 	return out, total, rows.Err()
 }
-

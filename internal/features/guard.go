@@ -1,0 +1,36 @@
+package features
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"meridian/internal/sqlbuild"
+)
+
+// ErrStale is the answer of a guarded read whose dataset record changed since the caller read it,
+// or which the caller may not (or no longer) see: read the record again, then decide.
+var ErrStale = errors.New("features: the dataset record changed or is not visible to the caller")
+
+// Guard makes a read conditional on the dataset's catalog record, checked by the database in the
+// same statement: the record is still the version the caller holds (its row version, xmin,
+// changes with every update of the record) and catalog.dataset_visible lets the caller see it.
+// A caller that keeps records in memory so pays no round trip to look one up, and still sees a
+// change made through any server the moment it is committed.
+type Guard struct {
+	Dataset uuid.UUID
+	Version int64 // the record's xmin when it was read
+	Caller  *uuid.UUID
+	Role    *string
+	Admin   bool
+}
+
+// wrap puts the page query under the guard: one row per feature, or one row of NULLs for an
+// empty page, when the guard holds; no row when it does not.
+func (g *Guard) wrap(b *sqlbuild.Builder, page string) string {
+	return "SELECT p.* FROM catalog.datasets d LEFT JOIN LATERAL (" + page + ") p ON true WHERE d.id = " + b.Arg(g.Dataset) +
+		" AND d.xmin = " + b.Cast(strconv.FormatInt(g.Version, 10), "text") + "::xid" +
+		" AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, " + b.Cast(g.Caller, "uuid") + ", " +
+		b.Cast(g.Role, "text") + ", " + b.Cast(g.Admin, "boolean") + ")"
+}
