@@ -327,6 +327,13 @@ func TestFeaturePageAndStream(t *testing.T) {
 	if fc, matched = page(ItemsQuery{Offset: 10, Limit: 10}); matched != 4 || len(fc.Features) != 0 {
 		t.Fatalf("past the end: %s (matched %d)", fc.raw, matched)
 	}
+	// Filtered: counted by the page query itself, or apart when no row of the page carries it.
+	if fc, matched = page(ItemsQuery{BBox: []float64{170, -5, -170, 5}, Offset: 1, Limit: 1, KnownCount: &known}); matched != 2 || len(fc.Features) != 1 || fc.Features[0].ID != 4 {
+		t.Fatalf("second of two filtered pages: %s (matched %d)", fc.raw, matched)
+	}
+	if fc, matched = page(ItemsQuery{BBox: []float64{170, -5, -170, 5}, Offset: 5, Limit: 1, KnownCount: &known}); matched != 2 || len(fc.Features) != 0 {
+		t.Fatalf("filtered, past the end: %s (matched %d)", fc.raw, matched)
+	}
 	after := int64(2)
 	if fc, matched = page(ItemsQuery{AfterKey: &after, Limit: 1, KnownCount: &known}); matched != 4 || len(fc.Features) != 1 || fc.Features[0].ID != 3 {
 		t.Fatalf("after key 2: %s (matched %d)", fc.raw, matched)

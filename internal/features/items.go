@@ -2,6 +2,7 @@ package features
 
 import (
 	"context"
+	"encoding/binary"
 	"slices"
 	"strconv"
 	"strings"
@@ -117,6 +118,8 @@ type ItemsQuery struct {
 
 	// Guard, when set, makes the read conditional on the dataset's catalog record (see Guard).
 	Guard *Guard
+
+	countInPage bool // the page query counts the matches too (matched.go)
 }
 
 // Filtered reports whether the query narrows the table (so the record's feature count is not the
@@ -128,12 +131,13 @@ func (q ItemsQuery) Filtered() bool {
 // Items runs the query and returns a cursor over its features, with the first row already read
 // so that query errors surface before any byte of the response is written.
 func (r Reader) Items(ctx context.Context, t Table, q ItemsQuery) (*Cursor, error) {
+	q.countInPage = countsInPage(q)
 	sql, args, cols, err := itemsSQL(t, q)
 	if err != nil {
 		return nil, err
 	}
 	c := &Cursor{limit: q.Limit, swap: q.SwapXY, forceZ: q.ForceZ, idKind: kindOf(t.IDType), offset: q.Offset, keyset: q.AfterKey != nil,
-		guarded: q.Guard != nil}
+		guarded: q.Guard != nil, pageMatched: -1}
 	if q.Limit <= 0 {
 		c.limit = -1
 	}
@@ -245,6 +249,8 @@ func pageSQL(b *sqlbuild.Builder, t Table, q ItemsQuery) (string, []Column, erro
 	// One row beyond the page tells whether a next page exists without counting.
 	page := " LIMIT " + b.Arg(q.Limit+1) + " OFFSET " + b.Arg(q.Offset)
 	switch {
+	case q.countInPage:
+		return countedPageSQL(list, from, cond, orderBy, page), cols, nil
 	case q.Offset == 0:
 		return list + from + cond + orderBy + page, cols, nil
 	case len(order) == 1 && len(where) == 0: // in key order only (the key ends every order)
@@ -269,6 +275,18 @@ func pageSQL(b *sqlbuild.Builder, t Table, q ItemsQuery) (string, []Column, erro
 		return list + " FROM (SELECT t.*" + from + cond + orderBy + page + ") t" + orderBy, cols, nil
 	}
 }
+
+// countedPageSQL is a filtered page that also counts every match, in the same scan: the window
+// is computed over all matching rows before the page is cut, and rides on each row of the page.
+// A filtered page in key order reads its matches anyway when they have to be sorted (a bbox
+// through the spatial index); where the plan could have stopped early, the count reads what a
+// separate count would have read, once instead of twice.
+func countedPageSQL(list, from, cond, orderBy, page string) string {
+	return list + ", t." + matchedColumn + " FROM (SELECT t.*, count(*) OVER () AS " + matchedColumn + from + cond + orderBy + page + ") t" + orderBy
+}
+
+// matchedColumn names the count in countedPageSQL; a space keeps it apart from table columns.
+const matchedColumn = `"meridian matched"`
 
 // conditions are the query's predicates over the table t.
 func conditions(b *sqlbuild.Builder, t Table, q ItemsQuery, storage int) ([]string, error) {
@@ -432,6 +450,8 @@ type Cursor struct {
 	keyset  bool // paged by AfterKey: a page does not know what came before it
 	guarded bool // rows lead with the guard's presence column
 
+	pageMatched int64 // the count the page query carried (countInPage), -1 without one
+
 	matched *matchCount
 }
 
@@ -456,6 +476,12 @@ func (c *Cursor) start(rows pgx.Rows, cols []Column) error {
 	}
 	if c.guarded && c.pending && rows.RawValues()[0] == nil {
 		c.pending = false // the guard held over an empty page
+	}
+	if c.pending && c.matched != nil && c.matched.inPage {
+		raw := rows.RawValues()
+		if v := raw[len(raw)-1]; len(v) == 8 {
+			c.pageMatched = int64(binary.BigEndian.Uint64(v))
+		}
 	}
 	return nil
 }

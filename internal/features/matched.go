@@ -18,6 +18,18 @@ type matchCount struct {
 	n      int64
 	err    error
 	known  *int64 // the maintained count, when it is the answer
+
+	// inPage: the page query counts (countedPageSQL); recount counts when the page had no row
+	// to carry the count (a page past the end).
+	inPage  bool
+	recount func() (int64, error)
+}
+
+// countsInPage reports whether the page query should count the matches itself: a filtered page
+// whose count no cheaper source gives. Keyset pages count apart, since their query leaves out
+// what precedes the cursor.
+func countsInPage(q ItemsQuery) bool {
+	return q.ID == nil && q.Limit > 0 && q.AfterKey == nil && q.Filtered()
 }
 
 func (r Reader) countMatched(ctx context.Context, t Table, q ItemsQuery) *matchCount {
@@ -27,21 +39,48 @@ func (r Reader) countMatched(ctx context.Context, t Table, q ItemsQuery) *matchC
 	if !q.Filtered() && q.KnownCount != nil {
 		return &matchCount{known: q.KnownCount}
 	}
+	if q.countInPage {
+		return &matchCount{inPage: true, recount: func() (int64, error) { return r.count(ctx, t, q) }}
+	}
+	return r.countAlongside(ctx, t, q)
+}
+
+// count counts the matches of q over every page.
+func (r Reader) count(ctx context.Context, t Table, q ItemsQuery) (int64, error) {
+	sql, args, err := countSQL(t, q)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	err = r.Pool.QueryRow(ctx, sql, args...).Scan(&n)
+	return n, db.QueryValueError(err)
+}
+
+func countSQL(t Table, q ItemsQuery) (string, []any, error) {
 	q.AfterKey = nil // matched counts every page, not what follows the cursor
 	var b sqlbuild.Builder
 	where, err := conditions(&b, t, q, storageOf(q))
 	if err != nil {
-		return nil // the page query reports the same error
+		return "", nil, err
 	}
 	sql := "SELECT count(*) FROM " + t.ident() + " t"
 	if len(where) > 0 {
 		sql += " WHERE " + strings.Join(where, " AND ")
 	}
+	return sql, b.Args(), nil
+}
+
+// countAlongside starts counting on a connection of its own while the page is read.
+func (r Reader) countAlongside(ctx context.Context, t Table, q ItemsQuery) *matchCount {
+	sql, args, err := countSQL(t, q)
+	if err != nil {
+		return nil // the page query reports the same error
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	m := &matchCount{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(m.done)
-		m.err = db.QueryValueError(r.Pool.QueryRow(ctx, sql, b.Args()...).Scan(&m.n))
+		m.err = db.QueryValueError(r.Pool.QueryRow(ctx, sql, args...).Scan(&m.n))
 	}()
 	return m
 }
@@ -58,6 +97,10 @@ func (c *Cursor) Matched() (int64, error) {
 		return int64(c.offset + c.n), nil
 	case m.known != nil:
 		return *m.known, nil
+	case m.inPage && c.pageMatched >= 0:
+		return c.pageMatched, nil
+	case m.inPage:
+		return m.recount()
 	}
 	<-m.done
 	return m.n, m.err
