@@ -312,7 +312,14 @@ func (c ogcCase) baseline(t ogcBenchTable, p ogcParams) (string, []any) {
 		where = " WHERE kind = $3"
 		args = append(args, "k3")
 	}
-	return `SELECT '{"type":"FeatureCollection","features":[' || coalesce(string_agg(ST_AsGeoJSON(t.*), ','), '') || ']}'
+	// A filtered page answers numberMatched (the contract requires it): PostgreSQL alone counts
+	// the matches in the same statement. An unfiltered page takes it from the maintained count,
+	// as the server does, so the baseline needs none.
+	matched := ""
+	if where != "" {
+		matched = `'"numberMatched":' || (SELECT count(*) FROM ` + tbl + where + `) || ',' || `
+	}
+	return `SELECT '{"type":"FeatureCollection",' || ` + matched + `'"features":[' || coalesce(string_agg(ST_AsGeoJSON(t.*), ','), '') || ']}'
 		FROM (SELECT * FROM ` + tbl + where + ` ORDER BY gid LIMIT $1 OFFSET $2) t`, args
 }
 
