@@ -23,10 +23,21 @@ import (
 	"meridian/internal/features"
 )
 
+// featureCatalog is what the Features and OGC Features handlers need of the catalog: feature
+// reads under the record's version and visibility, the records themselves, and feature edits.
+type featureCatalog interface {
+	ReadFeatures(ctx context.Context, p auth.Principal, id uuid.UUID, plan catalog.ReadPlan) (catalog.Dataset, *features.Cursor, error)
+	Get(ctx context.Context, p auth.Principal, id uuid.UUID, write bool) (catalog.Dataset, error)
+	List(ctx context.Context, p auth.Principal, f catalog.Filter) ([]catalog.Dataset, int, error)
+	CreateFeature(ctx context.Context, p auth.Principal, id uuid.UUID, w catalog.FeatureWrite) (features.GeoFeature, error)
+	UpdateFeature(ctx context.Context, p auth.Principal, id uuid.UUID, gid int64, w catalog.FeatureWrite, replace bool) (features.GeoFeature, error)
+	DeleteFeature(ctx context.Context, p auth.Principal, id uuid.UUID, gid int64) error
+}
+
 // featureTable is the table of a vector dataset the caller may read. A record without features
 // (raster, VRT, ...) answers notVector's kind.
 func (s *Server) featureTable(ctx context.Context, id uuid.UUID, notVector func(format string, args ...any) *apperr.Error) (catalog.Dataset, features.Table, error) {
-	d, err := s.catalog.Get(ctx, auth.From(ctx), id, false)
+	d, err := s.featureCatalog.Get(ctx, auth.From(ctx), id, false)
 	if err != nil {
 		return d, features.Table{}, err
 	}
@@ -94,7 +105,7 @@ func (s *Server) CreateFeature(ctx context.Context, request gen.CreateFeatureReq
 	if b.Geometry != nil {
 		w.Geometry, _ = b.Geometry.MarshalJSON()
 	}
-	f, err := s.catalog.CreateFeature(ctx, auth.From(ctx), request.DatasetId, w)
+	f, err := s.featureCatalog.CreateFeature(ctx, auth.From(ctx), request.DatasetId, w)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +115,7 @@ func (s *Server) CreateFeature(ctx context.Context, request gen.CreateFeatureReq
 
 // DeleteSingleFeature: Delete Single Feature (DELETE /datasets/{dataset_id}/features/{gid}).
 func (s *Server) DeleteSingleFeature(ctx context.Context, request gen.DeleteSingleFeatureRequestObject) (gen.DeleteSingleFeatureResponseObject, error) {
-	if err := s.catalog.DeleteFeature(ctx, auth.From(ctx), request.DatasetId, request.Gid); err != nil {
+	if err := s.featureCatalog.DeleteFeature(ctx, auth.From(ctx), request.DatasetId, request.Gid); err != nil {
 		return nil, err
 	}
 	return gen.DeleteSingleFeature204Response{}, nil
@@ -133,7 +144,7 @@ func (s *Server) PatchSingleFeature(ctx context.Context, request gen.PatchSingle
 		w.Geometry, _ = b.Geometry.MarshalJSON()
 		w.SetGeometry = true
 	}
-	f, err := s.catalog.UpdateFeature(ctx, auth.From(ctx), request.DatasetId, request.Gid, w, false)
+	f, err := s.featureCatalog.UpdateFeature(ctx, auth.From(ctx), request.DatasetId, request.Gid, w, false)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +157,7 @@ func (s *Server) ReplaceFeature(ctx context.Context, request gen.ReplaceFeatureR
 	b := request.Body
 	w := catalog.FeatureWrite{Properties: b.Properties}
 	w.Geometry, _ = b.Geometry.MarshalJSON()
-	f, err := s.catalog.UpdateFeature(ctx, auth.From(ctx), request.DatasetId, request.Gid, w, true)
+	f, err := s.featureCatalog.UpdateFeature(ctx, auth.From(ctx), request.DatasetId, request.Gid, w, true)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,13 @@ import (
 
 	"meridian/gen"
 	"meridian/internal/config"
+	"meridian/internal/health"
 )
+
+// healthChecker checks the providers the service depends on.
+type healthChecker interface {
+	Check(ctx context.Context) health.Report
+}
 
 // Health: Health (GET /health). 200 when every required provider is up, else 503 with the same
 // document, so monitors can read the body whatever the status.

@@ -145,7 +145,7 @@ func (s *Server) OgcListCollections(ctx context.Context, request gen.OgcListColl
 	all := []gen.OgcCollection{s.recordCollection()}
 	const pageSize = 1000
 	for skip := 0; ; skip += pageSize {
-		list, total, err := s.catalog.List(ctx, auth.From(ctx), catalog.Filter{Sort: "title", Skip: skip, Limit: pageSize})
+		list, total, err := s.featureCatalog.List(ctx, auth.From(ctx), catalog.Filter{Sort: "title", Skip: skip, Limit: pageSize})
 		if err != nil {
 			return nil, err
 		}
@@ -445,7 +445,7 @@ func (s *Server) OgcGetCollectionItems(ctx context.Context, request gen.OgcGetCo
 func (s *Server) readFeatures(ctx context.Context, id uuid.UUID, notVector func(string, ...any) *apperr.Error,
 	plan catalog.ReadPlan) (catalog.Dataset, features.ItemsQuery, *features.Cursor, error) {
 	var planned features.ItemsQuery
-	d, cur, err := s.catalog.ReadFeatures(ctx, auth.From(ctx), id, func(d catalog.Dataset, t features.Table) (features.ItemsQuery, error) {
+	d, cur, err := s.featureCatalog.ReadFeatures(ctx, auth.From(ctx), id, func(d catalog.Dataset, t features.Table) (features.ItemsQuery, error) {
 		if !featureRecordTypes[d.Row.RecordType] {
 			return planned, notVector("a %s has no features", d.Row.RecordType)
 		}

@@ -28,6 +28,11 @@ import (
 
 const recordsPath = "/collections/datasets"
 
+// recordCatalog is what the records collection needs of the catalog.
+type recordCatalog interface {
+	Records(ctx context.Context, p auth.Principal, q catalog.RecordQuery) ([]catalog.Record, int, error)
+}
+
 // recordCollection describes the catalog itself as an OGC API Records collection.
 func (s *Server) recordCollection() gen.OgcCollection {
 	title, itemType := "Datasets", "record"
@@ -140,7 +145,7 @@ func (s *Server) OgcCollectionItems(ctx context.Context, request gen.OgcCollecti
 	if err != nil {
 		return nil, err
 	}
-	records, total, err := s.catalog.Records(ctx, auth.From(ctx), q)
+	records, total, err := s.records.Records(ctx, auth.From(ctx), q)
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +339,7 @@ func parseSortby(v string) []features.SortKey {
 // OgcGetCollectionItem: Get Collection Item (GET /collections/datasets/items/{record_id}).
 func (s *Server) OgcGetCollectionItem(ctx context.Context, request gen.OgcGetCollectionItemRequestObject) (gen.OgcGetCollectionItemResponseObject, error) {
 	id := request.RecordId
-	records, _, err := s.catalog.Records(ctx, auth.From(ctx), catalog.RecordQuery{RecordID: &id, Limit: 1})
+	records, _, err := s.records.Records(ctx, auth.From(ctx), catalog.RecordQuery{RecordID: &id, Limit: 1})
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ type Deps struct {
 // Server implements gen.StrictServerInterface.
 type Server struct {
 	cfg          config.Config
-	health       health.Checker
+	health       healthChecker
 	settings     settings.Reader
 	audit        audit.Trail
 	log          *slog.Logger
@@ -63,10 +63,13 @@ type Server struct {
 	box          *secretbox.Box
 	oauthFlow    *oauth.Flow
 	catalog      *catalog.Service
-	downloads    *auth.DownloadTokens
-	jobs         *ingest.Jobs
-	exporter     *export.Exporter
-	tables       features.Reader
+	// Per-tag views of the catalog: each tag's handlers see the methods they use.
+	featureCatalog featureCatalog
+	records        recordCatalog
+	downloads      *auth.DownloadTokens
+	jobs           *ingest.Jobs
+	exporter       *export.Exporter
+	tables         features.Reader
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -75,6 +78,7 @@ var _ gen.StrictServerInterface = (*Server)(nil)
 func New(d Deps) *Server {
 	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
+		featureCatalog: d.Catalog, records: d.Catalog,
 		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables}
 }
 
