@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"meridian/internal/apperr"
+	"meridian/internal/cql2"
 	"meridian/internal/testdb"
 )
 
@@ -333,6 +334,13 @@ func TestFeaturePageAndStream(t *testing.T) {
 	}
 	if fc, matched = page(ItemsQuery{BBox: []float64{170, -5, -170, 5}, Offset: 5, Limit: 1, KnownCount: &known}); matched != 2 || len(fc.Features) != 0 {
 		t.Fatalf("filtered, past the end: %s (matched %d)", fc.raw, matched)
+	}
+	filter, err := cql2.ParseFilter("cql2-text", "n >= 1", 4326, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc, matched = page(ItemsQuery{Filter: filter, Offset: 1, Limit: 1, KnownCount: &known}); matched != 3 || len(fc.Features) != 1 || fc.Features[0].ID != 3 {
+		t.Fatalf("a filter's second page: %s (matched %d)", fc.raw, matched)
 	}
 	after := int64(2)
 	if fc, matched = page(ItemsQuery{AfterKey: &after, Limit: 1, KnownCount: &known}); matched != 4 || len(fc.Features) != 1 || fc.Features[0].ID != 3 {

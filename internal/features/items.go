@@ -249,8 +249,14 @@ func pageSQL(b *sqlbuild.Builder, t Table, q ItemsQuery) (string, []Column, erro
 	// One row beyond the page tells whether a next page exists without counting.
 	page := " LIMIT " + b.Arg(q.Limit+1) + " OFFSET " + b.Arg(q.Offset)
 	switch {
-	case q.countInPage:
+	case q.countInPage && q.BBox != nil:
 		return countedPageSQL(list, from, cond, orderBy, page), cols, nil
+	case q.countInPage:
+		// Counted apart in the same statement (run once, before the page): the page can stop
+		// early along an index in key order while the count picks its own plan.
+		list += ", (SELECT count(*)" + from + cond + ")"
+	}
+	switch {
 	case q.Offset == 0:
 		return list + from + cond + orderBy + page, cols, nil
 	case len(order) == 1 && len(where) == 0: // in key order only (the key ends every order)
@@ -276,11 +282,12 @@ func pageSQL(b *sqlbuild.Builder, t Table, q ItemsQuery) (string, []Column, erro
 	}
 }
 
-// countedPageSQL is a filtered page that also counts every match, in the same scan: the window
-// is computed over all matching rows before the page is cut, and rides on each row of the page.
-// A filtered page in key order reads its matches anyway when they have to be sorted (a bbox
-// through the spatial index); where the plan could have stopped early, the count reads what a
-// separate count would have read, once instead of twice.
+// countedPageSQL is a page filtered by a bbox that also counts every match, in the same scan:
+// the window is computed over all matching rows before the page is cut, and rides on each row
+// of the page. Matches found through the spatial index are all read and sorted to cut a page in
+// key order anyway, so the count costs a pass over rows already in memory. (Other filters may
+// let the page stop early along the key's index; a window would make it read the whole table
+// in key order, so they are counted by a subquery of their own instead.)
 func countedPageSQL(list, from, cond, orderBy, page string) string {
 	return list + ", t." + matchedColumn + " FROM (SELECT t.*, count(*) OVER () AS " + matchedColumn + from + cond + orderBy + page + ") t" + orderBy
 }
