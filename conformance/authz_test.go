@@ -214,12 +214,12 @@ func TestAccessTokenEndsWithItsSessionOnEveryReplica(t *testing.T) {
 		end  func(t *testing.T, userID, password, access, refresh string)
 	}{
 		{"logout with the access token on A", func(t *testing.T, _, _, access, _ string) {
-			if r := onA(t, "POST", "/auth/logout/", nil, bearer(access)...); r.Status != 200 {
+			if r := onA(t, "POST", "/auth/logout/", nil, bearer(access)...); r.Status != 204 {
 				t.Fatalf("logout: %d %s", r.Status, r.Body)
 			}
 		}},
 		{"logout with the refresh token on A", func(t *testing.T, _, _, _, refresh string) {
-			if r := onA(t, "POST", "/auth/logout/", map[string]any{"refresh_token": refresh}); r.Status != 200 {
+			if r := onA(t, "POST", "/auth/logout/", map[string]any{"refresh_token": refresh}); r.Status != 204 {
 				t.Fatalf("logout: %d %s", r.Status, r.Body)
 			}
 		}},
@@ -232,7 +232,7 @@ func TestAccessTokenEndsWithItsSessionOnEveryReplica(t *testing.T) {
 		}},
 		{"password change on A", func(t *testing.T, _, password, access, _ string) {
 			r := onA(t, "POST", "/auth/change-password/", map[string]any{"current_password": password, "new_password": "Brand-new-pass-1"}, bearer(access)...)
-			if r.Status != 200 {
+			if r.Status != 204 {
 				t.Fatalf("change password: %d %s", r.Status, r.Body)
 			}
 		}},
@@ -265,7 +265,7 @@ func TestAccessTokenEndsWithItsSessionOnEveryReplica(t *testing.T) {
 		_, username, password := newAccount(t)
 		first, _ := signIn(t, username, password)
 		second, _ := signIn(t, username, password)
-		if r := onA(t, "POST", "/auth/logout/", nil, bearer(first)...); r.Status != 200 {
+		if r := onA(t, "POST", "/auth/logout/", nil, bearer(first)...); r.Status != 204 {
 			t.Fatalf("logout: %d %s", r.Status, r.Body)
 		}
 		refusedWithinASecond(t, first)
@@ -282,7 +282,7 @@ func TestAccessTokenEndsWithItsSessionOnEveryReplica(t *testing.T) {
 			t.Fatalf("create key: %d %s", r.Status, r.Body)
 		}
 		key := r.JSON(t)["key"].(string)
-		if r := onA(t, "POST", "/auth/logout/", map[string]any{"refresh_token": refresh}, bearer(access)...); r.Status != 200 {
+		if r := onA(t, "POST", "/auth/logout/", map[string]any{"refresh_token": refresh}, bearer(access)...); r.Status != 204 {
 			t.Fatalf("logout: %d %s", r.Status, r.Body)
 		}
 		refusedWithinASecond(t, access)

@@ -97,7 +97,7 @@ func TestRule4aLogoutFallsBackToRefreshCredential(t *testing.T) {
 	u := newUser(t, "viewer")
 	dead := bearer("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.invalid")
 	r := call(t, "POST", "/auth/logout/", map[string]any{"refresh_token": u.Refresh}, dead...)
-	if r.Status != 200 {
+	if r.Status != 204 {
 		t.Fatalf("logout with dead token + refresh: %d %s", r.Status, r.Body)
 	}
 	// The session is over: its refresh token no longer works.
@@ -110,7 +110,7 @@ func TestRule4aLogoutFallsBackToRefreshCredential(t *testing.T) {
 	}
 	// A live access token alone ends its own session.
 	v := newUser(t, "viewer")
-	if r := call(t, "POST", "/auth/logout/", nil, bearer(v.Access)...); r.Status != 200 {
+	if r := call(t, "POST", "/auth/logout/", nil, bearer(v.Access)...); r.Status != 204 {
 		t.Fatalf("logout with live token: %d %s", r.Status, r.Body)
 	}
 	if r := call(t, "POST", "/auth/refresh/", map[string]any{"refresh_token": v.Refresh}); r.Status != 401 {
@@ -249,7 +249,7 @@ func TestChangePasswordInvalidatesTokensKeysAndSessions(t *testing.T) {
 		})
 	}
 	r := call(t, "POST", "/auth/change-password/", map[string]any{"current_password": u.Password, "new_password": "Brand-new-pass-1"}, bearer(u.Access)...)
-	if r.Status != 200 {
+	if r.Status != 204 {
 		t.Fatalf("change: %d %s", r.Status, r.Body)
 	}
 	if code, _ := meName(t, bearer(u.Access)...); code != 401 {
@@ -267,7 +267,7 @@ func TestChangePasswordInvalidatesTokensKeysAndSessions(t *testing.T) {
 func TestRoleChangeInvalidatesKeysButLogoutDoesNot(t *testing.T) {
 	u := newUser(t, "viewer")
 	key, _ := newKey(t, u, "full")
-	if r := call(t, "POST", "/auth/logout/", map[string]any{"refresh_token": u.Refresh}); r.Status != 200 {
+	if r := call(t, "POST", "/auth/logout/", map[string]any{"refresh_token": u.Refresh}); r.Status != 204 {
 		t.Fatalf("logout: %d", r.Status)
 	}
 	if code, _ := meName(t, apiKey(key)...); code != 200 {
@@ -517,5 +517,40 @@ func TestExpiredAPIKeyStopsAuthenticating(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	if code, _ := meName(t, apiKey(key)...); code != 401 {
 		t.Fatalf("after expiry: %d", code)
+	}
+}
+
+// TestClientShapesOfTheSignedInUser: the calls every client makes first answer the shapes they
+// parse: roles and quota usage on Get Me, permissions by name, usage with caps, the auth
+// configuration's flags, and API keys in a paged envelope.
+func TestClientShapesOfTheSignedInUser(t *testing.T) {
+	u := newUser(t, "editor")
+	me := call(t, "GET", "/auth/me/", nil, bearer(u.Access)...).JSON(t)
+	roles, _ := me["roles"].([]any)
+	if len(roles) != 1 || roles[0] != "editor" || me["quota_usage"].(map[string]any)["dataset_count"] != float64(0) {
+		t.Fatalf("me: %v", me)
+	}
+	perms := call(t, "GET", "/auth/me/permissions/", nil, bearer(u.Access)...).JSON(t)["permissions"].(map[string]any)
+	if perms["upload"] != true || perms["manage_users"] != false {
+		t.Fatalf("permissions: %v", perms)
+	}
+	usage := call(t, "GET", "/auth/me/usage/", nil, bearer(u.Access)...).JSON(t)
+	if usage["bytes_used"] != usage["storage_bytes"] || usage["storage_cap"] != float64(0) {
+		t.Fatalf("usage: %v", usage)
+	}
+	cfg := call(t, "GET", "/auth/config/", nil).JSON(t)
+	if methods, _ := cfg["auth_methods"].([]any); len(methods) == 0 || methods[0] != "password" || cfg["password_login_enabled"] != true {
+		t.Fatalf("auth config: %v", cfg)
+	}
+	for range 3 {
+		newKey(t, u, "full")
+	}
+	keys := call(t, "GET", "/auth/api-keys/?skip=1&limit=1", nil, bearer(u.Access)...).JSON(t)
+	if keys["total"] != float64(3) || len(keys["items"].([]any)) != 1 {
+		t.Fatalf("api keys page: %v", keys)
+	}
+	// Clients of the password grant send client_id and client_secret with the form.
+	if r := call(t, "POST", "/auth/login", url.Values{"username": {u.Username}, "password": {u.Password}, "client_id": {"web"}, "client_secret": {""}}); r.Status != 200 {
+		t.Fatalf("login with client_id: %d %s", r.Status, r.Body)
 	}
 }

@@ -4,7 +4,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 
 	"meridian/gen"
@@ -24,12 +23,23 @@ func (s *Server) GetAuthConfig(ctx context.Context, request gen.GetAuthConfigReq
 	if err != nil {
 		return nil, err
 	}
+	methods := []string{}
+	if a.LocalLoginEnabled {
+		methods = append(methods, "password")
+	}
+	for _, p := range providers {
+		methods = append(methods, "oauth:"+p.Slug)
+	}
+	open := a.RegistrationMode != "closed"
 	return gen.GetAuthConfig200JSONResponse{
 		RegistrationMode:          gen.AuthConfigResponseRegistrationMode(a.RegistrationMode),
 		EmailVerificationRequired: a.EmailVerificationRequired,
 		LocalLoginEnabled:         a.LocalLoginEnabled,
 		PasswordPolicy:            gen.AuthPasswordPolicy{MinLength: auth.PasswordMinLength, MinClasses: auth.PasswordMinClasses},
 		OauthProviders:            providers,
+		RegistrationEnabled:       open, AllowSignup: open, PasswordLoginEnabled: a.LocalLoginEnabled, AuthMethods: methods,
+		// Branding settings (landing page, banner) are a later capability: their defaults.
+		BannerColor: "warning",
 	}, nil
 }
 
@@ -110,9 +120,8 @@ func (logoutResponse) VisitLogoutResponse(w http.ResponseWriter) error {
 	for _, c := range clearSessionCookies() {
 		http.SetCookie(w, c)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	return json.NewEncoder(w).Encode(gen.Message{Message: "signed out"})
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // ChangePassword: Change Password (POST /auth/change-password/).
@@ -121,7 +130,7 @@ func (s *Server) ChangePassword(ctx context.Context, request gen.ChangePasswordR
 	if err := s.auth.ChangePassword(ctx, p.UserID, request.Body.CurrentPassword, request.Body.NewPassword, client(ctx)); err != nil {
 		return nil, err
 	}
-	return gen.ChangePassword200JSONResponse{Message: "password changed; sign in again on every device"}, nil
+	return gen.ChangePassword204Response{}, nil
 }
 
 // GetMe: Get Me (GET /auth/me/).
@@ -130,15 +139,26 @@ func (s *Server) GetMe(ctx context.Context, request gen.GetMeRequestObject) (gen
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetMe200JSONResponse(userOut(u)), nil
+	out := userOut(u)
+	usage, err := s.accounts.UsageOf(ctx, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	out.QuotaUsage = &gen.UserQuotaUsage{BytesUsed: usage.StorageBytes, DatasetCount: usage.Datasets}
+	return gen.GetMe200JSONResponse(out), nil
 }
 
 // GetMyPermissions: Get My Permissions (GET /auth/me/permissions/).
 func (s *Server) GetMyPermissions(ctx context.Context, request gen.GetMyPermissionsRequestObject) (gen.GetMyPermissionsResponseObject, error) {
 	p := auth.From(ctx)
-	out := gen.GetMyPermissions200JSONResponse{Role: gen.AuthPermissionsResponseRole(p.Role), Capabilities: []gen.AuthPermissionsResponseCapabilities{}}
+	out := gen.GetMyPermissions200JSONResponse{Role: gen.AuthPermissionsResponseRole(p.Role), Capabilities: []gen.AuthPermissionsResponseCapabilities{},
+		Permissions: map[string]bool{}}
+	for _, c := range auth.Capabilities(auth.RoleAdmin) {
+		out.Permissions[string(c)] = false
+	}
 	for _, c := range auth.Capabilities(p.Role) {
 		out.Capabilities = append(out.Capabilities, gen.AuthPermissionsResponseCapabilities(c))
+		out.Permissions[string(c)] = true
 	}
 	if p.Via == auth.ViaAPIKey {
 		scope := gen.AuthPermissionsResponseApiKeyScope(p.KeyScope)
@@ -167,10 +187,11 @@ func (s *Server) ListMyAPIKeys(ctx context.Context, request gen.ListMyAPIKeysReq
 	if err != nil {
 		return nil, err
 	}
-	out := make(gen.ListMyAPIKeys200JSONResponse, len(keys))
-	for i, k := range keys {
-		out[i] = gen.ApiKeyListItem{Id: k.ID, Name: k.Name, Fingerprint: k.Fingerprint, IsActive: k.IsActive,
-			ExpiresAt: k.ExpiresAt, Scope: gen.ApiKeyListItemScope(k.Scope), CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt}
+	skip, limit := page(request.Params.Skip, request.Params.Limit, 50, 200)
+	out := gen.ListMyAPIKeys200JSONResponse{Items: []gen.ApiKeyListItem{}, Total: len(keys), Skip: &skip, Limit: &limit}
+	for _, k := range keys[min(skip, len(keys)):min(skip+limit, len(keys))] {
+		out.Items = append(out.Items, gen.ApiKeyListItem{Id: k.ID, Name: k.Name, Fingerprint: k.Fingerprint, IsActive: k.IsActive,
+			ExpiresAt: k.ExpiresAt, Scope: gen.ApiKeyListItemScope(k.Scope), CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt})
 	}
 	return out, nil
 }
@@ -188,7 +209,7 @@ func (s *Server) RevokeMyAPIKey(ctx context.Context, request gen.RevokeMyAPIKeyR
 // for the registration modes and why a known email answers like a success.
 func (s *Server) Register(ctx context.Context, request gen.RegisterRequestObject) (gen.RegisterResponseObject, error) {
 	b := request.Body
-	next, err := s.registration.Register(ctx, b.Username, string(b.Email), b.Password, client(ctx))
+	next, err := s.registration.Register(ctx, b.Username, string(val(b.Email)), b.Password, client(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +236,9 @@ func (s *Server) VerifyEmail(ctx context.Context, request gen.VerifyEmailRequest
 	if status == "active" {
 		return gen.VerifyEmail200JSONResponse{Status: gen.AuthVerifyEmailResponseStatusActive, Message: "email verified; you can sign in"}, nil
 	}
-	return gen.VerifyEmail200JSONResponse{Status: gen.AuthVerifyEmailResponseStatusPending, Message: "email verified; an administrator will review the registration"}, nil
+	step := gen.AuthVerifyEmailResponseNextStep(accounts.StepAwaitApproval)
+	return gen.VerifyEmail200JSONResponse{Status: gen.AuthVerifyEmailResponseStatusPending, NextStep: &step,
+		Message: "email verified; an administrator will review the registration"}, nil
 }
 
 // ResendVerification: Resend Verification (POST /auth/resend-verification/). Same answer whether
@@ -224,7 +247,8 @@ func (s *Server) ResendVerification(ctx context.Context, request gen.ResendVerif
 	if err := s.registration.Resend(ctx, string(request.Body.Email)); err != nil {
 		return nil, err
 	}
-	return gen.ResendVerification200JSONResponse{Message: "if the address belongs to an unverified account, a new link is on its way"}, nil
+	step := gen.AuthNextStepResponseNextStep(accounts.StepVerifyEmail)
+	return gen.ResendVerification200JSONResponse{Message: "if the address belongs to an unverified account, a new link is on its way", NextStep: &step}, nil
 }
 
 // CreateDownloadToken: Create Download Token (POST /auth/download-token/{dataset_id}). Needs read
@@ -249,8 +273,8 @@ func (s *Server) GetMyUsage(ctx context.Context, request gen.GetMyUsageRequestOb
 		return nil, err
 	}
 	maxFile := s.cfg.MaxUploadBytes
-	return gen.GetMyUsage200JSONResponse{DatasetCount: u.Datasets, StorageBytes: u.StorageBytes, ApiKeyCount: u.APIKeys,
-		// Maps are a later capability; until they exist nobody owns one.
-		MapCount: 0,
-		Quotas:   gen.AuthUsageQuotas{MaxFileSizeBytes: &maxFile}}, nil
+	return gen.GetMyUsage200JSONResponse{DatasetCount: u.Datasets, StorageBytes: u.StorageBytes, BytesUsed: u.StorageBytes, ApiKeyCount: u.APIKeys,
+		// Maps are a later capability; until they exist nobody owns one. No per-user cap is set (0).
+		MapCount: 0, StorageCap: 0, CountCap: 0,
+		Quotas: gen.AuthUsageQuotas{MaxFileSizeBytes: &maxFile}}, nil
 }

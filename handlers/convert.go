@@ -19,7 +19,7 @@ func userOut(u accounts.User) gen.User {
 	return gen.User{
 		Id: u.ID, Username: u.Username, Email: openapi_types.Email(u.Email), Role: gen.UserRole(u.Role),
 		Status: gen.UserStatus(u.Status), IsActive: u.Status == "active", EmailVerified: u.EmailVerified,
-		HasPassword: u.HasPassword, LastLoginAt: u.LastLoginAt, CreatedAt: u.CreatedAt,
+		HasPassword: u.HasPassword, LastLoginAt: u.LastLoginAt, CreatedAt: u.CreatedAt, Roles: []gen.UserRoles{gen.UserRoles(u.Role)},
 	}
 }
 

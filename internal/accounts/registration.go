@@ -48,6 +48,10 @@ func (r *Registration) Register(ctx context.Context, username, email, password s
 	if cfg.RegistrationMode == "closed" {
 		return "", apperr.Forbidden("self-registration is closed; ask an administrator for an account")
 	}
+	if email == "" {
+		// Verification, approval notices and password resets all go by mail.
+		return "", apperr.Unprocessable("email: an account needs an email address")
+	}
 	if err := auth.CheckPasswordPolicy(password); err != nil {
 		return "", apperr.Unprocessable("%s", err.Error())
 	}
