@@ -30,7 +30,7 @@ func TestAuditTrail(t *testing.T) {
 		if r.Status != 200 {
 			t.Fatalf("list: %d %s", r.Status, r.Body)
 		}
-		for _, it := range r.JSON(t)["items"].([]any) {
+		for _, it := range r.JSON(t)["logs"].([]any) {
 			items = append(items, it.(map[string]any))
 		}
 	}

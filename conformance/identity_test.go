@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"github.com/google/uuid"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -430,7 +431,7 @@ func TestAdminUserLifecycle(t *testing.T) {
 			t.Fatalf("register: %d %s", r.Status, r.Body)
 		}
 		list := call(t, "GET", "/admin/users/?status=pending&q="+name, nil, bearer(a.Access)...).JSON(t)
-		return list["items"].([]any)[0].(map[string]any)["id"].(string)
+		return list["users"].([]any)[0].(map[string]any)["id"].(string)
 	}
 	p1, p2 := "pend"+randomHex(3), "rej"+randomHex(3)
 	id1, id2 := pendingID(p1), pendingID(p2)
@@ -441,7 +442,7 @@ func TestAdminUserLifecycle(t *testing.T) {
 		t.Fatalf("approve: %d %s", r.Status, r.Body)
 	}
 	login(t, p1, "Good-password-1")
-	if r := call(t, "POST", "/admin/users/"+id2+"/reject/", nil, bearer(a.Access)...); r.Status != 200 {
+	if r := call(t, "POST", "/admin/users/"+id2+"/reject/", nil, bearer(a.Access)...); r.Status != 204 {
 		t.Fatalf("reject: %d %s", r.Status, r.Body)
 	}
 	if r := call(t, "POST", "/auth/login", url.Values{"username": {p2}, "password": {"Good-password-1"}}); r.Status != 403 {
@@ -552,5 +553,57 @@ func TestClientShapesOfTheSignedInUser(t *testing.T) {
 	// Clients of the password grant send client_id and client_secret with the form.
 	if r := call(t, "POST", "/auth/login", url.Values{"username": {u.Username}, "password": {u.Password}, "client_id": {"web"}, "client_secret": {""}}); r.Status != 200 {
 		t.Fatalf("login with client_id: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestAdminListsClientShapes: the admin lists answer the envelopes clients read (`users`,
+// `logs`, `jobs`) and honour the parameters they send (search, sort, order, user_id, dates).
+func TestAdminListsClientShapes(t *testing.T) {
+	a := admin(t)
+	tag := "shp" + randomHex(3)
+	for _, n := range []string{"b", "a", "c"} {
+		r := call(t, "POST", "/admin/users/", map[string]any{"username": tag + n, "email": tag + n + "@example.org", "role": "viewer"}, bearer(a.Access)...)
+		if r.Status != 201 {
+			t.Fatalf("create %s: %d %s", n, r.Status, r.Body)
+		}
+		time.Sleep(5 * time.Millisecond) // distinct creation times
+	}
+	if r := call(t, "POST", "/admin/users/", map[string]any{"username": tag + "x"}, bearer(a.Access)...); r.Status != 422 {
+		t.Fatalf("create without email: %d %s", r.Status, r.Body)
+	}
+	names := func(query string) []string {
+		t.Helper()
+		r := call(t, "GET", "/admin/users/?search="+tag+"&"+query, nil, bearer(a.Access)...)
+		if r.Status != 200 {
+			t.Fatalf("users %s: %d %s", query, r.Status, r.Body)
+		}
+		var out []string
+		for _, u := range r.JSON(t)["users"].([]any) {
+			out = append(out, strings.TrimPrefix(u.(map[string]any)["username"].(string), tag))
+		}
+		return out
+	}
+	if got := strings.Join(names("sort=username&order=desc"), ""); got != "cba" {
+		t.Fatalf("users by username desc: %q", got)
+	}
+	if got := strings.Join(names("sort=created_at"), ""); got != "bac" {
+		t.Fatalf("users by creation: %q", got)
+	}
+	logs := call(t, "GET", "/admin/audit-logs/?search=user.&order=asc&limit=2", nil, bearer(a.Access)...).JSON(t)
+	entries := logs["logs"].([]any)
+	if len(entries) != 2 || !strings.Contains(entries[0].(map[string]any)["action"].(string), "user.") || entries[0].(map[string]any)["created_at"] == nil {
+		t.Fatalf("audit logs: %v", logs)
+	}
+	first, second := entries[0].(map[string]any)["occurred_at"].(string), entries[1].(map[string]any)["occurred_at"].(string)
+	if first > second {
+		t.Fatalf("order=asc: %s before %s", first, second)
+	}
+	jobs := call(t, "GET", "/admin/jobs/?user_id="+uuid.NewString(), nil, bearer(a.Access)...).JSON(t)
+	if jobs["total"] != float64(0) || len(jobs["jobs"].([]any)) != 0 {
+		t.Fatalf("jobs of nobody: %v", jobs)
+	}
+	c := call(t, "POST", "/jobs/cleanup/stale/", map[string]any{"dry_run": true}, bearer(a.Access)...).JSON(t)
+	if _, ok := c["total_affected"].(float64); !ok || c["total_cleaned"] != c["cleaned_count"] {
+		t.Fatalf("cleanup counters: %v", c)
 	}
 }

@@ -63,7 +63,7 @@ func TestRegistrationModes(t *testing.T) {
 		t.Fatalf("login before approval: %d", r.Status)
 	}
 	users := call(t, "GET", "/admin/users/?status=pending&q="+name, nil, bearer(a.Access)...).JSON(t)
-	id := users["items"].([]any)[0].(map[string]any)["id"].(string)
+	id := users["users"].([]any)[0].(map[string]any)["id"].(string)
 	if r := call(t, "POST", "/admin/users/"+id+"/approve/", nil, bearer(a.Access)...); r.Status != 200 {
 		t.Fatalf("approve: %d", r.Status)
 	}

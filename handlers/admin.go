@@ -3,6 +3,7 @@ package handlers
 // Operations of the Admin tag.
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"io"
@@ -113,7 +114,9 @@ func (s *Server) GetFeatureFlags(ctx context.Context, request gen.GetFeatureFlag
 		return nil, err
 	}
 	return gen.GetFeatureFlags200JSONResponse{EnableDatasetEditing: f.EnableDatasetEditing, EnableMapSharing: f.EnableMapSharing,
-		EnableEmbedTokens: f.EnableEmbedTokens, EnableSqlQuery: f.EnableSQLQuery, EnableRemoteServices: f.EnableRemoteServices}, nil
+		EnableEmbedTokens: f.EnableEmbedTokens, EnableSqlQuery: f.EnableSQLQuery, EnableRemoteServices: f.EnableRemoteServices,
+		// Publishing reports missing metadata as warnings; it does not refuse.
+		RequireMetadataForPublish: false}, nil
 }
 
 // GetMapDefaults: Get Map Defaults (GET /settings/map-defaults/).
@@ -203,7 +206,7 @@ func (s *Server) CreateUser(ctx context.Context, request gen.CreateUserRequestOb
 		return nil, err
 	}
 	b := request.Body
-	nu := accounts.NewUser{Username: b.Username, Email: string(b.Email)}
+	nu := accounts.NewUser{Username: b.Username, Email: string(val(b.Email))}
 	if b.Password != nil {
 		nu.Password = *b.Password
 	}
@@ -267,13 +270,15 @@ func (s *Server) ListUsers(ctx context.Context, request gen.ListUsersRequestObje
 	}
 	prm := request.Params
 	skip, limit := page(prm.Skip, prm.Limit, 50, 200)
-	users, total, err := s.accounts.List(ctx, accounts.Filter{Role: (*string)(prm.Role), Status: (*string)(prm.Status), Q: prm.Q}, skip, limit)
+	f := accounts.Filter{Role: (*string)(prm.Role), Status: (*string)(prm.Status), Q: cmp.Or(prm.Q, prm.Search),
+		Sort: string(val(prm.Sort)), Descending: val(prm.Order) == gen.ListUsersParamsOrderDesc}
+	users, total, err := s.accounts.List(ctx, f, skip, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListUsers200JSONResponse{Items: make([]gen.User, len(users)), Total: total, Skip: skip, Limit: limit}
+	out := gen.ListUsers200JSONResponse{Users: make([]gen.User, len(users)), Total: total, Skip: skip, Limit: limit}
 	for i, u := range users {
-		out.Items[i] = userOut(u)
+		out.Users[i] = userOut(u)
 	}
 	return out, nil
 }
@@ -318,6 +323,12 @@ func (s *Server) ApproveUser(ctx context.Context, request gen.ApproveUserRequest
 	if err != nil {
 		return nil, err
 	}
+	if b := request.Body; b != nil && b.Role != nil && string(*b.Role) != u.Role {
+		role := string(*b.Role)
+		if u, err = s.accounts.Update(ctx, request.UserId, accounts.Change{Role: &role}, p, client(ctx)); err != nil {
+			return nil, err
+		}
+	}
 	return gen.ApproveUser200JSONResponse(userOut(u)), nil
 }
 
@@ -331,7 +342,7 @@ func (s *Server) RejectUser(ctx context.Context, request gen.RejectUserRequestOb
 	if _, err := s.accounts.Transition(ctx, request.UserId, "suspended", []string{"pending"}, p, client(ctx)); err != nil {
 		return nil, err
 	}
-	return gen.RejectUser200JSONResponse{Message: "registration rejected"}, nil
+	return gen.RejectUser204Response{}, nil
 }
 
 // DeactivateUser: Deactivate User (POST /admin/users/{user_id}/deactivate/). Ends every session,
@@ -522,14 +533,16 @@ func (s *Server) ListAuditLogs(ctx context.Context, request gen.ListAuditLogsReq
 	}
 	prm := request.Params
 	skip, limit := page(prm.Skip, prm.Limit, 50, 200)
-	f := auditFilter(prm.Action, prm.ActorId, prm.ResourceType, prm.ResourceId, (*string)(prm.Outcome), prm.Since, prm.Until)
+	f := auditFilter(prm.Action, cmp.Or(prm.ActorId, prm.UserId), prm.ResourceType, prm.ResourceId, (*string)(prm.Outcome),
+		cmp.Or(prm.Since, prm.DateFrom), cmp.Or(prm.Until, prm.DateTo))
+	f.Search, f.Sort, f.Ascending = prm.Search, string(val(prm.Sort)), val(prm.Order) == gen.ListAuditLogsParamsOrderAsc
 	events, total, err := s.audit.List(ctx, f, skip, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListAuditLogs200JSONResponse{Items: make([]gen.AuditRecord, len(events)), Total: total, Skip: skip, Limit: limit}
+	out := gen.ListAuditLogs200JSONResponse{Logs: make([]gen.AuditRecord, len(events)), Total: total, Skip: skip, Limit: limit}
 	for i, e := range events {
-		out.Items[i] = auditOut(e)
+		out.Logs[i] = auditOut(e)
 	}
 	return out, nil
 }
@@ -541,8 +554,10 @@ func (s *Server) DownloadAuditRecords(ctx context.Context, request gen.DownloadA
 		return nil, err
 	}
 	prm := request.Params
-	f := auditFilter(prm.Action, prm.ActorId, prm.ResourceType, prm.ResourceId, (*string)(prm.Outcome), prm.Since, prm.Until)
-	return auditExport{trail: s.audit, filter: f, format: string(request.Format), ctx: ctx}, nil
+	f := auditFilter(prm.Action, cmp.Or(prm.ActorId, prm.UserId), prm.ResourceType, prm.ResourceId, (*string)(prm.Outcome),
+		cmp.Or(prm.Since, prm.DateFrom), cmp.Or(prm.Until, prm.DateTo))
+	f.Search = prm.Search
+	return auditExport{trail: s.audit, filter: f, format: string(request.Format), max: val(prm.MaxRows), ctx: ctx}, nil
 }
 
 // GetAPIKeyStatus: Get API Key Status (GET /settings/api-key-status/). manage_settings; tells
@@ -557,6 +572,8 @@ func (s *Server) GetAPIKeyStatus(ctx context.Context, request gen.GetAPIKeyStatu
 	}
 	out := gen.GetAPIKeyStatus200JSONResponse{Providers: make([]gen.SettingsProviderKeyStatus, len(keys))}
 	for i, k := range keys {
+		out.AnthropicConfigured = out.AnthropicConfigured || k.Name == "anthropic" && k.Source != ""
+		out.OpenaiConfigured = out.OpenaiConfigured || k.Name == "ai" && k.Source != "" // the AI provider speaks the OpenAI API
 		st := gen.SettingsProviderKeyStatus{Provider: k.Name, Label: k.Label, UsedFor: k.UsedFor, Configured: k.Source != ""}
 		if k.Source != "" {
 			src := gen.SettingsProviderKeyStatusSource(k.Source)
@@ -593,14 +610,15 @@ func (s *Server) ListAdminJobs(ctx context.Context, request gen.ListAdminJobsReq
 	}
 	prm := request.Params
 	skip, limit := page(prm.Skip, prm.Limit, 50, 200)
-	jobs, total, err := s.jobs.List(ctx, ingest.JobFilter{Status: (*string)(prm.Status), CreatedBy: prm.CreatedBy,
-		DatasetID: prm.DatasetId, Since: prm.Since}, skip, limit)
+	jobs, total, err := s.jobs.List(ctx, ingest.JobFilter{Status: (*string)(prm.Status), CreatedBy: cmp.Or(prm.CreatedBy, prm.UserId),
+		DatasetID: prm.DatasetId, Since: prm.Since, Search: prm.Search, Sort: string(val(prm.Sort)),
+		Descending: val(prm.Order) != gen.ListAdminJobsParamsOrderAsc}, skip, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListAdminJobs200JSONResponse{Items: make([]gen.JobStatusResponse, len(jobs)), Total: total, Skip: skip, Limit: limit}
+	out := gen.ListAdminJobs200JSONResponse{Jobs: make([]gen.AdminJobResponse, len(jobs)), Total: total, Skip: skip, Limit: limit}
 	for i, j := range jobs {
-		out.Items[i] = jobOut(j)
+		out.Jobs[i] = adminJobOut(j)
 	}
 	return out, nil
 }
@@ -627,12 +645,14 @@ func (s *Server) CleanupStaleJobs(ctx context.Context, request gen.CleanupStaleJ
 			older = 60
 		}
 	}
-	ids, err := s.jobs.CleanupStale(ctx, older, dry)
+	c, err := s.jobs.CleanupStale(ctx, older, dry)
 	if err != nil {
 		return nil, err
 	}
-	if ids == nil {
-		ids = []uuid.UUID{}
-	}
-	return gen.CleanupStaleJobs200JSONResponse{CleanedCount: len(ids), DryRun: dry, JobIds: ids}, nil
+	ids := append(append([]uuid.UUID{}, c.Running...), c.Pending...)
+	total := len(ids)
+	return gen.CleanupStaleJobs200JSONResponse{CleanedCount: total, DryRun: dry, JobIds: ids,
+		PendingFailed: len(c.Pending), RunningFailed: len(c.Running), TotalCleaned: total,
+		StagedPathsConsidered: c.StagedConsidered, LocalFilesReaped: c.StagedReaped, StagedCleanupFailures: c.StagedFailures,
+		TotalAffected: total + c.StagedReaped}, nil
 }

@@ -17,12 +17,16 @@ func auditOut(e audit.Event) gen.AuditRecord {
 	detail := map[string]any{}
 	_ = json.Unmarshal(e.Detail, &detail)
 	out := gen.AuditRecord{Id: e.ID, OccurredAt: e.OccurredAt, ActorId: e.ActorID, ActorDisplay: e.ActorDisplay,
-		Action: e.Action, ResourceType: e.ResourceType, Outcome: gen.AuditRecordOutcome(e.Outcome), Detail: detail}
+		Action: e.Action, ResourceType: e.ResourceType, Outcome: gen.AuditRecordOutcome(e.Outcome), Detail: detail,
+		UserId: e.ActorID, CreatedAt: e.OccurredAt, Details: &detail}
+	if e.ActorID != nil {
+		out.Username = &e.ActorDisplay
+	}
 	if e.ResourceID != "" {
 		out.ResourceId = &e.ResourceID
 	}
 	if e.IP != "" {
-		out.Ip = &e.IP
+		out.Ip, out.IpAddress = &e.IP, &e.IP
 	}
 	if e.UserAgent != "" {
 		out.UserAgent = &e.UserAgent
@@ -35,6 +39,7 @@ type auditExport struct {
 	trail  audit.Trail
 	filter audit.Filter
 	format string
+	max    int             // rows at most
 	ctx    context.Context // the request's: a client that goes away stops the export
 }
 
@@ -51,7 +56,7 @@ func (x auditExport) VisitDownloadAuditRecordsResponse(w http.ResponseWriter) er
 	case "json":
 		_, _ = io.WriteString(w, "[")
 	}
-	err := x.trail.Each(x.ctx, x.filter, func(e audit.Event) error {
+	err := x.trail.Each(x.ctx, x.filter, x.max, func(e audit.Event) error {
 		switch x.format {
 		case "csv":
 			actor := ""

@@ -176,3 +176,12 @@ func jobOut(j ingest.Job) gen.JobStatusResponse {
 	}
 	return out
 }
+
+// adminJobOut is a job as the admin list shows it: the job's fields, then who started it.
+func adminJobOut(j ingest.Job) gen.AdminJobResponse {
+	var out gen.AdminJobResponse
+	b, _ := json.Marshal(jobOut(j)) // the same members, under the admin item's generated types
+	_ = json.Unmarshal(b, &out)
+	out.CreatedBy, out.Username = j.CreatedBy, j.Username
+	return out
+}

@@ -34,7 +34,9 @@ func TestRecordItemsParameters(t *testing.T) {
 		check  func(q catalog.RecordQuery) bool
 	}{
 		{"sort_by and sort_desc", gen.OgcCollectionItemsParams{SortBy: &title, SortDesc: &desc},
-			func(q catalog.RecordQuery) bool { return len(q.Sort) == 1 && q.Sort[0] == catalog.SortKey{Field: "title", Desc: true} }},
+			func(q catalog.RecordQuery) bool {
+				return len(q.Sort) == 1 && q.Sort[0] == catalog.SortKey{Field: "title", Desc: true}
+			}},
 		{"record_type adds to type", gen.OgcCollectionItemsParams{RecordType: &rt},
 			func(q catalog.RecordQuery) bool { return len(q.Types) == 1 && q.Types[0] == "table" }},
 		{"bbox intersects by default", gen.OgcCollectionItemsParams{Bbox: &box},

@@ -16,5 +16,15 @@ WHERE (sqlc.narg(action)::text IS NULL
   AND (sqlc.narg(since)::timestamptz IS NULL OR a.occurred_at >= sqlc.narg(since))
   AND (sqlc.narg(until)::timestamptz IS NULL OR a.occurred_at < sqlc.narg(until))
   AND (sqlc.narg(before_id)::bigint IS NULL OR a.id < sqlc.narg(before_id))
-ORDER BY a.id DESC
+  AND (sqlc.narg(search)::text IS NULL OR a.action ILIKE '%' || sqlc.narg(search) || '%'
+       OR a.resource_type ILIKE '%' || sqlc.narg(search) || '%' OR a.resource_id ILIKE '%' || sqlc.narg(search) || '%'
+       OR a.actor_display ILIKE '%' || sqlc.narg(search) || '%')
+-- @sort: created_at (default), action, resource_type, ip_address, username; @descending for desc.
+ORDER BY
+  CASE WHEN NOT @descending::bool THEN CASE @sort::text WHEN 'action' THEN a.action WHEN 'resource_type' THEN a.resource_type
+    WHEN 'ip_address' THEN a.ip WHEN 'username' THEN a.actor_display END END,
+  CASE WHEN @descending::bool THEN CASE @sort::text WHEN 'action' THEN a.action WHEN 'resource_type' THEN a.resource_type
+    WHEN 'ip_address' THEN a.ip WHEN 'username' THEN a.actor_display END END DESC,
+  CASE WHEN NOT @descending::bool THEN a.id END,
+  a.id DESC
 LIMIT @lim OFFSET @off;

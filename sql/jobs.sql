@@ -61,12 +61,24 @@ RETURNING *;
 SELECT * FROM catalog.ingest_jobs WHERE dataset_id = @dataset_id ORDER BY created_at DESC LIMIT 1;
 
 -- name: ListIngestJobs :many
-SELECT sqlc.embed(j), count(*) OVER () AS total FROM catalog.ingest_jobs j
+SELECT sqlc.embed(j), u.username,
+    count(*) OVER () AS total FROM catalog.ingest_jobs j LEFT JOIN catalog.users u ON u.id = j.created_by
 WHERE (sqlc.narg(status)::text IS NULL OR j.status = sqlc.narg(status))
   AND (sqlc.narg(created_by)::uuid IS NULL OR j.created_by = sqlc.narg(created_by))
   AND (sqlc.narg(dataset_id)::uuid IS NULL OR j.dataset_id = sqlc.narg(dataset_id))
   AND (sqlc.narg(since)::timestamptz IS NULL OR j.created_at >= sqlc.narg(since))
-ORDER BY j.created_at DESC, j.id
+  AND (sqlc.narg(search)::text IS NULL OR j.source_filename ILIKE '%' || sqlc.narg(search) || '%'
+       OR j.error_message ILIKE '%' || sqlc.narg(search) || '%')
+-- @sort: created_at (default), source_filename, status, username, duration; @descending for desc.
+ORDER BY
+  CASE WHEN NOT @descending::bool THEN CASE @sort::text WHEN 'status' THEN j.status WHEN 'source_filename' THEN j.source_filename
+    WHEN 'username' THEN u.username END END,
+  CASE WHEN @descending::bool THEN CASE @sort::text WHEN 'status' THEN j.status WHEN 'source_filename' THEN j.source_filename
+    WHEN 'username' THEN u.username END END DESC,
+  CASE WHEN @sort::text = 'duration' AND NOT @descending::bool THEN j.completed_at - j.started_at END,
+  CASE WHEN @sort::text = 'duration' AND @descending::bool THEN j.completed_at - j.started_at END DESC NULLS LAST,
+  CASE WHEN NOT @descending::bool AND @sort::text = 'created_at' THEN j.created_at END,
+  j.created_at DESC, j.id
 LIMIT @lim OFFSET @off;
 
 -- name: ListStalledIngestJobs :many

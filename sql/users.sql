@@ -45,12 +45,20 @@ WHERE id = @id
 RETURNING *;
 
 -- name: ListUsers :many
--- One page with the total in each row (one round trip); q matches username or email.
+-- One page with the total in each row (one round trip); q matches username or email. @sort is
+-- one of username, email, role, status (text) or created_at, last_login_at (time), @descending
+-- reverses it; the username breaks ties.
 SELECT u.*, count(*) OVER () AS total FROM catalog.users u
 WHERE (sqlc.narg(role)::text IS NULL OR u.role = sqlc.narg(role))
   AND (sqlc.narg(status)::text IS NULL OR u.status = sqlc.narg(status))
   AND (sqlc.narg(q)::text IS NULL OR u.username ILIKE '%' || sqlc.narg(q) || '%' OR u.email ILIKE '%' || sqlc.narg(q) || '%')
-ORDER BY lower(u.username)
+ORDER BY
+  CASE WHEN NOT @descending::bool THEN CASE @sort::text WHEN 'email' THEN lower(u.email) WHEN 'role' THEN u.role WHEN 'status' THEN u.status END END,
+  CASE WHEN @descending::bool THEN CASE @sort::text WHEN 'email' THEN lower(u.email) WHEN 'role' THEN u.role WHEN 'status' THEN u.status END END DESC,
+  CASE WHEN NOT @descending::bool THEN CASE @sort::text WHEN 'created_at' THEN u.created_at WHEN 'last_login_at' THEN u.last_login_at END END,
+  CASE WHEN @descending::bool THEN CASE @sort::text WHEN 'created_at' THEN u.created_at WHEN 'last_login_at' THEN u.last_login_at END END DESC NULLS LAST,
+  CASE WHEN @descending::bool AND @sort::text = 'username' THEN lower(u.username) END DESC,
+  lower(u.username)
 LIMIT @lim OFFSET @off;
 
 -- name: ListUserNames :many

@@ -25,8 +25,17 @@ WHERE ($1::text IS NULL
   AND ($6::timestamptz IS NULL OR a.occurred_at >= $6)
   AND ($7::timestamptz IS NULL OR a.occurred_at < $7)
   AND ($8::bigint IS NULL OR a.id < $8)
-ORDER BY a.id DESC
-LIMIT $10 OFFSET $9
+  AND ($9::text IS NULL OR a.action ILIKE '%' || $9 || '%'
+       OR a.resource_type ILIKE '%' || $9 || '%' OR a.resource_id ILIKE '%' || $9 || '%'
+       OR a.actor_display ILIKE '%' || $9 || '%')
+ORDER BY
+  CASE WHEN NOT $10::bool THEN CASE $11::text WHEN 'action' THEN a.action WHEN 'resource_type' THEN a.resource_type
+    WHEN 'ip_address' THEN a.ip WHEN 'username' THEN a.actor_display END END,
+  CASE WHEN $10::bool THEN CASE $11::text WHEN 'action' THEN a.action WHEN 'resource_type' THEN a.resource_type
+    WHEN 'ip_address' THEN a.ip WHEN 'username' THEN a.actor_display END END DESC,
+  CASE WHEN NOT $10::bool THEN a.id END,
+  a.id DESC
+LIMIT $13 OFFSET $12
 `
 
 type ListAuditRecordsParams struct {
@@ -38,6 +47,9 @@ type ListAuditRecordsParams struct {
 	Since        *time.Time `json:"since"`
 	Until        *time.Time `json:"until"`
 	BeforeID     *int64     `json:"before_id"`
+	Search       *string    `json:"search"`
+	Descending   bool       `json:"descending"`
+	Sort         string     `json:"sort"`
 	Off          int32      `json:"off"`
 	Lim          int32      `json:"lim"`
 }
@@ -60,6 +72,7 @@ type ListAuditRecordsRow struct {
 
 // Newest first. after_id pages by keyset for exports; off/lim page the admin list. action ending
 // in ".*" matches every action with that prefix.
+// @sort: created_at (default), action, resource_type, ip_address, username; @descending for desc.
 func (q *Queries) ListAuditRecords(ctx context.Context, arg ListAuditRecordsParams) ([]ListAuditRecordsRow, error) {
 	rows, err := q.db.Query(ctx, listAuditRecords,
 		arg.Action,
@@ -70,6 +83,9 @@ func (q *Queries) ListAuditRecords(ctx context.Context, arg ListAuditRecordsPara
 		arg.Since,
 		arg.Until,
 		arg.BeforeID,
+		arg.Search,
+		arg.Descending,
+		arg.Sort,
 		arg.Off,
 		arg.Lim,
 	)

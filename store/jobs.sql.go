@@ -508,35 +508,54 @@ func (q *Queries) LatestJobOfDataset(ctx context.Context, datasetID *uuid.UUID) 
 }
 
 const listIngestJobs = `-- name: ListIngestJobs :many
-SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts, count(*) OVER () AS total FROM catalog.ingest_jobs j
+SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts, u.username,
+    count(*) OVER () AS total FROM catalog.ingest_jobs j LEFT JOIN catalog.users u ON u.id = j.created_by
 WHERE ($1::text IS NULL OR j.status = $1)
   AND ($2::uuid IS NULL OR j.created_by = $2)
   AND ($3::uuid IS NULL OR j.dataset_id = $3)
   AND ($4::timestamptz IS NULL OR j.created_at >= $4)
-ORDER BY j.created_at DESC, j.id
-LIMIT $6 OFFSET $5
+  AND ($5::text IS NULL OR j.source_filename ILIKE '%' || $5 || '%'
+       OR j.error_message ILIKE '%' || $5 || '%')
+ORDER BY
+  CASE WHEN NOT $6::bool THEN CASE $7::text WHEN 'status' THEN j.status WHEN 'source_filename' THEN j.source_filename
+    WHEN 'username' THEN u.username END END,
+  CASE WHEN $6::bool THEN CASE $7::text WHEN 'status' THEN j.status WHEN 'source_filename' THEN j.source_filename
+    WHEN 'username' THEN u.username END END DESC,
+  CASE WHEN $7::text = 'duration' AND NOT $6::bool THEN j.completed_at - j.started_at END,
+  CASE WHEN $7::text = 'duration' AND $6::bool THEN j.completed_at - j.started_at END DESC NULLS LAST,
+  CASE WHEN NOT $6::bool AND $7::text = 'created_at' THEN j.created_at END,
+  j.created_at DESC, j.id
+LIMIT $9 OFFSET $8
 `
 
 type ListIngestJobsParams struct {
-	Status    *string    `json:"status"`
-	CreatedBy *uuid.UUID `json:"created_by"`
-	DatasetID *uuid.UUID `json:"dataset_id"`
-	Since     *time.Time `json:"since"`
-	Off       int32      `json:"off"`
-	Lim       int32      `json:"lim"`
+	Status     *string    `json:"status"`
+	CreatedBy  *uuid.UUID `json:"created_by"`
+	DatasetID  *uuid.UUID `json:"dataset_id"`
+	Since      *time.Time `json:"since"`
+	Search     *string    `json:"search"`
+	Descending bool       `json:"descending"`
+	Sort       string     `json:"sort"`
+	Off        int32      `json:"off"`
+	Lim        int32      `json:"lim"`
 }
 
 type ListIngestJobsRow struct {
 	CatalogIngestJob CatalogIngestJob `json:"catalog_ingest_job"`
+	Username         *string          `json:"username"`
 	Total            int64            `json:"total"`
 }
 
+// @sort: created_at (default), source_filename, status, username, duration; @descending for desc.
 func (q *Queries) ListIngestJobs(ctx context.Context, arg ListIngestJobsParams) ([]ListIngestJobsRow, error) {
 	rows, err := q.db.Query(ctx, listIngestJobs,
 		arg.Status,
 		arg.CreatedBy,
 		arg.DatasetID,
 		arg.Since,
+		arg.Search,
+		arg.Descending,
+		arg.Sort,
 		arg.Off,
 		arg.Lim,
 	)
@@ -579,6 +598,7 @@ func (q *Queries) ListIngestJobs(ctx context.Context, arg ListIngestJobsParams) 
 			&i.CatalogIngestJob.TemporalParseErrors,
 			&i.CatalogIngestJob.HeartbeatAt,
 			&i.CatalogIngestJob.Attempts,
+			&i.Username,
 			&i.Total,
 		); err != nil {
 			return nil, err

@@ -215,16 +215,24 @@ SELECT u.id, u.username, u.email, u.password_hash, u.role, u.status, u.email_ver
 WHERE ($1::text IS NULL OR u.role = $1)
   AND ($2::text IS NULL OR u.status = $2)
   AND ($3::text IS NULL OR u.username ILIKE '%' || $3 || '%' OR u.email ILIKE '%' || $3 || '%')
-ORDER BY lower(u.username)
-LIMIT $5 OFFSET $4
+ORDER BY
+  CASE WHEN NOT $4::bool THEN CASE $5::text WHEN 'email' THEN lower(u.email) WHEN 'role' THEN u.role WHEN 'status' THEN u.status END END,
+  CASE WHEN $4::bool THEN CASE $5::text WHEN 'email' THEN lower(u.email) WHEN 'role' THEN u.role WHEN 'status' THEN u.status END END DESC,
+  CASE WHEN NOT $4::bool THEN CASE $5::text WHEN 'created_at' THEN u.created_at WHEN 'last_login_at' THEN u.last_login_at END END,
+  CASE WHEN $4::bool THEN CASE $5::text WHEN 'created_at' THEN u.created_at WHEN 'last_login_at' THEN u.last_login_at END END DESC NULLS LAST,
+  CASE WHEN $4::bool AND $5::text = 'username' THEN lower(u.username) END DESC,
+  lower(u.username)
+LIMIT $7 OFFSET $6
 `
 
 type ListUsersParams struct {
-	Role   *string `json:"role"`
-	Status *string `json:"status"`
-	Q      *string `json:"q"`
-	Off    int32   `json:"off"`
-	Lim    int32   `json:"lim"`
+	Role       *string `json:"role"`
+	Status     *string `json:"status"`
+	Q          *string `json:"q"`
+	Descending bool    `json:"descending"`
+	Sort       string  `json:"sort"`
+	Off        int32   `json:"off"`
+	Lim        int32   `json:"lim"`
 }
 
 type ListUsersRow struct {
@@ -242,12 +250,16 @@ type ListUsersRow struct {
 	Total         int64      `json:"total"`
 }
 
-// One page with the total in each row (one round trip); q matches username or email.
+// One page with the total in each row (one round trip); q matches username or email. @sort is
+// one of username, email, role, status (text) or created_at, last_login_at (time), @descending
+// reverses it; the username breaks ties.
 func (q *Queries) ListUsers(ctx context.Context, arg ListUsersParams) ([]ListUsersRow, error) {
 	rows, err := q.db.Query(ctx, listUsers,
 		arg.Role,
 		arg.Status,
 		arg.Q,
+		arg.Descending,
+		arg.Sort,
 		arg.Off,
 		arg.Lim,
 	)

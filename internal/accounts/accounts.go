@@ -32,6 +32,9 @@ type NewUser struct {
 
 // Create stores a new active user. A password, when given, must meet the policy.
 func (s *Service) Create(ctx context.Context, nu NewUser, actor auth.Principal, c auth.Client) (User, error) {
+	if nu.Email == "" {
+		return User{}, apperr.Unprocessable("email: an account needs an email address")
+	}
 	if nu.Role == "" {
 		nu.Role = auth.RoleViewer
 	}

@@ -25,11 +25,16 @@ func userOf(u store.CatalogUser) User {
 }
 
 // Filter selects users in the admin lists; nil fields select all.
-type Filter struct{ Role, Status, Q *string }
+type Filter struct {
+	Role, Status, Q *string
+	Sort            string // username (default), email, role, status, created_at, last_login_at
+	Descending      bool
+}
 
 // List is a page of the users filter selects and how many it selects in all.
 func (s *Service) List(ctx context.Context, f Filter, skip, limit int) ([]User, int, error) {
-	rows, err := s.Q.ListUsers(ctx, store.ListUsersParams{Role: f.Role, Status: f.Status, Q: f.Q, Off: int32(skip), Lim: int32(limit)})
+	rows, err := s.Q.ListUsers(ctx, store.ListUsersParams{Role: f.Role, Status: f.Status, Q: f.Q, Sort: f.Sort, Descending: f.Descending,
+		Off: int32(skip), Lim: int32(limit)})
 	if err != nil {
 		return nil, 0, err
 	}

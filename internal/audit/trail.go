@@ -28,11 +28,15 @@ type Filter struct {
 	ResourceType, ResourceID *string
 	Outcome                  *string
 	Since, Until             *time.Time
+	Search                   *string // in the action, resource or actor
+	Sort                     string  // created_at (default), action, resource_type, ip_address, username
+	Ascending                bool    // default: descending (newest first)
 }
 
 func (f Filter) params() store.ListAuditRecordsParams {
 	return store.ListAuditRecordsParams{Action: f.Action, ActorID: f.ActorID, ResourceType: f.ResourceType, ResourceID: f.ResourceID,
-		Outcome: f.Outcome, Since: f.Since, Until: f.Until}
+		Outcome: f.Outcome, Since: f.Since, Until: f.Until, Search: f.Search, Sort: f.Sort,
+		Descending: !f.Ascending}
 }
 
 // Trail reads the audit trail.
@@ -65,11 +69,13 @@ func (t Trail) List(ctx context.Context, f Filter, skip, limit int) ([]Event, in
 // exportPage is how many events Each reads at a time.
 const exportPage = 2000
 
-// Each calls fn for every event f selects, newest first, reading keyset pages so memory stays
-// flat however long the trail is.
-func (t Trail) Each(ctx context.Context, f Filter, fn func(Event) error) error {
+// Each calls fn for every event f selects (at most max when max > 0), newest first, reading
+// keyset pages so memory stays flat however long the trail is.
+func (t Trail) Each(ctx context.Context, f Filter, max int, fn func(Event) error) error {
 	prm := f.params()
 	prm.Lim = exportPage
+	prm.Sort, prm.Descending = "", true // keyset pages walk the ids down
+	n := 0
 	for {
 		rows, err := t.Q.ListAuditRecords(ctx, prm)
 		if err != nil {
@@ -77,6 +83,10 @@ func (t Trail) Each(ctx context.Context, f Filter, fn func(Event) error) error {
 		}
 		evs, _ := events(rows)
 		for _, e := range evs {
+			if max > 0 && n == max {
+				return nil
+			}
+			n++
 			if err := fn(e); err != nil {
 				return err
 			}

@@ -29,13 +29,15 @@ type Job struct {
 	TemporalParseErrors       map[string]string
 	StartedAt, CompletedAt    *time.Time
 	CreatedAt                 time.Time
+	CreatedBy                 *uuid.UUID
+	Username                  *string // of CreatedBy; read by List only
 }
 
 func jobOf(j store.CatalogIngestJob) Job {
 	out := Job{ID: j.ID, Status: j.Status, CurrentStep: j.CurrentStep, Progress: j.Progress, RowsProcessed: j.RowsProcessed,
 		RowsFailed: j.RowsFailed, DatasetID: j.DatasetID, SourceFilename: j.SourceFilename, ErrorMessage: j.ErrorMessage,
 		RetryReason: j.RetryReason, WarningMessage: j.WarningMessage, CanRetry: j.CanRetry, Warnings: j.Warnings,
-		StartedAt: j.StartedAt, CompletedAt: j.CompletedAt, CreatedAt: j.CreatedAt}
+		StartedAt: j.StartedAt, CompletedAt: j.CompletedAt, CreatedAt: j.CreatedAt, CreatedBy: j.CreatedBy}
 	_ = json.Unmarshal(j.TemporalParseErrors, &out.TemporalParseErrors)
 	return out
 }
@@ -90,11 +92,15 @@ type JobFilter struct {
 	Status               *string
 	CreatedBy, DatasetID *uuid.UUID
 	Since                *time.Time
+	Search               *string // in the file name or the error
+	Sort                 string  // created_at (default), updated_at, status, source_filename
+	Descending           bool
 }
 
 // List is a page of the jobs filter selects, newest first, and how many it selects in all.
 func (j *Jobs) List(ctx context.Context, f JobFilter, skip, limit int) ([]Job, int, error) {
 	rows, err := j.Q.ListIngestJobs(ctx, store.ListIngestJobsParams{Status: f.Status, CreatedBy: f.CreatedBy, DatasetID: f.DatasetID,
+		Search: f.Search, Sort: f.Sort, Descending: f.Descending,
 		Since: f.Since, Off: int32(skip), Lim: int32(limit)})
 	if err != nil {
 		return nil, 0, err
@@ -104,6 +110,7 @@ func (j *Jobs) List(ctx context.Context, f JobFilter, skip, limit int) ([]Job, i
 	for i, r := range rows {
 		total = int(r.Total)
 		out[i] = jobOf(r.CatalogIngestJob)
+		out[i].Username = r.Username
 	}
 	return out, total, nil
 }

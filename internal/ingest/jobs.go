@@ -290,31 +290,43 @@ func (j *Jobs) retry(ctx context.Context, p auth.Principal, id uuid.UUID) (store
 // least the stall time, so a healthy run is never caught) and drops their partial tables; their
 // staging files are kept for a retry. It also cancels presigned uploads that expired without
 // being completed (their received parts are deleted). dryRun only reports them.
-func (j *Jobs) CleanupStale(ctx context.Context, olderThanMinutes int, dryRun bool) ([]uuid.UUID, error) {
+func (j *Jobs) CleanupStale(ctx context.Context, olderThanMinutes int, dryRun bool) (Cleanup, error) {
 	silence := max(time.Duration(olderThanMinutes)*time.Minute, j.Stall)
-	var stale []uuid.UUID
+	var c Cleanup
 	var err error
 	if dryRun {
-		stale, err = j.Q.ListStalledIngestJobs(ctx, silence.Seconds())
+		c.Running, err = j.Q.ListStalledIngestJobs(ctx, silence.Seconds())
 	} else {
-		stale, err = failStalled(ctx, j.Pool, silence)
+		c.Running, err = failStalled(ctx, j.Pool, silence)
 	}
 	if err != nil {
-		return nil, err
+		return c, err
 	}
-	expired, err := j.Q.ExpiredPresignedJobs(ctx)
-	if err != nil || dryRun {
-		return append(stale, expired...), err
+	if c.Pending, err = j.Q.ExpiredPresignedJobs(ctx); err != nil || dryRun {
+		return c, err
 	}
-	if len(expired) > 0 {
-		if err := j.Q.CancelExpiredPresignedJobs(ctx, expired); err != nil {
-			return nil, err
+	if len(c.Pending) > 0 {
+		if err := j.Q.CancelExpiredPresignedJobs(ctx, c.Pending); err != nil {
+			return c, err
 		}
-		for _, id := range expired {
-			_ = Discard(j.DataDir, id)
+		for _, id := range c.Pending {
+			c.StagedConsidered++
+			if Discard(j.DataDir, id) == nil {
+				c.StagedReaped++
+			} else {
+				c.StagedFailures++
+			}
 		}
 	}
-	return append(stale, expired...), nil
+	return c, nil
+}
+
+// Cleanup is what CleanupStale did (or, in a dry run, would do).
+type Cleanup struct {
+	Running, Pending []uuid.UUID // stalled runs failed; presigned uploads never completed, cancelled
+	StagedConsidered int         // staging directories of cancelled jobs looked at
+	StagedReaped     int         // ... and removed
+	StagedFailures   int         // ... that could not be removed
 }
 
 // failStalled fails the running jobs silent for longer than silence and drops the tables of
