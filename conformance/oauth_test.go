@@ -356,3 +356,29 @@ func TestOAuthSecretRotation(t *testing.T) {
 		t.Fatalf("re-entering the secret: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestOAuthProviderClientShapes: PUT takes the partial bodies clients send, providers answer
+// `id`, and SAML or group-mapping values are refused rather than silently ignored.
+func TestOAuthProviderClientShapes(t *testing.T) {
+	a := admin(t)
+	slug := "shape" + randomHex(2)
+	prov := createProvider(t, slug, "https://idp.example.org", "viewer")
+	id := prov["id"].(string)
+	defer call(t, "DELETE", "/settings/oauth-providers/"+id, nil, bearer(a.Access)...)
+	if prov["provider_id"] != id || prov["group_claim"] != nil {
+		t.Fatalf("created provider: %v", prov)
+	}
+	r := call(t, "PUT", "/settings/oauth-providers/"+id, map[string]any{"display_name": "Renamed", "idp_entity_id": nil}, bearer(a.Access)...)
+	if r.Status != 200 || r.JSON(t)["display_name"] != "Renamed" || r.JSON(t)["slug"] != slug {
+		t.Fatalf("partial PUT: %d %s", r.Status, r.Body)
+	}
+	for _, body := range []map[string]any{{"idp_sso_url": "https://idp.example.org/sso"}, {"group_role_mapping": map[string]any{"g": "admin"}}} {
+		if r := call(t, "PATCH", "/settings/oauth-providers/"+id, body, bearer(a.Access)...); r.Status != 422 {
+			t.Fatalf("unsupported %v: %d %s", body, r.Status, r.Body)
+		}
+	}
+	if r := call(t, "POST", "/settings/oauth-providers/", map[string]any{"slug": slug + "x", "display_name": "No client", "provider_type": "oidc"},
+		bearer(a.Access)...); r.Status != 422 {
+		t.Fatalf("create without client credentials: %d %s", r.Status, r.Body)
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"meridian/gen"
 	"meridian/internal/accounts"
+	"meridian/internal/apperr"
 	"meridian/internal/audit"
 	"meridian/internal/auth"
 	"meridian/internal/ingest"
@@ -252,6 +253,10 @@ func (s *Server) UpdateUser(ctx context.Context, request gen.UpdateUserRequestOb
 		r := string(*b.Role)
 		ch.Role = &r
 	}
+	if b.IsActive != nil {
+		st := map[bool]string{true: "active", false: "deactivated"}[*b.IsActive]
+		ch.Status = &st
+	}
 	if b.Status != nil {
 		st := string(*b.Status)
 		ch.Status = &st
@@ -417,7 +422,14 @@ func (s *Server) CreateOAuthProvider(ctx context.Context, request gen.CreateOAut
 	if err != nil {
 		return nil, err
 	}
-	sp, err := s.providers.Save(ctx, uuid.Nil, providerConfig(request.Body), p, client(ctx))
+	b := request.Body
+	if err := unsupportedProviderFields(b.IdpEntityId, b.IdpSsoUrl, b.IdpCertificate, b.SpEntityId, b.GroupClaim, b.GroupRoleMapping); err != nil {
+		return nil, err
+	}
+	if b.ClientId == nil || b.ClientSecret == nil {
+		return nil, apperr.Unprocessable("client_id and client_secret: every supported provider type needs both")
+	}
+	sp, err := s.providers.Save(ctx, uuid.Nil, providerConfig(b), p, client(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -443,15 +455,28 @@ func (s *Server) ListOAuthProviders(ctx context.Context, request gen.ListOAuthPr
 // UpdateOAuthProvider: Update OAuth Provider (PATCH /settings/oauth-providers/{provider_id}).
 // Any subset of fields; without client_secret the stored secret is kept.
 func (s *Server) UpdateOAuthProvider(ctx context.Context, request gen.UpdateOAuthProviderRequestObject) (gen.UpdateOAuthProviderResponseObject, error) {
+	sp, err := s.patchProvider(ctx, request.ProviderId, request.Body)
+	if err != nil {
+		return nil, err
+	}
+	return gen.UpdateOAuthProvider200JSONResponse(s.providerOut(sp)), nil
+}
+
+// patchProvider applies the fields of b that are present and keeps the rest (PUT and PATCH: the
+// clients of this interface send only what they change).
+func (s *Server) patchProvider(ctx context.Context, id uuid.UUID, b *gen.OAuthProviderUpdateRequest) (accounts.StoredProvider, error) {
 	p, err := requireCapability(ctx, auth.CapManageSettings)
 	if err != nil {
-		return nil, err
+		return accounts.StoredProvider{}, err
 	}
-	cur, err := s.providers.Get(ctx, request.ProviderId)
+	if err := unsupportedProviderFields(b.IdpEntityId, b.IdpSsoUrl, b.IdpCertificate, b.SpEntityId, b.GroupClaim, b.GroupRoleMapping); err != nil {
+		return accounts.StoredProvider{}, err
+	}
+	cur, err := s.providers.Get(ctx, id)
 	if err != nil {
-		return nil, err
+		return accounts.StoredProvider{}, err
 	}
-	cfg, b := cur.Config(), request.Body
+	cfg := cur.Config()
 	cfg.ClientSecret = val(b.ClientSecret)
 	set(&cfg.Slug, b.Slug)
 	set(&cfg.DisplayName, b.DisplayName)
@@ -461,30 +486,30 @@ func (s *Server) UpdateOAuthProvider(ctx context.Context, request gen.UpdateOAut
 	set(&cfg.TokenURL, b.TokenUrl)
 	set(&cfg.UserinfoURL, b.UserinfoUrl)
 	set(&cfg.Scopes, b.Scopes)
-	if b.ProviderType != nil {
-		cfg.Type = string(*b.ProviderType)
+	set(&cfg.Type, (*string)(b.ProviderType))
+	set(&cfg.DefaultRole, (*string)(b.DefaultRole))
+	set(&cfg.Enabled, b.Enabled)
+	return s.providers.Save(ctx, id, cfg, p, client(ctx))
+}
+
+// unsupportedProviderFields refuses values for SAML and group-to-role mapping, which this server
+// does not support; clients that send them as null or empty are fine.
+func unsupportedProviderFields(idp, sso, cert, sp, claim *string, mapping *map[string]any) error {
+	for _, v := range []*string{idp, sso, cert, sp, claim} {
+		if v != nil && *v != "" {
+			return apperr.Unprocessable("SAML providers and group claims are not supported by this server")
+		}
 	}
-	if b.DefaultRole != nil {
-		cfg.DefaultRole = string(*b.DefaultRole)
+	if mapping != nil && len(*mapping) > 0 {
+		return apperr.Unprocessable("group_role_mapping: group-to-role mapping is not supported by this server")
 	}
-	if b.Enabled != nil {
-		cfg.Enabled = *b.Enabled
-	}
-	sp, err := s.providers.Save(ctx, request.ProviderId, cfg, p, client(ctx))
-	if err != nil {
-		return nil, err
-	}
-	return gen.UpdateOAuthProvider200JSONResponse(s.providerOut(sp)), nil
+	return nil
 }
 
 // ReplaceOAuthProvider: Replace OAuth Provider (PUT /settings/oauth-providers/{provider_id}).
 // The whole configuration; client_secret omitted keeps the stored one.
 func (s *Server) ReplaceOAuthProvider(ctx context.Context, request gen.ReplaceOAuthProviderRequestObject) (gen.ReplaceOAuthProviderResponseObject, error) {
-	p, err := requireCapability(ctx, auth.CapManageSettings)
-	if err != nil {
-		return nil, err
-	}
-	sp, err := s.providers.Save(ctx, request.ProviderId, providerConfig(request.Body), p, client(ctx))
+	sp, err := s.patchProvider(ctx, request.ProviderId, request.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -503,9 +528,9 @@ func (s *Server) DeleteOAuthProvider(ctx context.Context, request gen.DeleteOAut
 	return gen.DeleteOAuthProvider204Response{}, nil
 }
 
-// providerConfig reads a full provider configuration (create and replace share the schema).
+// providerConfig reads a new provider's configuration.
 func providerConfig(b *gen.OAuthProviderCreateRequest) oauth.Provider {
-	return oauth.Provider{Slug: b.Slug, DisplayName: b.DisplayName, Type: string(b.ProviderType), ClientID: b.ClientId,
+	return oauth.Provider{Slug: b.Slug, DisplayName: b.DisplayName, Type: string(b.ProviderType), ClientID: val(b.ClientId),
 		ClientSecret: val(b.ClientSecret), DiscoveryURL: val(b.DiscoveryUrl), AuthorizeURL: val(b.AuthorizeUrl),
 		TokenURL: val(b.TokenUrl), UserinfoURL: val(b.UserinfoUrl), Scopes: val(b.Scopes), DefaultRole: string(val(b.DefaultRole)),
 		Enabled: b.Enabled == nil || *b.Enabled}
@@ -515,7 +540,7 @@ func (s *Server) providerOut(sp accounts.StoredProvider) gen.OAuthProvider {
 	r := sp.Row
 	status := gen.OAuthProviderSecretStatus(sp.SecretStatus)
 	callback := s.cfg.BaseURL + "/api/auth/oauth/" + r.Slug + "/callback"
-	return gen.OAuthProvider{ProviderId: &r.ID, Slug: r.Slug, DisplayName: r.DisplayName,
+	return gen.OAuthProvider{ProviderId: &r.ID, Id: &r.ID, Slug: r.Slug, DisplayName: r.DisplayName,
 		ProviderType: gen.OAuthProviderProviderType(r.ProviderType), ClientId: r.ClientID, DiscoveryUrl: r.DiscoveryUrl,
 		AuthorizeUrl: r.AuthorizeUrl, TokenUrl: r.TokenUrl, UserinfoUrl: r.UserinfoUrl, Scopes: r.Scopes,
 		DefaultRole: gen.OAuthProviderDefaultRole(r.DefaultRole), Enabled: r.Enabled, SecretStatus: &status,
