@@ -333,7 +333,7 @@ func TestHistoryAndVersions(t *testing.T) {
 	}
 	call(t, "PATCH", "/datasets/"+id+"/status/", map[string]any{"status": "ready"}, bearer(owner.Access)...)
 	h := call(t, "GET", "/datasets/"+id+"/history", nil, bearer(owner.Access)...).JSON(t)
-	items := h["items"].([]any)
+	items := h["logs"].([]any)
 	actions := []string{}
 	for _, it := range items {
 		actions = append(actions, it.(map[string]any)["action"].(string))
@@ -351,7 +351,7 @@ func TestHistoryAndVersions(t *testing.T) {
 		t.Fatalf("status entry: %v", st)
 	}
 	v := call(t, "GET", "/datasets/"+id+"/versions/", nil, bearer(owner.Access)...).JSON(t)
-	vs := v["items"].([]any)
+	vs := v["versions"].([]any)
 	if len(vs) != 1 || vs[0].(map[string]any)["reason"] != "created" || vs[0].(map[string]any)["is_current"] != true {
 		t.Fatalf("versions: %v", v)
 	}
@@ -375,7 +375,7 @@ func TestRegisterExistingTables(t *testing.T) {
 	t.Cleanup(func() { _, _ = conn.Exec(ctx, "DROP TABLE IF EXISTS public."+roads+", public."+nokey) })
 
 	disc := call(t, "GET", "/ingest/discover/?q="+roads, nil, bearer(a.Access)...).JSON(t)
-	items := disc["items"].([]any)
+	items := disc["tables"].([]any)
 	if len(items) != 1 || items[0].(map[string]any)["geometry_column"] != "the_geom" || items[0].(map[string]any)["srid"].(float64) != 3857 {
 		t.Fatalf("discover: %v", disc)
 	}

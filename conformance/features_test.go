@@ -23,7 +23,7 @@ func historyOf(t *testing.T, s session, id string) []map[string]any {
 		t.Fatalf("history: %d %s", r.Status, r.Body)
 	}
 	var out []map[string]any
-	for _, it := range r.JSON(t)["items"].([]any) {
+	for _, it := range r.JSON(t)["logs"].([]any) {
 		out = append(out, it.(map[string]any))
 	}
 	return out

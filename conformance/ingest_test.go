@@ -456,7 +456,7 @@ func TestRowsStatsValuesAndValidation(t *testing.T) {
 		t.Fatalf("stats: %v", st)
 	}
 	vals := call(t, "GET", "/datasets/"+id+"/columns/kind/values/", nil, bearer(u.Access)...).JSON(t)
-	top := vals["items"].([]any)[0].(map[string]any)
+	top := vals["values"].([]any)[0].(map[string]any)
 	if vals["total"].(float64) != 2 || top["value"] != "shop" || top["count"].(float64) != 2 {
 		t.Fatalf("values: %v", vals)
 	}

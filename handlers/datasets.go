@@ -117,9 +117,9 @@ func (s *Server) ListAllDatasets(ctx context.Context, request gen.ListAllDataset
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListAllDatasets200JSONResponse{Items: make([]gen.DatasetResponse, len(list)), Total: total, Skip: skip, Limit: limit}
+	out := gen.ListAllDatasets200JSONResponse{Datasets: make([]gen.DatasetResponse, len(list)), Total: total, Skip: skip, Limit: limit}
 	for i, d := range list {
-		out.Items[i] = datasetOut(d, false)
+		out.Datasets[i] = datasetOut(d, false)
 	}
 	return out, nil
 }
@@ -243,9 +243,9 @@ func (s *Server) ListCollections(ctx context.Context, request gen.ListCollection
 	if err != nil {
 		return nil, err
 	}
-	out := gen.ListCollections200JSONResponse{Items: make([]gen.CatalogCollection, len(list)), Total: total, Skip: skip, Limit: limit}
+	out := gen.ListCollections200JSONResponse{Collections: make([]gen.CatalogCollection, len(list)), Total: total, Skip: skip, Limit: limit}
 	for i, c := range list {
-		out.Items[i] = collectionOut(c)
+		out.Collections[i] = collectionOut(c)
 	}
 	return out, nil
 }
@@ -312,9 +312,9 @@ func (s *Server) GetCollectionDatasets(ctx context.Context, request gen.GetColle
 	if err != nil {
 		return nil, err
 	}
-	out := gen.GetCollectionDatasets200JSONResponse{Items: make([]gen.DatasetResponse, len(list)), Total: total, Skip: skip, Limit: limit}
+	out := gen.GetCollectionDatasets200JSONResponse{Datasets: make([]gen.DatasetResponse, len(list)), Total: total, Skip: skip, Limit: limit}
 	for i, d := range list {
-		out.Items[i] = datasetOut(d, false)
+		out.Datasets[i] = datasetOut(d, false)
 	}
 	return out, nil
 }
@@ -517,14 +517,14 @@ func (s *Server) GetDatasetHistory(ctx context.Context, request gen.GetDatasetHi
 	if err != nil {
 		return nil, err
 	}
-	out := gen.GetDatasetHistory200JSONResponse{Items: make([]gen.DatasetHistoryEntry, len(rows)), Skip: skip, Limit: limit}
+	out := gen.GetDatasetHistory200JSONResponse{Logs: make([]gen.DatasetHistoryEntry, len(rows)), Skip: skip, Limit: limit}
 	for i, r := range rows {
 		out.Total = int(r.Total)
 		changes := map[string]gen.DatasetFieldChange{}
 		_ = json.Unmarshal(r.Changes, &changes)
 		version := int(r.Version)
 		display := r.ActorDisplay
-		out.Items[i] = gen.DatasetHistoryEntry{Id: r.PublicID, Action: r.Action, ActorId: r.ActorID, ActorDisplay: &display,
+		out.Logs[i] = gen.DatasetHistoryEntry{Id: r.PublicID, Action: r.Action, ActorId: r.ActorID, ActorDisplay: &display,
 			Changes: &changes, OccurredAt: r.OccurredAt, Version: &version}
 	}
 	return out, nil
@@ -573,7 +573,7 @@ func (s *Server) DiscoverTables(ctx context.Context, request gen.DiscoverTablesR
 	if err != nil {
 		return nil, err
 	}
-	out := gen.DiscoverTables200JSONResponse{Items: make([]gen.IngestDiscoveredTable, len(list)), Total: total, Skip: skip, Limit: limit}
+	out := gen.DiscoverTables200JSONResponse{Tables: make([]gen.IngestDiscoveredTable, len(list)), Total: total, Skip: skip, Limit: limit}
 	for i, d := range list {
 		rows := d.EstimatedRows
 		it := gen.IngestDiscoveredTable{Schema: d.Schema, Table: d.Table, TablePath: d.Schema + "." + d.Table,
@@ -583,7 +583,7 @@ func (s *Server) DiscoverTables(ctx context.Context, request gen.DiscoverTablesR
 			srid := int(*d.SRID)
 			it.Srid = &srid
 		}
-		out.Items[i] = it
+		out.Tables[i] = it
 	}
 	return out, nil
 }

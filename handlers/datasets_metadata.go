@@ -86,7 +86,7 @@ func (s *Server) GetColumnValues(ctx context.Context, request gen.GetColumnValue
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetColumnValues200JSONResponse{Column: request.ColumnName, Items: valueCounts(vals), Total: int(total), Skip: skip, Limit: limit}, nil
+	return gen.GetColumnValues200JSONResponse{Column: request.ColumnName, Values: valueCounts(vals), Total: int(total), Count: int(total), Skip: skip, Limit: limit}, nil
 }
 
 func valueCounts(vs []features.ValueCount) []gen.DatasetValueCount {
@@ -111,7 +111,7 @@ func (s *Server) GetDatasetVersions(ctx context.Context, request gen.GetDatasetV
 	if err != nil {
 		return nil, err
 	}
-	out := gen.GetDatasetVersions200JSONResponse{Items: make([]gen.DatasetVersion, len(rows)), Skip: skip, Limit: limit}
+	out := gen.GetDatasetVersions200JSONResponse{Versions: make([]gen.DatasetVersion, len(rows)), Skip: skip, Limit: limit}
 	for i, r := range rows {
 		out.Total = int(r.Total)
 		var ch struct {
@@ -128,7 +128,7 @@ func (s *Server) GetDatasetVersions(ctx context.Context, request gen.GetDatasetV
 			}
 		}
 		display := r.ActorDisplay
-		out.Items[i] = gen.DatasetVersion{Version: int(r.Version), Reason: reason, CreatedAt: r.OccurredAt, CreatedBy: r.ActorID,
+		out.Versions[i] = gen.DatasetVersion{Version: int(r.Version), Reason: reason, CreatedAt: r.OccurredAt, CreatedBy: r.ActorID,
 			CreatedByDisplay: &display, FeatureCount: ch.FeatureCount.New, SourceFilename: ch.SourceFilename.New, IsCurrent: i == 0 && skip == 0}
 	}
 	return out, nil
