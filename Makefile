@@ -12,7 +12,7 @@ export REDOCLY_TELEMETRY := off
 export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
 .PHONY: help deps tools generate check-generated build run stop db-test lint lint-go lint-arch lint-openapi \
-        ts-check ops-coverage ops-status test test-unit test-conformance test-s3 bench clean
+        ts-check ops-coverage shapes-check ops-status test test-unit test-conformance test-s3 bench clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -53,7 +53,11 @@ lint-go: ## gofmt and go vet
 
 lint-openapi: node_modules/.installed ## lint the contract with Redocly and check it against the operation list
 	npx --no-install redocly lint openapi/openapi.yaml --config openapi/redocly.yaml --format=stylish
-	$(MAKE) --no-print-directory ops-coverage
+	$(MAKE) --no-print-directory ops-coverage shapes-check
+
+shapes-check: ## compare the contract with the shapes clients send and parse (../shared/spec/reference-shapes.json)
+	@if [ -x ../shared/tools/shapes ]; then ../shared/tools/shapes check openapi/openapi.yaml; \
+	else echo "shapes-check: ../shared/tools not present, skipped"; fi
 
 ops-coverage: ## compare the contract with ../shared/spec/operations.tsv
 	@if [ -x ../shared/tools/ops-coverage ]; then ../shared/tools/ops-coverage openapi/openapi.yaml; \

@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -289,8 +291,19 @@ func TestCollections(t *testing.T) {
 		t.Fatalf("adding an unreadable dataset: %d", r.Status)
 	}
 	add := call(t, "POST", "/catalog/collections/"+cid+"/datasets/", map[string]any{"dataset_ids": []any{pub["id"], priv["id"]}}, bearer(owner.Access)...)
-	if add.Status != 200 || add.JSON(t)["dataset_count"].(float64) != 2 {
+	if add.Status != 200 || add.JSON(t)["dataset_count"].(float64) != 2 || add.JSON(t)["added"].(float64) != 2 || add.JSON(t)["extent_bbox"] != nil {
 		t.Fatalf("add: %d %s", add.Status, add.Body)
+	}
+	// Adding members again adds nothing; the extents are those of the members the caller reads.
+	call(t, "PATCH", "/datasets/"+priv["id"].(string), map[string]any{"data_vintage_start": "2019-05-01", "data_vintage_end": "2020-01-31"}, bearer(owner.Access)...)
+	places := importFile(t, owner, "coast.geojson", pointsGeoJSON(3), map[string]any{"title": "Coast points"})["dataset_id"]
+	again := call(t, "POST", "/catalog/collections/"+cid+"/datasets/", map[string]any{"dataset_ids": []any{pub["id"], places}}, bearer(owner.Access)...).JSON(t)
+	if again["added"].(float64) != 1 || again["dataset_count"].(float64) != 3 || again["temporal_start"] != "2019-05-01" ||
+		again["temporal_end"] != "2020-01-31" || fmt.Sprint(again["extent_bbox"]) != "[5 50 5.02 50.02]" {
+		t.Fatalf("second add: %v", again)
+	}
+	if listed := call(t, "GET", "/catalog/collections/?q="+url.QueryEscape(name), nil).JSON(t)["collections"].([]any)[0].(map[string]any); listed["temporal_start"] != nil || listed["extent_bbox"] != nil {
+		t.Fatalf("anonymous callers see the extents of members they cannot read: %v", listed)
 	}
 	// Anonymous callers see the public collection and only its public, published member.
 	anon := call(t, "GET", "/catalog/collections/"+cid, nil).JSON(t)
@@ -350,10 +363,28 @@ func TestHistoryAndVersions(t *testing.T) {
 	if st["old"] != "draft" || st["new"] != "ready" {
 		t.Fatalf("status entry: %v", st)
 	}
+	if e := items[0].(map[string]any); e["user_id"] != owner.ID || e["username"] != owner.Username || e["resource_type"] != "dataset" ||
+		e["resource_id"] != id || e["resource_name"] == nil || e["created_at"] != e["occurred_at"] || e["ip_address"] != nil {
+		t.Fatalf("history entry in the audit log's names: %v", e)
+	}
 	v := call(t, "GET", "/datasets/"+id+"/versions/", nil, bearer(owner.Access)...).JSON(t)
 	vs := v["versions"].([]any)
 	if len(vs) != 1 || vs[0].(map[string]any)["reason"] != "created" || vs[0].(map[string]any)["is_current"] != true {
 		t.Fatalf("versions: %v", v)
+	}
+	if v0 := vs[0].(map[string]any); v0["version_number"].(float64) != 1 || v0["dataset_id"] != id || v0["uploaded_by"] != owner.ID ||
+		v0["uploaded_at"] != v0["created_at"] || v0["file_hash"] != nil {
+		t.Fatalf("version in the names clients read: %v", v0)
+	}
+	// A metadata change may name a status: the workflow is walked in the same change.
+	if r := call(t, "PATCH", "/datasets/"+id, map[string]any{"summary": "Parcels", "record_status": "published"}, bearer(owner.Access)...); r.Status != 200 || r.JSON(t)["record_status"] != "published" {
+		t.Fatalf("metadata with record_status: %d %s", r.Status, r.Body)
+	}
+	if r := call(t, "PATCH", "/datasets/"+id, map[string]any{"record_status": "nope"}, bearer(owner.Access)...); r.Status != 422 {
+		t.Fatalf("unknown record_status: %d", r.Status)
+	}
+	if r := call(t, "PATCH", "/datasets/"+id, map[string]any{"is_dem": true}, bearer(owner.Access)...); r.Status != 422 {
+		t.Fatalf("is_dem on a vector dataset: %d", r.Status)
 	}
 }
 
@@ -382,8 +413,17 @@ func TestRegisterExistingTables(t *testing.T) {
 	if r := call(t, "GET", "/ingest/discover/?schema=catalog", nil, bearer(a.Access)...); r.Status != 422 {
 		t.Fatalf("discovering the catalog schema: %d", r.Status)
 	}
-	r := call(t, "POST", "/ingest/register/", map[string]any{"table_path": "public." + roads, "title": "Roads"}, bearer(a.Access)...)
-	if r.Status != 201 {
+	if it := items[0].(map[string]any); it["table_name"] != "public."+roads {
+		t.Fatalf("discovered table_name: %v", it)
+	}
+	for _, body := range []map[string]any{{"title": "Roads"}, {"table_name": roads, "table_path": "public.other"}} {
+		if r := call(t, "POST", "/ingest/register/", body, bearer(a.Access)...); r.Status != 422 {
+			t.Fatalf("register %v: %d", body, r.Status)
+		}
+	}
+	// A bare table_name is looked up in the first source schema (public).
+	r := call(t, "POST", "/ingest/register/", map[string]any{"table_name": roads, "title": "Roads"}, bearer(a.Access)...)
+	if r.Status != 201 || r.JSON(t)["dataset_id"] != r.JSON(t)["id"] {
 		t.Fatalf("register: %d %s", r.Status, r.Body)
 	}
 	d := r.JSON(t)
@@ -399,15 +439,21 @@ func TestRegisterExistingTables(t *testing.T) {
 	if v := call(t, "GET", "/datasets/"+id+"/validate/", nil, bearer(a.Access)...).JSON(t); v["null_geometry_count"].(float64) != 1 {
 		t.Fatalf("validation of a registered table: %v", v)
 	}
-	bulk := call(t, "POST", "/ingest/register/bulk/", map[string]any{"tables": []any{
-		map[string]any{"table_path": "public." + roads}, map[string]any{"table_path": "public.missing_" + randomHex(2)},
-		map[string]any{"table_path": "public." + nokey}}}, bearer(a.Access)...).JSON(t)
+	br := call(t, "POST", "/ingest/register/bulk/", map[string]any{"tables": []any{
+		map[string]any{"table_path": "public." + roads}, map[string]any{"table_name": "public.missing_" + randomHex(2), "title": "Gone"},
+		map[string]any{"table_name": nokey}}}, bearer(a.Access)...)
+	bulk := br.JSON(t)
 	var st []string
 	for _, res := range bulk["results"].([]any) {
-		st = append(st, res.(map[string]any)["status"].(string))
+		res := res.(map[string]any)
+		st = append(st, res["status"].(string))
+		if res["table_name"] == nil || res["error"] != res["detail"] || res["error"] == nil {
+			t.Fatalf("bulk result: %v", res)
+		}
 	}
-	if strings.Join(st, ",") != "already_registered,not_found,error" || bulk["errors"].(float64) != 3 {
-		t.Fatalf("bulk register: %v", bulk)
+	if br.Status != 201 || strings.Join(st, ",") != "already_registered,not_found,error" || bulk["errors"].(float64) != 3 ||
+		bulk["results"].([]any)[1].(map[string]any)["title"] != "Gone" {
+		t.Fatalf("bulk register: %d %v", br.Status, bulk)
 	}
 	if r := call(t, "POST", "/ingest/register/", map[string]any{"table_path": "public." + roads}, bearer(newUser(t, "editor").Access)...); r.Status != 403 {
 		t.Fatalf("editor registering: %d", r.Status)

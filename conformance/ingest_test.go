@@ -125,6 +125,29 @@ func TestIngestGeoJSONEndToEnd(t *testing.T) {
 	}
 }
 
+// Commit answers the job with job_id and a message, and takes the fields clients send: the
+// temporal extent becomes the data vintage; raster options are refused for a vector file.
+func TestCommitClientFields(t *testing.T) {
+	u := newUser(t, "editor")
+	id := upload(t, u, "when.geojson", pointsGeoJSON(3)).JSON(t)["job_id"].(string)
+	for _, body := range []map[string]any{{"title": "x", "compression": "DEFLATE"}, {"title": "x", "nodata_override": 0},
+		{"title": "x", "temporal_start": "2021-01-01T00:00:00Z", "temporal_end": "2020-01-01T00:00:00Z"}} {
+		if r := call(t, "POST", "/ingest/commit/"+id, body, bearer(u.Access)...); r.Status != 422 {
+			t.Fatalf("commit %v: %d %s", body, r.Status, r.Body)
+		}
+	}
+	c := call(t, "POST", "/ingest/commit/"+id, map[string]any{"title": "When", "token": "ignored",
+		"temporal_start": "2020-03-01T00:00:00Z", "temporal_end": "2021-06-30T12:00:00Z"}, bearer(u.Access)...)
+	if c.Status != 202 || c.JSON(t)["job_id"] != id || c.JSON(t)["id"] != id || c.JSON(t)["message"] == "" {
+		t.Fatalf("commit: %d %s", c.Status, c.Body)
+	}
+	job := waitJob(t, httpc, server.APIRoot, u.Access, id, time.Minute, func(j map[string]any) bool { return j["status"] != "pending" && j["status"] != "running" })
+	d := call(t, "GET", "/datasets/"+job["dataset_id"].(string), nil, bearer(u.Access)...).JSON(t)
+	if d["data_vintage_start"] != "2020-03-01" || d["data_vintage_end"] != "2021-06-30" {
+		t.Fatalf("vintage from the commit's temporal extent: %v %v", d["data_vintage_start"], d["data_vintage_end"])
+	}
+}
+
 func TestIngestCSVWithCoordinates(t *testing.T) {
 	u := newUser(t, "editor")
 	csv := "name,lon,lat,when,survey_date\nA,4.9,52.37,2024-01-02,spring 2024\nB,-0.12,51.5,2024-03-04,\n"
@@ -203,7 +226,8 @@ func TestJobsAdministration(t *testing.T) {
 		t.Fatalf("admin jobs: %v", list)
 	}
 	cfg := call(t, "GET", "/ingest/upload/config", nil, bearer(u.Access)...).JSON(t)
-	if cfg["max_file_size_bytes"].(float64) != 500<<20 || !strings.Contains(fmt.Sprint(cfg["allowed_extensions"]), ".gpkg") {
+	if ext, _ := cfg["allowed_extensions"].(string); cfg["max_file_size_bytes"].(float64) != 500<<20 || !strings.Contains(ext, ".gpkg,") ||
+		len(cfg["allowed_extensions_list"].([]any)) != strings.Count(ext, ",")+1 {
 		t.Fatalf("upload config: %v", cfg)
 	}
 
@@ -273,6 +297,30 @@ func TestExportFormats(t *testing.T) {
 	if r := call(t, "GET", "/datasets/"+id+"/export?format=geojson&crs=999999", nil, bearer(u.Access)...); r.Status != 422 {
 		t.Fatalf("unknown crs: %d", r.Status)
 	}
+	for target, status := range map[string]int{"EPSG:3857": 200, "3857": 200, "http://www.opengis.net/def/crs/EPSG/0/3857": 200, "EPSG:x": 400} {
+		r := call(t, "GET", "/datasets/"+id+"/export?format=geojson&target_crs="+url.QueryEscape(target), nil, bearer(u.Access)...)
+		if r.Status != status || status == 200 && !strings.Contains(string(r.Body), "556597") {
+			t.Fatalf("target_crs %s: %d %.200s", target, r.Status, r.Body)
+		}
+	}
+	if r := call(t, "GET", "/datasets/"+id+"/export?format=geojson&crs=4326&target_crs=EPSG:3857", nil, bearer(u.Access)...); r.Status != 400 {
+		t.Fatalf("crs and target_crs disagreeing: %d", r.Status)
+	}
+	// where: a CQL2 filter whose values reach the database as settings, never as SQL or options;
+	// a value with spaces, quotes and backslashes stays one value.
+	for filter, want := range map[string]int{"rank >= 9": 3, "name = 'p1' OR name LIKE 'p1%'": 3,
+		`name = 'p1 -c statement_timeout=1 \ '' x'`: 0, "rank < 2 AND name <> 'p0'": 1} {
+		r := call(t, "GET", "/datasets/"+id+"/export?format=geojson&where="+url.QueryEscape(filter), nil, bearer(u.Access)...)
+		var fc struct{ Features []any }
+		if err := json.Unmarshal(r.Body, &fc); r.Status != 200 || err != nil || len(fc.Features) != want {
+			t.Fatalf("where %s: %d, %d features, want %d (%.300s)", filter, r.Status, len(fc.Features), want, r.Body)
+		}
+	}
+	for _, bad := range []string{"nope = 1", "rank >"} {
+		if r := call(t, "GET", "/datasets/"+id+"/export?format=geojson&where="+url.QueryEscape(bad), nil, bearer(u.Access)...); r.Status != 400 {
+			t.Fatalf("where %s: %d", bad, r.Status)
+		}
+	}
 	// The dataset is private: anonymous callers need a download token.
 	if r := call(t, "GET", "/datasets/"+id+"/export?format=csv", nil); r.Status != 404 {
 		t.Fatalf("anonymous export of a private dataset: %d", r.Status)
@@ -284,6 +332,44 @@ func TestExportFormats(t *testing.T) {
 	if r := call(t, "GET", "/datasets/"+id+"/export?format=csv&token=forged", nil); r.Status != 401 {
 		t.Fatalf("export with a forged token: %d", r.Status)
 	}
+}
+
+// A where value with white space, backslashes, quotes and what looks like a libpq option
+// reaches the database whole, as the one value it is.
+func TestExportWhereValuesStayValues(t *testing.T) {
+	u := newUser(t, "editor")
+	odd := `a b\\c 'q'\t-c statement_timeout=1 -c role=postgres`
+	gj := `{"type":"FeatureCollection","features":[` +
+		`{"type":"Feature","properties":{"name":"` + odd + `"},"geometry":{"type":"Point","coordinates":[1,1]}},` +
+		`{"type":"Feature","properties":{"name":"plain"},"geometry":{"type":"Point","coordinates":[2,2]}}]}`
+	job := importFile(t, u, "odd.geojson", []byte(gj), map[string]any{"title": "Odd"})
+	var stored []string
+	for _, f := range gjFeatures(t, call(t, "GET", "/datasets/"+job["dataset_id"].(string)+"/export?format=geojson", nil, bearer(u.Access)...)) {
+		stored = append(stored, f.Properties["name"].(string))
+	}
+	value := stored[0]
+	if !strings.Contains(value, `\`) || !strings.Contains(value, "\t") {
+		t.Fatalf("fixture names: %q", stored)
+	}
+	literal := "'" + strings.ReplaceAll(value, "'", "''") + "'"
+	for filter, want := range map[string]string{"name = " + literal: value, "name <> " + literal: "plain"} {
+		r := call(t, "GET", "/datasets/"+job["dataset_id"].(string)+"/export?format=geojson&where="+url.QueryEscape(filter), nil, bearer(u.Access)...)
+		fs := gjFeatures(t, r)
+		if len(fs) != 1 || fs[0].Properties["name"] != want {
+			t.Fatalf("where %s: %d %.300s", filter, r.Status, r.Body)
+		}
+	}
+}
+
+type gjFeature struct{ Properties map[string]any }
+
+func gjFeatures(t *testing.T, r reply) []gjFeature {
+	t.Helper()
+	var fc struct{ Features []gjFeature }
+	if err := json.Unmarshal(r.Body, &fc); r.Status != 200 || err != nil {
+		t.Fatalf("export: %d %v %.300s", r.Status, err, r.Body)
+	}
+	return fc.Features
 }
 
 // gdal runs a GDAL command line tool for fixture files.
@@ -317,8 +403,20 @@ func TestMultiLayerPreviewAndFanOut(t *testing.T) {
 		t.Fatalf("preview layers: %s", pv.Body)
 	}
 	parks := layers[1].(map[string]any)
-	if parks["name"] != "parks" || parks["crs"].(float64) != 3857 || parks["feature_count"].(float64) != 4 || len(parks["sample_rows"].([]any)) != 2 {
+	if parks["name"] != "parks" || parks["crs"].(float64) != 3857 || parks["feature_count"].(float64) != 4 || len(parks["sample_rows"].([]any)) != 2 ||
+		parks["field_count"].(float64) != 2 {
 		t.Fatalf("parks preview: %v", parks)
+	}
+	// The top level describes the first layer, or the one named by layer_name.
+	if top := pv.JSON(t); top["layer_name"] != "roads" || top["crs"].(float64) != 4326 || len(top["columns"].([]any)) != 2 {
+		t.Fatalf("preview top level: %v", top)
+	}
+	named := call(t, "POST", "/ingest/preview/"+id+"?layer_name=parks", nil, bearer(u.Access)...).JSON(t)
+	if named["layer_name"] != "parks" || named["crs"].(float64) != 3857 || named["feature_count"].(float64) != 4 {
+		t.Fatalf("preview of layer_name=parks: %v", named)
+	}
+	if r := call(t, "POST", "/ingest/preview/"+id+"?layer_name=nope", nil, bearer(u.Access)...); r.Status != 422 {
+		t.Fatalf("preview of a missing layer: %d", r.Status)
 	}
 	// Without layer_name a commit imports the first layer.
 	first := importFile(t, u, "two.gpkg", content, map[string]any{})
@@ -329,8 +427,14 @@ func TestMultiLayerPreviewAndFanOut(t *testing.T) {
 		t.Fatalf("the first layer (roads, EPSG:4326) was not the one imported: %v", d)
 	}
 	fo := call(t, "POST", "/ingest/commit-fan-out/"+id, map[string]any{}, bearer(u.Access)...)
-	if fo.Status != 202 || fo.JSON(t)["status"] != "fanned_out" || len(fo.JSON(t)["items"].([]any)) != 2 {
+	if fo.Status != 202 || fo.JSON(t)["status"] != "fanned_out" || len(fo.JSON(t)["items"].([]any)) != 2 || fo.JSON(t)["fan_out_id"] != id {
 		t.Fatalf("fan out: %d %s", fo.Status, fo.Body)
+	}
+	for i, r := range fo.JSON(t)["results"].([]any) {
+		res, item := r.(map[string]any), fo.JSON(t)["items"].([]any)[i].(map[string]any)
+		if res["status"] != "queued" || res["new_job_id"] != item["job_id"] || res["layer_name"] != item["layer_name"] {
+			t.Fatalf("fan-out result %v for item %v", res, item)
+		}
 	}
 	if j := call(t, "GET", "/jobs/"+id, nil, bearer(u.Access)...).JSON(t); j["status"] != "fanned_out" {
 		t.Fatalf("parent job: %v", j)
@@ -448,23 +552,47 @@ func TestRowsStatsValuesAndValidation(t *testing.T) {
 	if r := call(t, "GET", "/datasets/"+id+"/rows/?sort=nope", nil, bearer(u.Access)...); r.Status != 422 {
 		t.Fatalf("sort by an unknown column: %d", r.Status)
 	}
-	if q := call(t, "GET", "/datasets/"+id+"/rows/?q=PARK", nil, bearer(u.Access)...).JSON(t); q["total"].(float64) != 1 {
+	if q := call(t, "GET", "/datasets/"+id+"/rows/?q=PARK", nil, bearer(u.Access)...).JSON(t); q["total"].(float64) != 1 || q["approximate_total"].(float64) != 1 {
 		t.Fatalf("row search: %v", q)
 	}
+	// Keyset paging: next_cursor leads from page to page, the last page has none.
+	var keys []any
+	for after, pages := "", 0; pages < 5; pages++ {
+		pg := call(t, "GET", "/datasets/"+id+"/rows/?limit=2"+after, nil, bearer(u.Access)...).JSON(t)
+		if n, _ := pg["approximate_total"].(float64); n != 3 {
+			t.Fatalf("rows page: %v", pg)
+		}
+		for _, r := range pg["rows"].([]any) {
+			keys = append(keys, r.(map[string]any)["gid"])
+		}
+		if pg["next_cursor"] == nil {
+			break
+		}
+		after = fmt.Sprintf("&after=%v", pg["next_cursor"])
+	}
+	if fmt.Sprint(keys) != "[1 2 3]" {
+		t.Fatalf("keyset pages gave the keys %v", keys)
+	}
+	if r := call(t, "GET", "/datasets/"+id+"/rows/?after=1&sort=-size", nil, bearer(u.Access)...); r.Status != 422 {
+		t.Fatalf("after with a sort: %d", r.Status)
+	}
 	st := call(t, "GET", "/datasets/"+id+"/columns/size/stats/", nil, bearer(u.Access)...).JSON(t)
-	if st["count"].(float64) != 3 || st["null_count"].(float64) != 1 || st["mean"].(float64) != 20 || st["min"].(float64) != 10 || st["median"].(float64) != 20 {
+	if st["count"].(float64) != 3 || st["null_count"].(float64) != 1 || st["mean"].(float64) != 20 || st["min"].(float64) != 10 || st["median"].(float64) != 20 ||
+		fmt.Sprint(st["quantiles"]) != "[15 20 25]" || st["data_type"] != st["type"] {
 		t.Fatalf("stats: %v", st)
 	}
 	vals := call(t, "GET", "/datasets/"+id+"/columns/kind/values/", nil, bearer(u.Access)...).JSON(t)
-	top := vals["values"].([]any)[0].(map[string]any)
-	if vals["total"].(float64) != 2 || top["value"] != "shop" || top["count"].(float64) != 2 {
+	top := vals["value_counts"].([]any)[0].(map[string]any)
+	if vals["total"].(float64) != 2 || vals["count"].(float64) != 2 || top["value"] != "shop" || top["count"].(float64) != 2 ||
+		vals["values"].([]any)[0] != "shop" {
 		t.Fatalf("values: %v", vals)
 	}
 	if r := call(t, "GET", "/datasets/"+id+"/columns/"+url.PathEscape(`x"; DROP TABLE catalog.users; --`)+"/values/", nil, bearer(u.Access)...); r.Status != 404 {
 		t.Fatalf("unknown column: %d", r.Status)
 	}
 	v := call(t, "GET", "/datasets/"+id+"/validate/", nil, bearer(u.Access)...).JSON(t)
-	if v["valid"] != false || v["invalid_geometry_count"].(float64) != 1 || v["null_geometry_count"].(float64) != 1 || v["crs_defined"] != true {
+	if v["valid"] != false || v["is_valid"] != false || v["invalid_geometry_count"].(float64) != 1 || v["null_geometry_count"].(float64) != 1 ||
+		v["crs_defined"] != true || len(v["errors"].([]any)) != 2 || len(v["warnings"].([]any)) != 0 || v["quality_score"] == nil {
 		t.Fatalf("validation: %v", v)
 	}
 	if !strings.Contains(fmt.Sprint(v["issues"]), "Self-intersection") {

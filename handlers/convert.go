@@ -3,8 +3,10 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
-	openapi_types "github.com/oapi-codegen/runtime/types"
+	"fmt"
 	"time"
+
+	openapi_types "github.com/oapi-codegen/runtime/types"
 
 	"meridian/gen"
 	"meridian/internal/accounts"
@@ -13,6 +15,23 @@ import (
 	"meridian/internal/catalog"
 	"meridian/internal/ingest"
 )
+
+// merged fills a schema that extends others (allOf) from values of those schemas: each part is
+// encoded and decoded into the result in turn, so the generated struct with every field of the
+// parts need not be filled field by field. Only used by answers too rare for the cost to show.
+func merged[T any](parts ...any) (T, error) {
+	var out T
+	for _, p := range parts {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return out, fmt.Errorf("merged: %w", err)
+		}
+		if err := json.Unmarshal(b, &out); err != nil {
+			return out, fmt.Errorf("merged: %w", err)
+		}
+	}
+	return out, nil
+}
 
 // userOut maps an account to the User schema.
 func userOut(u accounts.User) gen.User {
@@ -123,13 +142,17 @@ func datasetOut(d catalog.Dataset, detail bool) gen.DatasetResponse {
 			out.OriginRef = &ref
 		}
 	}
-	if r.DataVintageStart.Valid {
-		out.DataVintageStart = &openapi_types.Date{Time: r.DataVintageStart.Time}
-	}
-	if r.DataVintageEnd.Valid {
-		out.DataVintageEnd = &openapi_types.Date{Time: r.DataVintageEnd.Time}
-	}
+	out.DataVintageStart = dateOut(r.DataVintageStart.Valid, r.DataVintageStart.Time)
+	out.DataVintageEnd = dateOut(r.DataVintageEnd.Valid, r.DataVintageEnd.Time)
 	return out
+}
+
+// dateOut is a nullable date column as the contract's nullable date.
+func dateOut(valid bool, t time.Time) *openapi_types.Date {
+	if !valid {
+		return nil
+	}
+	return &openapi_types.Date{Time: t}
 }
 
 func grantOut(g catalog.Grant) gen.DatasetGrant {

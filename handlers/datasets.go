@@ -3,11 +3,14 @@ package handlers
 // Operations of the Datasets tag.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"mime"
+	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -15,6 +18,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
+	"meridian/internal/cql2"
 	"meridian/internal/export"
 	"meridian/internal/features"
 	"meridian/internal/ingest"
@@ -134,7 +138,10 @@ func (s *Server) UpdateDatasetMetadata(ctx context.Context, request gen.UpdateDa
 		QualityStatement: b.QualityStatement, LineageSummary: b.LineageSummary, UpdateFrequency: (*string)(b.UpdateFrequency),
 		UsageConstraints: b.UsageConstraints, AccessConstraints: b.AccessConstraints,
 		SensitivityClassification: b.SensitivityClassification, OwnerOrg: b.OwnerOrg, Language: b.Language,
-		ThemeCategory: val(b.ThemeCategory), TileColumns: val(b.TileColumns)}
+		ThemeCategory: val(b.ThemeCategory), TileColumns: val(b.TileColumns), RecordStatus: b.RecordStatus}
+	if b.IsDem != nil {
+		return nil, apperr.Unprocessable("is_dem applies to raster datasets, which are not supported yet")
+	}
 	if b.DataVintageStart != nil {
 		ch.DataVintageStart = &b.DataVintageStart.Time
 	}
@@ -232,8 +239,13 @@ func (s *Server) BulkDeleteDatasets(ctx context.Context, request gen.BulkDeleteD
 
 func collectionOut(c catalog.Collection) gen.CatalogCollection {
 	r := c.Row
-	return gen.CatalogCollection{Id: r.ID, Name: r.Name, Description: r.Description, DatasetCount: c.DatasetCount,
-		Visibility: gen.CatalogCollectionVisibility(r.Visibility), CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	out := gen.CatalogCollection{Id: r.ID, Name: r.Name, Description: r.Description, DatasetCount: c.DatasetCount,
+		Visibility: gen.CatalogCollectionVisibility(r.Visibility), CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		TemporalStart: dateOut(c.Temporal[0].Valid, c.Temporal[0].Time), TemporalEnd: dateOut(c.Temporal[1].Valid, c.Temporal[1].Time)}
+	if c.Extent != nil {
+		out.ExtentBbox = &c.Extent
+	}
+	return out
 }
 
 // ListCollections: List Collections (GET /catalog/collections/). 50/200, by name.
@@ -290,11 +302,12 @@ func (s *Server) DeleteCollection(ctx context.Context, request gen.DeleteCollect
 
 // AddDatasets: Add Datasets (POST /catalog/collections/{collection_id}/datasets/). All or nothing.
 func (s *Server) AddDatasets(ctx context.Context, request gen.AddDatasetsRequestObject) (gen.AddDatasetsResponseObject, error) {
-	c, err := s.catalog.AddToCollection(ctx, auth.From(ctx), request.CollectionId, request.Body.DatasetIds)
+	c, added, err := s.catalog.AddToCollection(ctx, auth.From(ctx), request.CollectionId, request.Body.DatasetIds)
 	if err != nil {
 		return nil, err
 	}
-	return gen.AddDatasets200JSONResponse(collectionOut(c)), nil
+	out, err := merged[gen.AddDatasets200JSONResponse](collectionOut(c), map[string]int{"added": added})
+	return out, err
 }
 
 // RemoveDataset: Remove Dataset (DELETE /catalog/collections/{collection_id}/datasets/{dataset_id}).
@@ -366,25 +379,32 @@ func (s *Server) UploadFile(ctx context.Context, request gen.UploadFileRequestOb
 func (s *Server) CommitImport(ctx context.Context, request gen.CommitImportRequestObject) (gen.CommitImportResponseObject, error) {
 	var opts ingest.Options
 	if b := request.Body; b != nil {
+		if b.Compression != nil || b.Resampling != nil || b.NodataOverride != nil {
+			return nil, apperr.Unprocessable("compression, resampling and nodata_override apply to raster imports, which are not supported yet; leave them out for vector files")
+		}
 		opts = ingest.Options{Title: val(b.Title), Summary: val(b.Summary), LayerName: val(b.LayerName),
 			Visibility: string(val(b.Visibility)), SourceSRID: val(b.SourceSrid), XColumn: val(b.XColumn), YColumn: val(b.YColumn),
-			GeomColumn: val(b.GeomColumn)}
+			GeomColumn: val(b.GeomColumn), VintageStart: b.TemporalStart, VintageEnd: b.TemporalEnd}
 		if b.SridOverride != nil {
 			opts.SourceSRID = *b.SridOverride
+		}
+		if opts.VintageStart != nil && opts.VintageEnd != nil && opts.VintageEnd.Before(*opts.VintageStart) {
+			return nil, apperr.Unprocessable("temporal_end is before temporal_start")
 		}
 	}
 	job, err := s.jobs.Commit(ctx, auth.From(ctx), request.JobId, opts)
 	if err != nil {
 		return nil, err
 	}
-	return gen.CommitImport202JSONResponse(jobOut(job)), nil
+	return merged[gen.CommitImport202JSONResponse](jobOut(job),
+		map[string]any{"job_id": job.ID, "message": "import queued; follow it with Get Job Status"})
 }
 
 // GetUploadConfig: Get Upload Config (GET /ingest/upload/config). What the upload form needs to
 // know before sending a file.
 func (s *Server) GetUploadConfig(ctx context.Context, request gen.GetUploadConfigRequestObject) (gen.GetUploadConfigResponseObject, error) {
 	return gen.GetUploadConfig200JSONResponse{
-		AllowedExtensions: ingest.Extensions, MaxFileSizeBytes: s.cfg.MaxUploadBytes,
+		AllowedExtensions: strings.Join(ingest.Extensions, ","), AllowedExtensionsList: ingest.Extensions, MaxFileSizeBytes: s.cfg.MaxUploadBytes,
 		// The local backend always offers presigned uploads; large files go multipart above the threshold.
 		PresignedUploads: true, PresignedThresholdBytes: s.cfg.PresignedThresholdBytes,
 	}, nil
@@ -404,29 +424,67 @@ func (s *Server) ExportDataset(ctx context.Context, request gen.ExportDatasetReq
 	if d.Row.RecordType != "vector_dataset" && d.Row.RecordType != "table" {
 		return nil, apperr.Conflict("a %s is not exported as features; use Download COG for rasters", d.Row.RecordType)
 	}
-	format := string(val(request.Params.Format))
-	if format == "" {
-		format = "gpkg"
-	}
-	t, err := features.TableOf(d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn, d.TableColumns)
+	req, err := exportRequest(d, request.Params)
 	if err != nil {
 		return nil, err
 	}
-	name := export.LayerName(d.Row.Title)
-	cols := make([]string, len(t.Columns))
-	for i, c := range t.Columns {
-		cols[i] = c.Name
-	}
-	req := export.Request{DatasetID: request.DatasetId.String(), Schema: d.Row.TableSchema, Table: d.Row.TableName,
-		ID: t.ID, IDType: t.IDType, Geom: t.Geom, Columns: cols, SRID: int(val(d.Row.Srid)),
-		GeometryType: val(d.Row.GeometryType), Is3D: val(d.Row.Is3d),
-		Name: name, Format: format, CRS: val(request.Params.Crs), BBox: val(request.Params.Bbox)}
 	body, size, err := s.exporter.Open(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	f := export.Formats[format]
-	return exportResponse{mediaType: f.MediaType, filename: name + "." + f.Ext, body: body, size: size}, nil
+	f := export.Formats[req.Format]
+	return exportResponse{mediaType: f.MediaType, filename: req.Name + "." + f.Ext, body: body, size: size}, nil
+}
+
+// exportRequest reads an export's parameters against the dataset's table.
+func exportRequest(d catalog.Dataset, prm gen.ExportDatasetParams) (export.Request, error) {
+	t, err := features.TableOf(d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn, d.TableColumns)
+	if err != nil {
+		return export.Request{}, err
+	}
+	cols := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		cols[i] = c.Name
+	}
+	crs, err := exportCRS(prm.Crs, prm.TargetCrs)
+	if err != nil {
+		return export.Request{}, err
+	}
+	req := export.Request{DatasetID: d.Row.ID.String(), Schema: d.Row.TableSchema, Table: d.Row.TableName,
+		ID: t.ID, IDType: t.IDType, Geom: t.Geom, Columns: cols, SRID: int(val(d.Row.Srid)),
+		GeometryType: val(d.Row.GeometryType), Is3D: val(d.Row.Is3d), Name: export.LayerName(d.Row.Title),
+		Format: cmp.Or(string(val(prm.Format)), "gpkg"), CRS: crs, BBox: val(prm.Bbox)}
+	if w := val(prm.Where); w != "" {
+		if req.Where, err = cql2.ParseFilter("cql2-text", w, 4326, false); err != nil {
+			return export.Request{}, err
+		}
+		req.Props = features.Queryables(t)
+	}
+	return req, nil
+}
+
+// exportCRS is the EPSG code an export is written in: crs, or target_crs as clients send it
+// (`EPSG:3857`, `3857`, an OGC CRS URI or URN); 0 for WGS84.
+func exportCRS(crs *int, target *string) (int, error) {
+	code := val(crs)
+	if target == nil || *target == "" {
+		return code, nil
+	}
+	s := *target
+	if s == crs84 {
+		s = "4326"
+	}
+	for _, prefix := range []string{"EPSG:", "epsg:", epsgPrefix, "urn:ogc:def:crs:EPSG::"} {
+		s = strings.TrimPrefix(s, prefix)
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, apperr.Invalid("target_crs: %q is not an EPSG code (EPSG:<code>, <code>, or an OGC CRS URI)", *target)
+	}
+	if crs != nil && *crs != n {
+		return 0, apperr.Invalid("crs %d and target_crs %q disagree; send one", *crs, *target)
+	}
+	return n, nil
 }
 
 // downloader is the caller of a download: the request's principal, or the user a valid download
@@ -469,6 +527,8 @@ func (s *Server) PreviewFile(ctx context.Context, request gen.PreviewFileRequest
 		for k, c := range l.Columns {
 			pl.Columns[k] = gen.DatasetColumnType{Name: c.Name, Type: c.Type}
 		}
+		fields := len(pl.Columns)
+		pl.FieldCount = &fields
 		if l.GeometryType != "" {
 			pl.GeometryType = &l.GeometryType
 		}
@@ -485,7 +545,23 @@ func (s *Server) PreviewFile(ctx context.Context, request gen.PreviewFileRequest
 		}
 		out.Layers[i] = pl
 	}
-	return out, nil
+	return previewTop(out, val(request.Params.LayerName))
+}
+
+// previewTop describes one layer (the named one, else the first) at the top level of a preview,
+// where clients that import one layer read it.
+func previewTop(out gen.PreviewFile200JSONResponse, name string) (gen.PreviewFile200JSONResponse, error) {
+	for _, l := range out.Layers {
+		if name == "" || l.Name == name {
+			out.LayerName, out.Columns, out.Crs, out.GeometryType = l.Name, l.Columns, l.Crs, l.GeometryType
+			out.FeatureCount, out.SampleRows, out.DetectedGeometryColumns = l.FeatureCount, l.SampleRows, l.DetectedGeometryColumns
+			return out, nil
+		}
+	}
+	if name != "" {
+		return out, apperr.Unprocessable("layer_name: the file has no layer %q", name)
+	}
+	return out, apperr.Unprocessable("the file has no layer to preview")
 }
 
 // CommitFanOut: Commit Fan Out (POST /ingest/commit-fan-out/{job_id}). One dataset per layer.
@@ -502,10 +578,11 @@ func (s *Server) CommitFanOut(ctx context.Context, request gen.CommitFanOutReque
 	if err != nil {
 		return nil, err
 	}
-	out := gen.CommitFanOut202JSONResponse{JobId: request.JobId, Status: gen.IngestCommitFanOutResponseStatusFannedOut,
-		Items: make([]gen.IngestFanOutItem, len(children))}
+	out := gen.CommitFanOut202JSONResponse{JobId: request.JobId, FanOutId: request.JobId, Status: gen.IngestCommitFanOutResponseStatusFannedOut,
+		Items: make([]gen.IngestFanOutItem, len(children)), Results: make([]gen.IngestFanOutResult, len(children))}
 	for i, c := range children {
 		out.Items[i] = gen.IngestFanOutItem{JobId: c.ID, LayerName: names[i], Status: gen.IngestFanOutItemStatusPending}
+		out.Results[i] = gen.IngestFanOutResult{NewJobId: &c.ID, LayerName: names[i], Status: gen.IngestFanOutResultStatusQueued}
 	}
 	return out, nil
 }
@@ -524,8 +601,12 @@ func (s *Server) GetDatasetHistory(ctx context.Context, request gen.GetDatasetHi
 		_ = json.Unmarshal(r.Changes, &changes)
 		version := int(r.Version)
 		display := r.ActorDisplay
-		out.Logs[i] = gen.DatasetHistoryEntry{Id: r.PublicID, Action: r.Action, ActorId: r.ActorID, ActorDisplay: &display,
-			Changes: &changes, OccurredAt: r.OccurredAt, Version: &version}
+		details := map[string]any{}
+		_ = json.Unmarshal(r.Changes, &details)
+		out.Logs[i] = gen.DatasetHistoryEntry{Id: r.PublicID, Action: r.Action, ActorId: r.ActorID, UserId: r.ActorID,
+			ActorDisplay: &display, Username: &display, Changes: &changes, Details: &details, OccurredAt: r.OccurredAt,
+			CreatedAt: r.OccurredAt, Version: &version, ResourceType: gen.DatasetHistoryEntryResourceTypeDataset,
+			ResourceId: &r.DatasetID, ResourceName: &r.DatasetTitle}
 	}
 	return out, nil
 }
@@ -576,7 +657,7 @@ func (s *Server) DiscoverTables(ctx context.Context, request gen.DiscoverTablesR
 	out := gen.DiscoverTables200JSONResponse{Tables: make([]gen.IngestDiscoveredTable, len(list)), Total: total, Skip: skip, Limit: limit}
 	for i, d := range list {
 		rows := d.EstimatedRows
-		it := gen.IngestDiscoveredTable{Schema: d.Schema, Table: d.Table, TablePath: d.Schema + "." + d.Table,
+		it := gen.IngestDiscoveredTable{Schema: d.Schema, Table: d.Table, TablePath: d.Schema + "." + d.Table, TableName: d.Schema + "." + d.Table,
 			Kind: gen.IngestDiscoveredTableKind(d.Kind), GeometryColumn: d.GeometryColumn, GeometryType: d.GeomType,
 			EstimatedRows: &rows, HasPrimaryKey: d.HasPrimaryKey, Registered: d.DatasetID != nil, DatasetId: d.DatasetID}
 		if d.SRID != nil {
@@ -588,14 +669,29 @@ func (s *Server) DiscoverTables(ctx context.Context, request gen.DiscoverTablesR
 	return out, nil
 }
 
-func registration(b gen.IngestRegisterTableRequest) catalog.Registration {
-	return catalog.Registration{TablePath: b.TablePath, GeometryColumn: val(b.GeometryColumn), IDColumn: val(b.IdColumn),
-		Title: val(b.Title), Summary: val(b.Summary), Visibility: string(val(b.Visibility))}
+// registration reads a table registration: clients send the table as table_name, older ones
+// as table_path.
+func registration(b gen.IngestRegisterTableRequest) (catalog.Registration, error) {
+	name, path := val(b.TableName), val(b.TablePath)
+	switch {
+	case name == "" && path == "":
+		return catalog.Registration{}, apperr.Unprocessable("table_name is required")
+	case name != "" && path != "" && name != path:
+		return catalog.Registration{}, apperr.Unprocessable("table_name %q and table_path %q name different tables; send one", name, path)
+	case name == "":
+		name = path
+	}
+	return catalog.Registration{TablePath: name, GeometryColumn: val(b.GeometryColumn), IDColumn: val(b.IdColumn),
+		Title: val(b.Title), Summary: val(b.Summary), Visibility: string(val(b.Visibility))}, nil
 }
 
 // RegisterTable: Register Table (POST /ingest/register/). Admin only; the table is not copied.
 func (s *Server) RegisterTable(ctx context.Context, request gen.RegisterTableRequestObject) (gen.RegisterTableResponseObject, error) {
-	id, err := s.catalog.Register(ctx, auth.From(ctx), s.cfg.RegisterSchemas, registration(*request.Body))
+	reg, err := registration(*request.Body)
+	if err != nil {
+		return nil, err
+	}
+	id, err := s.catalog.Register(ctx, auth.From(ctx), s.cfg.RegisterSchemas, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -607,26 +703,32 @@ func (s *Server) RegisterTable(ctx context.Context, request gen.RegisterTableReq
 	if err != nil {
 		return nil, err
 	}
-	return gen.RegisterTable201JSONResponse(out), nil
+	return merged[gen.RegisterTable201JSONResponse](out, map[string]any{"dataset_id": id})
 }
 
-// BulkRegisterTables: Bulk Register Tables (POST /ingest/register/bulk/). Per-table results.
+// BulkRegisterTables: Bulk Register Tables (POST /ingest/register/bulk/). Per-table results; a
+// malformed item refuses the whole request.
 func (s *Server) BulkRegisterTables(ctx context.Context, request gen.BulkRegisterTablesRequestObject) (gen.BulkRegisterTablesResponseObject, error) {
 	regs := make([]catalog.Registration, len(request.Body.Tables))
 	for i, b := range request.Body.Tables {
-		regs[i] = registration(b)
+		r, err := registration(b)
+		if err != nil {
+			return nil, apperr.Unprocessable("tables[%d]: %s", i, problemDetail(err))
+		}
+		regs[i] = r
 	}
 	results, err := s.catalog.BulkRegister(ctx, auth.From(ctx), s.cfg.RegisterSchemas, regs)
 	if err != nil {
 		return nil, err
 	}
-	out := gen.BulkRegisterTables200JSONResponse{Results: make([]gen.IngestBulkRegisterResult, len(results))}
+	out := gen.BulkRegisterTables201JSONResponse{Results: make([]gen.IngestBulkRegisterResult, len(results))}
 	for i, r := range results {
-		res := gen.IngestBulkRegisterResult{TablePath: regs[i].TablePath, Status: gen.IngestBulkRegisterResultStatus(r.Status)}
+		res := gen.IngestBulkRegisterResult{TablePath: regs[i].TablePath, TableName: regs[i].TablePath,
+			Status: gen.IngestBulkRegisterResultStatus(r.Status), Title: nonEmpty(regs[i].Title)}
 		if r.Err != nil {
 			out.Errors++
 			detail := problemDetail(r.Err)
-			res.Detail = &detail
+			res.Detail, res.Error = &detail, &detail
 		} else {
 			res.DatasetId = &r.ID
 			out.Registered++

@@ -4,6 +4,7 @@ package handlers
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/google/uuid"
 
@@ -63,19 +64,23 @@ func (s *Server) datasetTable(ctx context.Context, id uuid.UUID) (catalog.Datase
 
 // GetDatasetRows: Get Dataset Rows (GET /datasets/{dataset_id}/rows/). Attribute rows, 50/500.
 func (s *Server) GetDatasetRows(ctx context.Context, request gen.GetDatasetRowsRequestObject) (gen.GetDatasetRowsResponseObject, error) {
-	_, t, err := s.datasetTable(ctx, request.DatasetId)
+	d, t, err := s.datasetTable(ctx, request.DatasetId)
 	if err != nil {
 		return nil, err
 	}
 	prm := request.Params
 	skip, limit := page(prm.Skip, prm.Limit, 50, 500)
-	rows, total, cols, err := s.tables.Rows(ctx, t, features.RowsQuery{Sort: val(prm.Sort), Q: val(prm.Q), Columns: val(prm.Columns), Skip: skip, Limit: limit})
+	pg, err := s.tables.Rows(ctx, t, features.RowsQuery{Sort: val(prm.Sort), Q: val(prm.Q), Columns: val(prm.Columns),
+		Skip: skip, Limit: limit, After: prm.After, KnownCount: d.Row.FeatureCount})
 	if err != nil {
 		return nil, err
 	}
-	out := gen.GetDatasetRows200JSONResponse{Rows: rows, Total: int(total), Skip: skip, Limit: limit,
-		Columns: []gen.DatasetColumnType{{Name: t.ID, Type: "key"}}}
-	for _, c := range cols {
+	if prm.After != nil {
+		skip = 0
+	}
+	out := gen.GetDatasetRows200JSONResponse{Rows: pg.Rows, Total: int(pg.Total), ApproximateTotal: pg.Total, NextCursor: pg.Next,
+		Skip: skip, Limit: limit, Columns: []gen.DatasetColumnType{{Name: t.ID, Type: "key"}}}
+	for _, c := range pg.Columns {
 		out.Columns = append(out.Columns, gen.DatasetColumnType{Name: c.Name, Type: c.Type})
 	}
 	return out, nil
@@ -94,9 +99,33 @@ func (s *Server) ValidateDataset(ctx context.Context, request gen.ValidateDatase
 	out := gen.ValidateDataset200JSONResponse{DatasetId: request.DatasetId, CheckedAt: q.ComputedAt, FeatureCount: &v.FeatureCount,
 		InvalidGeometryCount: v.Invalid, EmptyGeometryCount: v.Empty, NullGeometryCount: v.Null, OutOfRangeCount: v.OutOfRange,
 		CrsDefined: v.CRSDefined, IssuesTruncated: v.Truncated, QualityDetail: qd, Issues: make([]gen.DatasetValidationIssue, len(v.Issues))}
+	out.Errors, out.Warnings = []gen.DatasetValidationMessage{}, []gen.DatasetValidationMessage{}
 	for i, is := range v.Issues {
 		out.Issues[i] = gen.DatasetValidationIssue{Gid: is.Gid, Kind: gen.DatasetValidationIssueKind(is.Kind), Message: is.Message}
+		msg := gen.DatasetValidationMessage{Field: issueField(is.Kind, is.Gid), Message: is.Message, Severity: gen.DatasetValidationMessageSeverityError}
+		if is.Kind == "missing_overviews" {
+			msg.Severity = gen.DatasetValidationMessageSeverityWarning
+			out.Warnings = append(out.Warnings, msg)
+		} else {
+			out.Errors = append(out.Errors, msg)
+		}
 	}
 	out.Valid = v.Invalid == 0 && v.Empty == 0 && v.Null == 0 && v.OutOfRange == 0 && v.CRSDefined
-	return out, nil
+	out.IsValid = out.Valid
+	score, err := merged[map[string]any](qd)
+	out.QualityScore = &score
+	return out, err
+}
+
+// issueField names what a validation issue is about, in the errors/warnings lists clients read.
+func issueField(kind string, gid *int64) string {
+	switch {
+	case kind == "crs_undefined":
+		return "crs"
+	case gid != nil:
+		return "geometry:" + strconv.FormatInt(*gid, 10)
+	case kind == "unreadable_raster" || kind == "missing_overviews":
+		return "raster"
+	}
+	return "geometry"
 }

@@ -64,7 +64,10 @@ func (s *Server) GetColumnStats(ctx context.Context, request gen.GetColumnStatsR
 	}
 	out := gen.GetColumnStats200JSONResponse{Column: st.Column, Type: st.Type, Count: st.Count, NullCount: st.NullCount,
 		DistinctCount: &st.DistinctCount, Min: st.Min, Max: st.Max, Mean: st.Mean, Stddev: st.Stddev, P25: st.P25,
-		Median: st.Median, P75: st.P75, ComputedAt: time.Now().UTC()}
+		Median: st.Median, P75: st.P75, ComputedAt: time.Now().UTC(), DataType: &st.Type, Quantiles: []float64{}}
+	if st.P25 != nil && st.Median != nil && st.P75 != nil {
+		out.Quantiles = []float64{*st.P25, *st.Median, *st.P75}
+	}
 	if st.TopValues != nil {
 		top := valueCounts(st.TopValues)
 		out.TopValues = &top
@@ -86,7 +89,12 @@ func (s *Server) GetColumnValues(ctx context.Context, request gen.GetColumnValue
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetColumnValues200JSONResponse{Column: request.ColumnName, Values: valueCounts(vals), Total: int(total), Count: int(total), Skip: skip, Limit: limit}, nil
+	values := make([]*any, len(vals))
+	for i := range vals {
+		values[i] = &vals[i].Value
+	}
+	return gen.GetColumnValues200JSONResponse{Column: request.ColumnName, Values: values, ValueCounts: valueCounts(vals),
+		Total: int(total), Count: int(total), Skip: skip, Limit: limit}, nil
 }
 
 func valueCounts(vs []features.ValueCount) []gen.DatasetValueCount {
@@ -118,6 +126,9 @@ func (s *Server) GetDatasetVersions(ctx context.Context, request gen.GetDatasetV
 			Origin         struct{ New *string } `json:"origin"`
 			FeatureCount   struct{ New *int64 }  `json:"feature_count"`
 			SourceFilename struct{ New *string } `json:"source_filename"`
+			SourceFormat   struct{ New *string } `json:"source_format"`
+			SRID           struct{ New *int }    `json:"srid"`
+			GeometryType   struct{ New *string } `json:"geometry_type"`
 		}
 		_ = json.Unmarshal(r.Changes, &ch)
 		reason, ok := versionReasons[r.Action]
@@ -128,8 +139,10 @@ func (s *Server) GetDatasetVersions(ctx context.Context, request gen.GetDatasetV
 			}
 		}
 		display := r.ActorDisplay
-		out.Versions[i] = gen.DatasetVersion{Version: int(r.Version), Reason: reason, CreatedAt: r.OccurredAt, CreatedBy: r.ActorID,
-			CreatedByDisplay: &display, FeatureCount: ch.FeatureCount.New, SourceFilename: ch.SourceFilename.New, IsCurrent: i == 0 && skip == 0}
+		out.Versions[i] = gen.DatasetVersion{Id: r.PublicID, DatasetId: r.DatasetID, Version: int(r.Version), VersionNumber: int(r.Version),
+			Reason: reason, CreatedAt: r.OccurredAt, UploadedAt: r.OccurredAt, CreatedBy: r.ActorID, UploadedBy: r.ActorID,
+			CreatedByDisplay: &display, FeatureCount: ch.FeatureCount.New, SourceFilename: ch.SourceFilename.New,
+			SourceFormat: ch.SourceFormat.New, Srid: ch.SRID.New, GeometryType: ch.GeometryType.New, IsCurrent: i == 0 && skip == 0}
 	}
 	return out, nil
 }

@@ -7,13 +7,25 @@ RETURNING *;
 SELECT * FROM catalog.collections WHERE id = @id;
 
 -- name: ListCollections :many
--- Collections the caller may see, with the number of member datasets the caller may read.
-SELECT sqlc.embed(c),
-    (SELECT count(*) FROM catalog.collection_datasets cd JOIN catalog.datasets d ON d.id = cd.dataset_id
-      WHERE cd.collection_id = c.id
-        AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool))::bigint AS dataset_count,
+-- Collections the caller may see, with the number, the WGS84 extent and the temporal extent of
+-- the member datasets the caller may read. A member box crossing the antimeridian (west > east)
+-- widens the collection's box to all longitudes rather than guessing a smaller crossing one.
+SELECT sqlc.embed(c), m.dataset_count, m.extent_bbox, m.temporal_start, m.temporal_end,
     count(*) OVER () AS total
 FROM catalog.collections c
+CROSS JOIN LATERAL (
+    SELECT count(*)::bigint AS dataset_count,
+        (CASE WHEN count(d.extent_bbox) > 0 THEN ARRAY[
+            CASE WHEN bool_or(d.extent_bbox[1] > d.extent_bbox[3]) THEN -180 ELSE min(d.extent_bbox[1]) END,
+            min(d.extent_bbox[2]),
+            CASE WHEN bool_or(d.extent_bbox[1] > d.extent_bbox[3]) THEN 180 ELSE max(d.extent_bbox[3]) END,
+            max(d.extent_bbox[4])] END)::float8[] AS extent_bbox,
+        min(d.data_vintage_start)::date AS temporal_start,
+        max(coalesce(d.data_vintage_end, d.data_vintage_start))::date AS temporal_end
+    FROM catalog.collection_datasets cd JOIN catalog.datasets d ON d.id = cd.dataset_id
+    WHERE cd.collection_id = c.id
+      AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool)
+) m
 WHERE catalog.collection_visible(c.visibility, c.created_by, sqlc.narg(caller_id), @is_admin::bool)
   AND (sqlc.narg(q)::text IS NULL OR c.name ILIKE '%' || sqlc.narg(q) || '%')
   AND (sqlc.narg(only_id)::uuid IS NULL OR c.id = sqlc.narg(only_id))
@@ -30,7 +42,7 @@ RETURNING *;
 -- name: DeleteCollection :exec
 DELETE FROM catalog.collections WHERE id = @id;
 
--- name: AddCollectionDatasets :exec
+-- name: AddCollectionDatasets :execrows
 INSERT INTO catalog.collection_datasets (collection_id, dataset_id)
 SELECT @collection_id, unnest(@dataset_ids::uuid[])
 ON CONFLICT DO NOTHING;

@@ -1,11 +1,13 @@
 -- name: InsertDataset :one
 INSERT INTO catalog.datasets (table_schema, table_name, title, summary, visibility, record_type, origin, source_format,
     source_filename, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max,
-    feature_count, extent_bbox, column_info, created_by, updated_by, registered, id_column, geometry_column)
+    feature_count, extent_bbox, column_info, created_by, updated_by, registered, id_column, geometry_column,
+    data_vintage_start, data_vintage_end)
 VALUES (@table_schema, @table_name, @title, @summary, @visibility, @record_type, @origin, @source_format,
     @source_filename, @srid, @original_srid, @geometry_type, @has_generic_geometry, @is_3d, @n_dims, @z_min, @z_max,
     @feature_count, @extent_bbox, @column_info, @created_by, @created_by, @registered,
-    coalesce(sqlc.narg(id_column), 'gid'), coalesce(sqlc.narg(geometry_column), 'geom'))
+    coalesce(sqlc.narg(id_column), 'gid'), coalesce(sqlc.narg(geometry_column), 'geom'),
+    sqlc.narg(data_vintage_start), sqlc.narg(data_vintage_end))
 RETURNING id;
 
 -- name: GetDatasetRecord :one
@@ -114,8 +116,8 @@ UPDATE catalog.datasets SET quality_detail = @quality_detail WHERE id = @id;
 
 -- name: ListDatasetHistory :many
 -- data_only keeps the entries that changed the data as a whole (the dataset's versions).
-SELECT h.*, count(*) OVER () AS total
-FROM catalog.dataset_history h
+SELECT h.*, d.title AS dataset_title, count(*) OVER () AS total
+FROM catalog.dataset_history h JOIN catalog.datasets d ON d.id = h.dataset_id
 WHERE h.dataset_id = @dataset_id
   AND (NOT @data_only::bool OR h.action IN ('create', 'ingest', 'reupload', 'refresh', 'analysis', 'schema_change', 'regenerate'))
 ORDER BY h.id DESC

@@ -9,9 +9,10 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const addCollectionDatasets = `-- name: AddCollectionDatasets :exec
+const addCollectionDatasets = `-- name: AddCollectionDatasets :execrows
 INSERT INTO catalog.collection_datasets (collection_id, dataset_id)
 SELECT $1, unnest($2::uuid[])
 ON CONFLICT DO NOTHING
@@ -22,9 +23,12 @@ type AddCollectionDatasetsParams struct {
 	DatasetIds   []uuid.UUID `json:"dataset_ids"`
 }
 
-func (q *Queries) AddCollectionDatasets(ctx context.Context, arg AddCollectionDatasetsParams) error {
-	_, err := q.db.Exec(ctx, addCollectionDatasets, arg.CollectionID, arg.DatasetIds)
-	return err
+func (q *Queries) AddCollectionDatasets(ctx context.Context, arg AddCollectionDatasetsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, addCollectionDatasets, arg.CollectionID, arg.DatasetIds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const collectionsOfDataset = `-- name: CollectionsOfDataset :many
@@ -246,12 +250,22 @@ func (q *Queries) ListCollectionDatasets(ctx context.Context, arg ListCollection
 }
 
 const listCollections = `-- name: ListCollections :many
-SELECT c.id, c.name, c.description, c.visibility, c.created_by, c.created_at, c.updated_at,
-    (SELECT count(*) FROM catalog.collection_datasets cd JOIN catalog.datasets d ON d.id = cd.dataset_id
-      WHERE cd.collection_id = c.id
-        AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, $1, $2, $3::bool))::bigint AS dataset_count,
+SELECT c.id, c.name, c.description, c.visibility, c.created_by, c.created_at, c.updated_at, m.dataset_count, m.extent_bbox, m.temporal_start, m.temporal_end,
     count(*) OVER () AS total
 FROM catalog.collections c
+CROSS JOIN LATERAL (
+    SELECT count(*)::bigint AS dataset_count,
+        (CASE WHEN count(d.extent_bbox) > 0 THEN ARRAY[
+            CASE WHEN bool_or(d.extent_bbox[1] > d.extent_bbox[3]) THEN -180 ELSE min(d.extent_bbox[1]) END,
+            min(d.extent_bbox[2]),
+            CASE WHEN bool_or(d.extent_bbox[1] > d.extent_bbox[3]) THEN 180 ELSE max(d.extent_bbox[3]) END,
+            max(d.extent_bbox[4])] END)::float8[] AS extent_bbox,
+        min(d.data_vintage_start)::date AS temporal_start,
+        max(coalesce(d.data_vintage_end, d.data_vintage_start))::date AS temporal_end
+    FROM catalog.collection_datasets cd JOIN catalog.datasets d ON d.id = cd.dataset_id
+    WHERE cd.collection_id = c.id
+      AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, $1, $2, $3::bool)
+) m
 WHERE catalog.collection_visible(c.visibility, c.created_by, $1, $3::bool)
   AND ($4::text IS NULL OR c.name ILIKE '%' || $4 || '%')
   AND ($5::uuid IS NULL OR c.id = $5)
@@ -272,10 +286,15 @@ type ListCollectionsParams struct {
 type ListCollectionsRow struct {
 	CatalogCollection CatalogCollection `json:"catalog_collection"`
 	DatasetCount      int64             `json:"dataset_count"`
+	ExtentBbox        []float64         `json:"extent_bbox"`
+	TemporalStart     pgtype.Date       `json:"temporal_start"`
+	TemporalEnd       pgtype.Date       `json:"temporal_end"`
 	Total             int64             `json:"total"`
 }
 
-// Collections the caller may see, with the number of member datasets the caller may read.
+// Collections the caller may see, with the number, the WGS84 extent and the temporal extent of
+// the member datasets the caller may read. A member box crossing the antimeridian (west > east)
+// widens the collection's box to all longitudes rather than guessing a smaller crossing one.
 func (q *Queries) ListCollections(ctx context.Context, arg ListCollectionsParams) ([]ListCollectionsRow, error) {
 	rows, err := q.db.Query(ctx, listCollections,
 		arg.CallerID,
@@ -302,6 +321,9 @@ func (q *Queries) ListCollections(ctx context.Context, arg ListCollectionsParams
 			&i.CatalogCollection.CreatedAt,
 			&i.CatalogCollection.UpdatedAt,
 			&i.DatasetCount,
+			&i.ExtentBbox,
+			&i.TemporalStart,
+			&i.TemporalEnd,
 			&i.Total,
 		); err != nil {
 			return nil, err

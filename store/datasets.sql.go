@@ -160,11 +160,13 @@ func (q *Queries) GetDatasetRecord(ctx context.Context, arg GetDatasetRecordPara
 const insertDataset = `-- name: InsertDataset :one
 INSERT INTO catalog.datasets (table_schema, table_name, title, summary, visibility, record_type, origin, source_format,
     source_filename, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max,
-    feature_count, extent_bbox, column_info, created_by, updated_by, registered, id_column, geometry_column)
+    feature_count, extent_bbox, column_info, created_by, updated_by, registered, id_column, geometry_column,
+    data_vintage_start, data_vintage_end)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
     $9, $10, $11, $12, $13, $14, $15, $16, $17,
     $18, $19, $20, $21, $21, $22,
-    coalesce($23, 'gid'), coalesce($24, 'geom'))
+    coalesce($23, 'gid'), coalesce($24, 'geom'),
+    $25, $26)
 RETURNING id
 `
 
@@ -193,6 +195,8 @@ type InsertDatasetParams struct {
 	Registered         bool        `json:"registered"`
 	IDColumn           interface{} `json:"id_column"`
 	GeometryColumn     interface{} `json:"geometry_column"`
+	DataVintageStart   pgtype.Date `json:"data_vintage_start"`
+	DataVintageEnd     pgtype.Date `json:"data_vintage_end"`
 }
 
 func (q *Queries) InsertDataset(ctx context.Context, arg InsertDatasetParams) (uuid.UUID, error) {
@@ -221,6 +225,8 @@ func (q *Queries) InsertDataset(ctx context.Context, arg InsertDatasetParams) (u
 		arg.Registered,
 		arg.IDColumn,
 		arg.GeometryColumn,
+		arg.DataVintageStart,
+		arg.DataVintageEnd,
 	)
 	var id uuid.UUID
 	err := row.Scan(&id)
@@ -273,8 +279,8 @@ func (q *Queries) ListDatasetGrants(ctx context.Context, datasetID uuid.UUID) ([
 }
 
 const listDatasetHistory = `-- name: ListDatasetHistory :many
-SELECT h.id, h.dataset_id, h.version, h.action, h.actor_id, h.actor_display, h.changes, h.occurred_at, h.public_id, count(*) OVER () AS total
-FROM catalog.dataset_history h
+SELECT h.id, h.dataset_id, h.version, h.action, h.actor_id, h.actor_display, h.changes, h.occurred_at, h.public_id, d.title AS dataset_title, count(*) OVER () AS total
+FROM catalog.dataset_history h JOIN catalog.datasets d ON d.id = h.dataset_id
 WHERE h.dataset_id = $1
   AND (NOT $2::bool OR h.action IN ('create', 'ingest', 'reupload', 'refresh', 'analysis', 'schema_change', 'regenerate'))
 ORDER BY h.id DESC
@@ -298,6 +304,7 @@ type ListDatasetHistoryRow struct {
 	Changes      json.RawMessage `json:"changes"`
 	OccurredAt   time.Time       `json:"occurred_at"`
 	PublicID     uuid.UUID       `json:"public_id"`
+	DatasetTitle string          `json:"dataset_title"`
 	Total        int64           `json:"total"`
 }
 
@@ -326,6 +333,7 @@ func (q *Queries) ListDatasetHistory(ctx context.Context, arg ListDatasetHistory
 			&i.Changes,
 			&i.OccurredAt,
 			&i.PublicID,
+			&i.DatasetTitle,
 			&i.Total,
 		); err != nil {
 			return nil, err

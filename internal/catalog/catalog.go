@@ -192,6 +192,7 @@ type Change struct {
 	OwnerOrg, Language *string
 	ThemeCategory, TileColumns       []string
 	DataVintageStart, DataVintageEnd *time.Time
+	RecordStatus                     *string // walked to along the workflow after the metadata change, in the same transaction
 }
 
 // UpdateMetadata applies ch for a caller with write access and the edit_metadata capability.
@@ -204,7 +205,7 @@ func (s *Service) UpdateMetadata(ctx context.Context, p auth.Principal, id uuid.
 		}
 		changes := ch.diff(before.Row)
 		if len(changes) == 0 {
-			return nil // nothing changes: no new version, no history entry
+			return walkTo(ctx, q, p, before, ch.RecordStatus) // no metadata change: no new version of its own
 		}
 		// Sending the current visibility back (a client saving a whole form) changes nothing and
 		// stays allowed; moving it is the owner's decision.
@@ -223,7 +224,10 @@ func (s *Service) UpdateMetadata(ctx context.Context, p auth.Principal, id uuid.
 		if err != nil {
 			return err
 		}
-		return history(ctx, q, id, v, "update_metadata", p, changes)
+		if err := history(ctx, q, id, v, "update_metadata", p, changes); err != nil {
+			return err
+		}
+		return walkTo(ctx, q, p, before, ch.RecordStatus)
 	})
 	if err != nil {
 		return Dataset{}, err
@@ -288,7 +292,8 @@ func AddRecord(ctx context.Context, q *store.Queries, prm store.InsertDatasetPar
 	_ = json.Unmarshal(prm.ColumnInfo, &cols)
 	return id, history(ctx, q, id, 1, "create", p, map[string]any{
 		"title": change(nil, prm.Title), "origin": change(nil, prm.Origin), "columns": change(nil, cols),
-		"feature_count": change(nil, prm.FeatureCount), "source_filename": change(nil, prm.SourceFilename)})
+		"feature_count": change(nil, prm.FeatureCount), "source_filename": change(nil, prm.SourceFilename),
+		"source_format": change(nil, prm.SourceFormat), "srid": change(nil, prm.Srid), "geometry_type": change(nil, prm.GeometryType)})
 }
 
 func history(ctx context.Context, q *store.Queries, id uuid.UUID, version int32, action string, p auth.Principal, changes map[string]any) error {

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
@@ -17,6 +18,8 @@ import (
 type Collection struct {
 	Row          store.CatalogCollection
 	DatasetCount int
+	Extent       []float64      // WGS84 box of the readable members; nil when none has one
+	Temporal     [2]pgtype.Date // earliest vintage start and latest vintage end of the readable members
 }
 
 // who returns the caller parameters every visibility-aware query takes.
@@ -38,7 +41,8 @@ func (s *Service) Collections(ctx context.Context, p auth.Principal, q *string, 
 	out := make([]Collection, len(rows))
 	total := 0
 	for i, r := range rows {
-		out[i] = Collection{Row: r.CatalogCollection, DatasetCount: int(r.DatasetCount)}
+		out[i] = Collection{Row: r.CatalogCollection, DatasetCount: int(r.DatasetCount), Extent: r.ExtentBbox,
+			Temporal: [2]pgtype.Date{r.TemporalStart, r.TemporalEnd}}
 		total = int(r.Total)
 	}
 	return out, total, nil
@@ -108,10 +112,11 @@ func (s *Service) DeleteCollection(ctx context.Context, p auth.Principal, id uui
 }
 
 // AddToCollection adds datasets the caller can read, all or nothing.
-func (s *Service) AddToCollection(ctx context.Context, p auth.Principal, id uuid.UUID, datasets []uuid.UUID) (Collection, error) {
+func (s *Service) AddToCollection(ctx context.Context, p auth.Principal, id uuid.UUID, datasets []uuid.UUID) (Collection, int, error) {
 	if _, err := s.ownCollection(ctx, p, id); err != nil {
-		return Collection{}, err
+		return Collection{}, 0, err
 	}
+	var added int64
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := s.Q.WithTx(tx)
 		for _, d := range datasets {
@@ -119,12 +124,15 @@ func (s *Service) AddToCollection(ctx context.Context, p auth.Principal, id uuid
 				return err
 			}
 		}
-		return q.AddCollectionDatasets(ctx, store.AddCollectionDatasetsParams{CollectionID: id, DatasetIds: datasets})
+		var err error
+		added, err = q.AddCollectionDatasets(ctx, store.AddCollectionDatasetsParams{CollectionID: id, DatasetIds: datasets})
+		return err
 	})
 	if err != nil {
-		return Collection{}, err
+		return Collection{}, 0, err
 	}
-	return s.Collection(ctx, p, id)
+	c, err := s.Collection(ctx, p, id)
+	return c, int(added), err
 }
 
 // RemoveFromCollection drops one membership.

@@ -78,8 +78,12 @@ func (s *Service) Register(ctx context.Context, p auth.Principal, schemas []stri
 		return uuid.Nil, apperr.Forbidden("registering tables needs the admin role")
 	}
 	schema, table, ok := strings.Cut(r.TablePath, ".")
-	if !ok || schema == "" || table == "" {
-		return uuid.Nil, apperr.Unprocessable("table_path must be schema.table")
+	if !ok && len(schemas) > 0 {
+		schema, table = schemas[0], r.TablePath // a bare name is looked up in the first source schema
+		r.TablePath = schema + "." + table
+	}
+	if schema == "" || table == "" {
+		return uuid.Nil, apperr.Unprocessable("table_name must be a table name or schema.table")
 	}
 	if !slices.Contains(schemas, schema) {
 		return uuid.Nil, apperr.Unprocessable("schema %q is not a configured source schema (%s)", schema, strings.Join(schemas, ", "))

@@ -71,10 +71,7 @@ func (s *Service) WalkToStatus(ctx context.Context, p auth.Principal, id uuid.UU
 	return s.moveStatus(ctx, p, id, target, true)
 }
 
-func (s *Service) moveStatus(ctx context.Context, p auth.Principal, id uuid.UUID, target string, walk bool) (string, []string, error) {
-	if !slices.Contains(workflow, target) {
-		return "", nil, apperr.Unprocessable("status %q is not one of %s", target, strings.Join(workflow, ", "))
-	}
+func (s *Service) moveStatus(ctx context.Context, p auth.Principal, id uuid.UUID, target string, walkPath bool) (string, []string, error) {
 	var warnings []string
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := s.Q.WithTx(tx)
@@ -82,29 +79,48 @@ func (s *Service) moveStatus(ctx context.Context, p auth.Principal, id uuid.UUID
 		if err != nil {
 			return err
 		}
-		steps := []string{target}
-		if walk {
-			steps = path(d.Row.RecordStatus, target)
-		}
-		from := d.Row.RecordStatus
-		for _, to := range steps {
-			if !slices.Contains(allowedMoves(from), to) {
-				return apperr.Conflict("cannot move from %s to %s; allowed moves from %s: %s", from, to, from,
-					strings.Join(allowedMoves(from), ", "))
-			}
-			v, err := q.SetDatasetStatus(ctx, store.SetDatasetStatusParams{ID: id, RecordStatus: to, UpdatedBy: &p.UserID})
-			if err != nil {
-				return err
-			}
-			if err := history(ctx, q, id, v, "status", p, map[string]any{"record_status": change(from, to)}); err != nil {
-				return err
-			}
-			from = to
+		if err := walk(ctx, q, p, id, d.Row.RecordStatus, target, walkPath); err != nil {
+			return err
 		}
 		warnings = metadataWarnings(d.Row)
 		return nil
 	})
 	return target, warnings, err
+}
+
+// walk moves the dataset from its status to target, in one step or (walkPath) along the
+// workflow, each step checked and recorded in the history, inside the caller's transaction.
+func walk(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.UUID, from, target string, walkPath bool) error {
+	if !slices.Contains(workflow, target) {
+		return apperr.Unprocessable("status %q is not one of %s", target, strings.Join(workflow, ", "))
+	}
+	steps := []string{target}
+	if walkPath {
+		steps = path(from, target)
+	}
+	for _, to := range steps {
+		if !slices.Contains(allowedMoves(from), to) {
+			return apperr.Conflict("cannot move from %s to %s; allowed moves from %s: %s", from, to, from,
+				strings.Join(allowedMoves(from), ", "))
+		}
+		v, err := q.SetDatasetStatus(ctx, store.SetDatasetStatusParams{ID: id, RecordStatus: to, UpdatedBy: &p.UserID})
+		if err != nil {
+			return err
+		}
+		if err := history(ctx, q, id, v, "status", p, map[string]any{"record_status": change(from, to)}); err != nil {
+			return err
+		}
+		from = to
+	}
+	return nil
+}
+
+// walkTo walks d to target along the workflow when a metadata change names a status.
+func walkTo(ctx context.Context, q *store.Queries, p auth.Principal, d Dataset, target *string) error {
+	if target == nil || *target == d.Row.RecordStatus {
+		return nil
+	}
+	return walk(ctx, q, p, d.Row.ID, d.Row.RecordStatus, *target, true)
 }
 
 // path lists the statuses from (exclusive) to target (inclusive) along the workflow; staying put

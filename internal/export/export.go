@@ -27,8 +27,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meridian/internal/apperr"
+	"meridian/internal/cql2"
 	"meridian/internal/db"
 	"meridian/internal/gdalcmd"
+	"meridian/internal/sqlbuild"
 )
 
 // Format is one output format.
@@ -74,6 +76,10 @@ type Request struct {
 	SRID         int       // the table's geometry SRID, 0 for 4326
 	CRS          int       // EPSG code, 0 for 4326
 	BBox         []float64 // WGS84 minx, miny, maxx, maxy, or nil
+	// Where keeps only the features matching a CQL2 filter over Props (the table's queryables,
+	// written against the alias t).
+	Where *cql2.Filter
+	Props map[string]cql2.Property
 }
 
 // LayerName is the layer and file name an export gets from a dataset title: letters of every
@@ -136,6 +142,10 @@ func (e *Exporter) Open(ctx context.Context, r Request) (io.ReadCloser, int64, e
 	if err != nil {
 		return nil, 0, err
 	}
+	sql, settings, err := selectSQL(r)
+	if err != nil {
+		return nil, 0, err
+	}
 	var dir, out string
 	if f.Stream {
 		out = "/vsistdout/"
@@ -157,7 +167,7 @@ func (e *Exporter) Open(ctx context.Context, r Request) (io.ReadCloser, int64, e
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout())
-	cmd, stderr, err := e.command(ctx, r, f, out, spat)
+	cmd, stderr, err := e.command(ctx, r, f, out, spat, sql, settings)
 	if err != nil {
 		cancel()
 		os.RemoveAll(dir)
@@ -201,9 +211,12 @@ func (e *Exporter) timeout() time.Duration {
 // the quoted identifier, because a layer name "schema.table" is split by GDAL at the first dot
 // and cannot carry quotes. The session's statement_timeout matches the time limit, so the
 // database stops too when the process is killed.
-func (e *Exporter) command(ctx context.Context, r Request, f Format, out string, spat []float64) (*exec.Cmd, *capped, error) {
+//
+// A filter's values reach the database as session settings in PGOPTIONS (sqlbuild.Settings),
+// since ogr2ogr takes SQL text without parameters: no value is ever part of the SQL.
+func (e *Exporter) command(ctx context.Context, r Request, f Format, out string, spat []float64, sql, settings string) (*exec.Cmd, *capped, error) {
 	conn, password := db.OGRConnection(e.Pool)
-	args := []string{"-f", f.Driver, out, conn, "-sql", selectSQL(r), "-nln", r.Name}
+	args := []string{"-f", f.Driver, out, conn, "-sql", sql, "-nln", r.Name}
 	if t := strings.ToUpper(r.GeometryType); r.Geom != "" && geometryTypes[t] {
 		if r.Is3D {
 			t += "Z"
@@ -224,7 +237,7 @@ func (e *Exporter) command(ctx context.Context, r Request, f Format, out string,
 	}
 	args = append(args, f.Options...)
 	extra := []string{"PGPASSWORD=" + password,
-		"PGOPTIONS=-c statement_timeout=" + strconv.FormatInt(e.timeout().Milliseconds(), 10),
+		"PGOPTIONS=-c statement_timeout=" + strconv.FormatInt(e.timeout().Milliseconds(), 10) + settings,
 		"PGAPPNAME=meridian-export"}
 	cmd, err := gdalcmd.Command(ctx, []string{"PostgreSQL", f.Driver}, extra, "ogr2ogr", args...)
 	if err != nil {
@@ -255,26 +268,42 @@ func (e *Exporter) tableBox(ctx context.Context, r Request) ([]float64, error) {
 // selectSQL selects the rows to export with every identifier quoted. An integer key is named
 // ogc_fid, the name under which GDAL takes a result column for the features' ids, so the key
 // leaves as the file's FIDs (not as one more attribute), as it would from the table itself.
-func selectSQL(r Request) string {
-	from := " FROM " + pgx.Identifier{r.Schema, r.Table}.Sanitize()
+func selectSQL(r Request) (sql, settings string, err error) {
+	from := " FROM " + pgx.Identifier{r.Schema, r.Table}.Sanitize() + " t"
+	where := ""
+	if r.Where != nil {
+		b := sqlbuild.Settings()
+		cond, err := r.Where.Render(b, r.Props, r.SRID)
+		if err != nil {
+			return "", "", err
+		}
+		if settings, err = b.Options(); err != nil {
+			return "", "", apperr.Invalid("where: %v", err)
+		}
+		// The server reads its startup options from one packet of at most 10000 bytes.
+		if len(settings) > 8000 {
+			return "", "", apperr.Invalid("where: the filter's values are too long")
+		}
+		where = " WHERE " + cond
+	}
 	if r.Geom == "" && len(r.Columns) == 0 {
-		return "SELECT *" + from
+		return "SELECT *" + from + where, settings, nil
 	}
 	var cols []string
 	key := r.ID != "" && integerTypes[r.IDType] && !slices.Contains(r.Columns, "ogc_fid")
 	switch {
 	case key:
-		cols = append(cols, pgx.Identifier{r.ID}.Sanitize()+" AS ogc_fid")
+		cols = append(cols, "t."+pgx.Identifier{r.ID}.Sanitize()+" AS ogc_fid")
 	case r.ID != "":
-		cols = append(cols, pgx.Identifier{r.ID}.Sanitize())
+		cols = append(cols, "t."+pgx.Identifier{r.ID}.Sanitize())
 	}
 	if r.Geom != "" {
-		cols = append(cols, pgx.Identifier{r.Geom}.Sanitize())
+		cols = append(cols, "t."+pgx.Identifier{r.Geom}.Sanitize())
 	}
 	for _, c := range r.Columns {
-		cols = append(cols, pgx.Identifier{c}.Sanitize())
+		cols = append(cols, "t."+pgx.Identifier{c}.Sanitize())
 	}
-	return "SELECT " + strings.Join(cols, ", ") + from
+	return "SELECT " + strings.Join(cols, ", ") + from + where, settings, nil
 }
 
 // geometryTypes are the catalog's geometry types GDAL takes as -nlt as they are.

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"meridian/internal/cql2"
 )
 
 // A streamed export is only handed out once it has produced bytes, and its end is only an EOF
@@ -62,25 +64,39 @@ func TestCappedKeepsTheStart(t *testing.T) {
 }
 
 func TestSelectSQL(t *testing.T) {
+	where, err := cql2.ParseFilter("cql2-text", "name = 'a b -c role=postgres' AND pop > 5", 4326, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := map[string]cql2.Property{"name": {Name: "name", SQL: `t."name"`, Type: cql2.String},
+		"pop": {Name: "pop", SQL: `t."pop"`, Type: cql2.Integer}}
 	tests := []struct {
-		name string
-		r    Request
-		want string
+		name           string
+		r              Request
+		want, settings string
 	}{
 		{"integer key leaves as the FIDs", Request{Schema: "data", Table: "t1", ID: "gid", IDType: "integer", Geom: "geom", Columns: []string{"name"}},
-			`SELECT "gid" AS ogc_fid, "geom", "name" FROM "data"."t1"`},
+			`SELECT t."gid" AS ogc_fid, t."geom", t."name" FROM "data"."t1" t`, ""},
 		{"odd names are quoted", Request{Schema: "public", Table: `odd.Name "x"`, ID: "Id", IDType: "bigint", Geom: "the geom", Columns: []string{`a"b`}},
-			`SELECT "Id" AS ogc_fid, "the geom", "a""b" FROM "public"."odd.Name ""x"""`},
+			`SELECT t."Id" AS ogc_fid, t."the geom", t."a""b" FROM "public"."odd.Name ""x""" t`, ""},
 		{"text key stays an attribute", Request{Schema: "s", Table: "t", ID: "code", IDType: "text", Geom: "g"},
-			`SELECT "code", "g" FROM "s"."t"`},
+			`SELECT t."code", t."g" FROM "s"."t" t`, ""},
 		{"a column named ogc_fid keeps its name", Request{Schema: "s", Table: "t", ID: "gid", IDType: "integer", Geom: "g", Columns: []string{"ogc_fid"}},
-			`SELECT "gid", "g", "ogc_fid" FROM "s"."t"`},
-		{"unknown columns: the whole row", Request{Schema: "s", Table: "t"}, `SELECT * FROM "s"."t"`},
+			`SELECT t."gid", t."g", t."ogc_fid" FROM "s"."t" t`, ""},
+		{"unknown columns: the whole row", Request{Schema: "s", Table: "t"}, `SELECT * FROM "s"."t" t`, ""},
+		// The values travel as settings, their spaces escaped: never in the SQL, never an option.
+		{"a filter's values are settings", Request{Schema: "s", Table: "t", Where: where, Props: props},
+			`SELECT * FROM "s"."t" t WHERE (t."name" = current_setting('meridian.arg1')::text AND t."pop" > current_setting('meridian.arg2')::bigint)`,
+			` -c meridian.arg1=a\ b\ -c\ role=postgres -c meridian.arg2=5`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := selectSQL(tt.r); got != tt.want {
-				t.Fatalf("got  %s\nwant %s", got, tt.want)
+			got, settings, err := selectSQL(tt.r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want || settings != tt.settings {
+				t.Fatalf("got  %s %q\nwant %s %q", got, settings, tt.want, tt.settings)
 			}
 		})
 	}

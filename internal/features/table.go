@@ -5,8 +5,10 @@
 package features
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -130,20 +132,29 @@ type RowsQuery struct {
 	Q           string   // case-insensitive text match over the whole row
 	Columns     []string // projection; all when empty
 	Skip, Limit int
+	After       *int64 // keyset cursor: rows whose (integer) key is greater; only with the default sort
+	KnownCount  *int64 // the table's maintained row count, the total when Q is empty; nil when unknown
 }
 
-// Rows returns one page of rows as JSON objects (gid first, no geometry) and the matching total.
-func (r Reader) Rows(ctx context.Context, t Table, q RowsQuery) ([]map[string]any, int64, []Column, error) {
-	cols := t.Columns
-	if len(q.Columns) > 0 {
-		cols = nil
-		for _, name := range q.Columns {
-			c, err := t.Column(name)
-			if err != nil {
-				return nil, 0, nil, apperr.Unprocessable("columns: the dataset has no column %q", name)
-			}
-			cols = append(cols, c)
-		}
+// RowsPage is one page of rows as JSON objects (key first, no geometry).
+type RowsPage struct {
+	Rows    []map[string]any
+	Total   int64    // rows matching Q
+	Columns []Column // the columns in the rows, after the key
+	Next    *int64   // After of the next page, when sorted by key and more rows follow
+}
+
+// Rows returns one page of rows and the matching total in one statement. The total is the known
+// count when nothing narrows the table; otherwise a window count on offset pages, or a count
+// subquery on keyset pages (where the window would only count the rows after the cursor).
+func (r Reader) Rows(ctx context.Context, t Table, q RowsQuery) (RowsPage, error) {
+	cols, err := t.projection(q.Columns)
+	if err != nil {
+		return RowsPage{}, err
+	}
+	byKey := q.Sort == "" || q.Sort == t.ID
+	if q.After != nil && (!byKey || kindOf(t.IDType) != kindInt) {
+		return RowsPage{}, apperr.Unprocessable("after pages by the integer key: it cannot be combined with sort, nor used on a table keyed by %s", t.IDType)
 	}
 	// jsonb_build_object keeps PostgreSQL types (numbers stay numbers) without a Go round trip
 	// through interface{} per column.
@@ -152,45 +163,122 @@ func (r Reader) Rows(ctx context.Context, t Table, q RowsQuery) ([]map[string]an
 	for _, c := range cols {
 		pairs = append(pairs, b.Cast(c.Name, "text")+", t."+pgx.Identifier{c.Name}.Sanitize())
 	}
-	order := t.id()
-	if q.Sort != "" {
-		name, desc := strings.CutPrefix(q.Sort, "-")
-		if _, err := t.Column(name); err != nil && name != t.ID {
-			return nil, 0, nil, apperr.Unprocessable("sort: the dataset has no column %q", name)
-		}
-		order = "t." + pgx.Identifier{name}.Sanitize()
-		if desc {
-			order += " DESC NULLS LAST"
-		}
-		order += ", " + t.id()
-	}
-	where := ""
-	if q.Q != "" {
-		pattern := b.Arg("%" + q.Q + "%")
-		where = " WHERE (to_jsonb(t) - " + b.Cast(t.Geom, "text") + ")::text ILIKE " + pattern
-	}
-	sql := "SELECT jsonb_build_object(" + strings.Join(pairs, ", ") + "), count(*) OVER () FROM " + t.ident() + " t" + where +
-		" ORDER BY " + order + " LIMIT " + b.Arg(q.Limit) + " OFFSET " + b.Arg(q.Skip)
-	args := b.Args()
-	rows, err := r.Pool.Query(ctx, sql, args...)
+	order, err := t.rowOrder(q.Sort)
 	if err != nil {
-		return nil, 0, nil, err
+		return RowsPage{}, err
+	}
+	match := t.rowMatch(&b, q.Q)
+	var total string
+	switch {
+	case q.Q == "" && q.KnownCount != nil:
+		total = b.Arg(*q.KnownCount) + "::bigint"
+	case q.After != nil:
+		total = "(SELECT count(*) FROM " + t.ident() + " t WHERE " + match + ")"
+	default:
+		total = "count(*) OVER ()"
+	}
+	where, offset := match, "0"
+	if q.After != nil {
+		where += " AND " + t.id() + " > " + b.Arg(*q.After)
+	} else {
+		offset = b.Arg(q.Skip)
+	}
+	sql := "SELECT jsonb_build_object(" + strings.Join(pairs, ", ") + "), " + total + " FROM " + t.ident() + " t WHERE " + where +
+		" ORDER BY " + order + " LIMIT " + b.Arg(q.Limit+1) + " OFFSET " + offset
+	rows, err := r.Pool.Query(ctx, sql, b.Args()...)
+	if err != nil {
+		return RowsPage{}, err
 	}
 	defer rows.Close()
-	out := []map[string]any{}
-	var total int64
+	page := RowsPage{Rows: []map[string]any{}, Columns: cols, Total: -1}
+	more := false
 	for rows.Next() {
+		if len(page.Rows) == q.Limit {
+			more = true
+			break
+		}
 		var raw []byte
-		if err := rows.Scan(&raw, &total); err != nil {
-			return nil, 0, nil, err
+		if err := rows.Scan(&raw, &page.Total); err != nil {
+			return RowsPage{}, err
 		}
+		// Numbers stay exact (json.Number): keys and bigint columns beyond 2^53 included.
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
 		var m map[string]any
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, 0, nil, err
+		if err := dec.Decode(&m); err != nil {
+			return RowsPage{}, err
 		}
-		out = append(out, m)
+		page.Rows = append(page.Rows, m)
 	}
-	return out, total, cols, rows.Err()
+	if err := rows.Err(); err != nil {
+		return RowsPage{}, err
+	}
+	if more && byKey && kindOf(t.IDType) == kindInt {
+		last, _ := page.Rows[len(page.Rows)-1][t.ID].(json.Number)
+		next, err := last.Int64()
+		if err != nil {
+			return RowsPage{}, fmt.Errorf("rows: key %q: %w", last, err)
+		}
+		page.Next = &next
+	}
+	if page.Total < 0 { // an empty page counts nothing: count the matches on their own
+		page.Total, err = r.countRows(ctx, t, q)
+	}
+	return page, err
+}
+
+// countRows counts the rows matching q.Q, for a page past the end.
+func (r Reader) countRows(ctx context.Context, t Table, q RowsQuery) (int64, error) {
+	if q.Q == "" && q.KnownCount != nil {
+		return *q.KnownCount, nil
+	}
+	var b sqlbuild.Builder
+	sql := "SELECT count(*) FROM " + t.ident() + " t WHERE " + t.rowMatch(&b, q.Q)
+	var n int64
+	err := r.Pool.QueryRow(ctx, sql, b.Args()...).Scan(&n)
+	return n, err
+}
+
+// rowMatch is the condition of the rows page's q: a case-insensitive match anywhere in the row
+// but its geometry.
+func (t Table) rowMatch(b *sqlbuild.Builder, q string) string {
+	if q == "" {
+		return "true"
+	}
+	return "(to_jsonb(t) - " + b.Cast(t.Geom, "text") + ")::text ILIKE " + b.Arg("%"+q+"%")
+}
+
+// projection is the named columns of the table, all when none are named.
+func (t Table) projection(names []string) ([]Column, error) {
+	if len(names) == 0 {
+		return t.Columns, nil
+	}
+	cols := make([]Column, 0, len(names))
+	for _, name := range names {
+		c, err := t.Column(name)
+		if err != nil {
+			return nil, apperr.Unprocessable("columns: the dataset has no column %q", name)
+		}
+		cols = append(cols, c)
+	}
+	return cols, nil
+}
+
+// rowOrder is the ORDER BY of a rows page: the sort column (descending with a leading "-"),
+// then the key, so that pages never overlap.
+func (t Table) rowOrder(sort string) (string, error) {
+	if sort == "" {
+		return t.id(), nil
+	}
+	name, desc := strings.CutPrefix(sort, "-")
+	if _, err := t.Column(name); err != nil && name != t.ID {
+		return "", apperr.Unprocessable("sort: the dataset has no column %q", name)
+	}
+	order := "t." + pgx.Identifier{name}.Sanitize()
+	if desc {
+		order += " DESC NULLS LAST"
+	}
+	return order + ", " + t.id(), nil
 }
 
 // ValueCount is one distinct value and how often it occurs.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meridian/internal/auth"
@@ -105,6 +106,7 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		if opts.SourceSRID > 0 {
 			prm.OriginalSrid = ptr(int32(opts.SourceSRID))
 		}
+		prm.DataVintageStart, prm.DataVintageEnd = dateOf(opts.VintageStart), dateOf(opts.VintageEnd)
 		prm.ExtentBbox = box.BBox
 		if dims >= 3 {
 			prm.ZMin, prm.ZMax = box.ZMin, box.ZMax
@@ -268,4 +270,11 @@ func (im *Importer) nameColumns(ctx context.Context, table, key, geom string, na
 		}
 		return nil
 	})
+}
+
+func dateOf(t *time.Time) pgtype.Date {
+	if t == nil {
+		return pgtype.Date{}
+	}
+	return pgtype.Date{Time: *t, Valid: true}
 }

@@ -35,6 +35,9 @@ type Options struct {
 	XColumn    string `json:"x_column,omitempty"`
 	YColumn    string `json:"y_column,omitempty"`
 	GeomColumn string `json:"geom_column,omitempty"`
+	// Vintage is the data's temporal extent, stored on the new dataset as its data vintage.
+	VintageStart *time.Time `json:"vintage_start,omitempty"`
+	VintageEnd   *time.Time `json:"vintage_end,omitempty"`
 }
 
 // Importer loads a staged file into a new table of the data schema with ogr2ogr and creates

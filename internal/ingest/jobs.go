@@ -332,23 +332,36 @@ type Cleanup struct {
 // failStalled fails the running jobs silent for longer than silence and drops the tables of
 // their runs. Every replica may call it: the UPDATE hands each job to one caller.
 func failStalled(ctx context.Context, pool *pgxpool.Pool, silence time.Duration) ([]uuid.UUID, error) {
-	rows, err := store.New(pool).FailStalledIngestJobs(ctx, silence.Seconds())
+	var ids []uuid.UUID
+	// One transaction: a job is only seen failed (and retryable) once its partial table is gone.
+	// A table still locked by a run that is alive after all makes the sweep give up until its
+	// next round rather than wait behind it.
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '5s'"); err != nil {
+			return err
+		}
+		rows, err := store.New(tx).FailStalledIngestJobs(ctx, silence.Seconds())
+		if err != nil {
+			return err
+		}
+		ids = make([]uuid.UUID, len(rows))
+		for i, r := range rows {
+			ids[i] = r.ID
+			if err := dropTable(ctx, tx, TableName(r.ID, r.Attempts)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	ids := make([]uuid.UUID, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
-		if err := dropTable(ctx, pool, TableName(r.ID, r.Attempts)); err != nil {
-			return ids, err
-		}
 	}
 	return ids, nil
 }
 
 // dropTable removes a run's table of the data schema, if it got that far.
-func dropTable(ctx context.Context, pool *pgxpool.Pool, table string) error {
-	_, err := pool.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{"data", table}.Sanitize())
+func dropTable(ctx context.Context, db store.DBTX, table string) error {
+	_, err := db.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{"data", table}.Sanitize())
 	return err
 }
 
