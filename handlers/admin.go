@@ -537,7 +537,7 @@ func providerConfig(b *gen.OAuthProviderCreateRequest) oauth.Provider {
 }
 
 func (s *Server) providerOut(sp accounts.StoredProvider) gen.OAuthProvider {
-	r := sp.Row
+	r := sp.ProviderRecord
 	status := gen.OAuthProviderSecretStatus(sp.SecretStatus)
 	callback := s.cfg.BaseURL + "/api/auth/oauth/" + r.Slug + "/callback"
 	return gen.OAuthProvider{ProviderId: &r.ID, Id: &r.ID, Slug: r.Slug, DisplayName: r.DisplayName,

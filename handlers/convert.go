@@ -44,8 +44,8 @@ func userOut(u accounts.User) gen.User {
 
 func keyCreatedOut(k auth.CreatedKey) gen.ApiKeyCreateResponse {
 	return gen.ApiKeyCreateResponse{
-		Id: k.Key.ID, Name: k.Key.Name, Key: k.Secret, Fingerprint: k.Key.Fingerprint,
-		Scope: gen.ApiKeyCreateResponseScope(k.Key.Scope), ExpiresAt: k.Key.ExpiresAt, CreatedAt: k.Key.CreatedAt,
+		Id: k.ID, Name: k.Name, Key: k.Secret, Fingerprint: k.Fingerprint,
+		Scope: gen.ApiKeyCreateResponseScope(k.Scope), ExpiresAt: k.ExpiresAt, CreatedAt: k.CreatedAt,
 	}
 }
 
@@ -91,7 +91,7 @@ func set[T any](dst *T, p *T) {
 // datasetOut maps a catalog record to DatasetResponse. has_generic_geometry is computed for the
 // detail endpoint only; lists report false (spec 2.5).
 func datasetOut(d catalog.Dataset, detail bool) gen.DatasetResponse {
-	r := d.Row
+	r := d.Entry
 	generic := detail && r.HasGenericGeometry
 	recordType := gen.DatasetRecordType(r.RecordType)
 	health := gen.DatasetSourceHealth(r.SourceHealth)
@@ -142,17 +142,16 @@ func datasetOut(d catalog.Dataset, detail bool) gen.DatasetResponse {
 			out.OriginRef = &ref
 		}
 	}
-	out.DataVintageStart = dateOut(r.DataVintageStart.Valid, r.DataVintageStart.Time)
-	out.DataVintageEnd = dateOut(r.DataVintageEnd.Valid, r.DataVintageEnd.Time)
+	out.DataVintageStart, out.DataVintageEnd = dateOut(r.DataVintageStart), dateOut(r.DataVintageEnd)
 	return out
 }
 
-// dateOut is a nullable date column as the contract's nullable date.
-func dateOut(valid bool, t time.Time) *openapi_types.Date {
-	if !valid {
+// dateOut is a date as the contract's nullable date.
+func dateOut(t *time.Time) *openapi_types.Date {
+	if t == nil {
 		return nil
 	}
-	return &openapi_types.Date{Time: t}
+	return &openapi_types.Date{Time: *t}
 }
 
 func grantOut(g catalog.Grant) gen.DatasetGrant {

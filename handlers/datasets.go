@@ -238,10 +238,9 @@ func (s *Server) BulkDeleteDatasets(ctx context.Context, request gen.BulkDeleteD
 }
 
 func collectionOut(c catalog.Collection) gen.CatalogCollection {
-	r := c.Row
-	out := gen.CatalogCollection{Id: r.ID, Name: r.Name, Description: r.Description, DatasetCount: c.DatasetCount,
-		Visibility: gen.CatalogCollectionVisibility(r.Visibility), CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-		TemporalStart: dateOut(c.Temporal[0].Valid, c.Temporal[0].Time), TemporalEnd: dateOut(c.Temporal[1].Valid, c.Temporal[1].Time)}
+	out := gen.CatalogCollection{Id: c.ID, Name: c.Name, Description: c.Description, DatasetCount: c.DatasetCount,
+		Visibility: gen.CatalogCollectionVisibility(c.Visibility), CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		TemporalStart: dateOut(c.Temporal[0]), TemporalEnd: dateOut(c.Temporal[1])}
 	if c.Extent != nil {
 		out.ExtentBbox = &c.Extent
 	}
@@ -335,7 +334,7 @@ func (s *Server) GetCollectionDatasets(ctx context.Context, request gen.GetColle
 // datasetDetail is the detail-endpoint form of a dataset: datasetOut plus its collections.
 func (s *Server) datasetDetail(ctx context.Context, d catalog.Dataset) (gen.DatasetResponse, error) {
 	out := datasetOut(d, true)
-	cols, err := s.catalog.CollectionsOf(ctx, auth.From(ctx), d.Row.ID)
+	cols, err := s.catalog.CollectionsOf(ctx, auth.From(ctx), d.Entry.ID)
 	if err != nil {
 		return out, err
 	}
@@ -421,8 +420,8 @@ func (s *Server) ExportDataset(ctx context.Context, request gen.ExportDatasetReq
 	if err != nil {
 		return nil, err
 	}
-	if d.Row.RecordType != "vector_dataset" && d.Row.RecordType != "table" {
-		return nil, apperr.Conflict("a %s is not exported as features; use Download COG for rasters", d.Row.RecordType)
+	if d.Entry.RecordType != "vector_dataset" && d.Entry.RecordType != "table" {
+		return nil, apperr.Conflict("a %s is not exported as features; use Download COG for rasters", d.Entry.RecordType)
 	}
 	req, err := exportRequest(d, request.Params)
 	if err != nil {
@@ -438,7 +437,7 @@ func (s *Server) ExportDataset(ctx context.Context, request gen.ExportDatasetReq
 
 // exportRequest reads an export's parameters against the dataset's table.
 func exportRequest(d catalog.Dataset, prm gen.ExportDatasetParams) (export.Request, error) {
-	t, err := features.TableOf(d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn, d.TableColumns)
+	t, err := features.TableOf(d.Entry.TableSchema, d.Entry.TableName, d.Entry.IDColumn, d.Entry.GeometryColumn, d.TableColumns)
 	if err != nil {
 		return export.Request{}, err
 	}
@@ -450,9 +449,9 @@ func exportRequest(d catalog.Dataset, prm gen.ExportDatasetParams) (export.Reque
 	if err != nil {
 		return export.Request{}, err
 	}
-	req := export.Request{DatasetID: d.Row.ID.String(), Schema: d.Row.TableSchema, Table: d.Row.TableName,
-		ID: t.ID, IDType: t.IDType, Geom: t.Geom, Columns: cols, SRID: int(val(d.Row.Srid)),
-		GeometryType: val(d.Row.GeometryType), Is3D: val(d.Row.Is3d), Name: export.LayerName(d.Row.Title),
+	req := export.Request{DatasetID: d.Entry.ID.String(), Schema: d.Entry.TableSchema, Table: d.Entry.TableName,
+		ID: t.ID, IDType: t.IDType, Geom: t.Geom, Columns: cols, SRID: int(val(d.Entry.Srid)),
+		GeometryType: val(d.Entry.GeometryType), Is3D: val(d.Entry.Is3d), Name: export.LayerName(d.Entry.Title),
 		Format: cmp.Or(string(val(prm.Format)), "gpkg"), CRS: crs, BBox: val(prm.Bbox)}
 	if w := val(prm.Where); w != "" {
 		if req.Where, err = cql2.ParseFilter("cql2-text", w, 4326, false); err != nil {
@@ -590,20 +589,19 @@ func (s *Server) CommitFanOut(ctx context.Context, request gen.CommitFanOutReque
 // GetDatasetHistory: Get Dataset History (GET /datasets/{dataset_id}/history). Newest first, 50/200.
 func (s *Server) GetDatasetHistory(ctx context.Context, request gen.GetDatasetHistoryRequestObject) (gen.GetDatasetHistoryResponseObject, error) {
 	skip, limit := page(request.Params.Skip, request.Params.Limit, 50, 200)
-	rows, err := s.catalog.History(ctx, auth.From(ctx), request.DatasetId, false, skip, limit)
+	rows, total, err := s.catalog.History(ctx, auth.From(ctx), request.DatasetId, false, skip, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := gen.GetDatasetHistory200JSONResponse{Logs: make([]gen.DatasetHistoryEntry, len(rows)), Skip: skip, Limit: limit}
+	out := gen.GetDatasetHistory200JSONResponse{Logs: make([]gen.DatasetHistoryEntry, len(rows)), Total: total, Skip: skip, Limit: limit}
 	for i, r := range rows {
-		out.Total = int(r.Total)
 		changes := map[string]gen.DatasetFieldChange{}
 		_ = json.Unmarshal(r.Changes, &changes)
-		version := int(r.Version)
+		version := r.Version
 		display := r.ActorDisplay
 		details := map[string]any{}
 		_ = json.Unmarshal(r.Changes, &details)
-		out.Logs[i] = gen.DatasetHistoryEntry{Id: r.PublicID, Action: r.Action, ActorId: r.ActorID, UserId: r.ActorID,
+		out.Logs[i] = gen.DatasetHistoryEntry{Id: r.ID, Action: r.Action, ActorId: r.ActorID, UserId: r.ActorID,
 			ActorDisplay: &display, Username: &display, Changes: &changes, Details: &details, OccurredAt: r.OccurredAt,
 			CreatedAt: r.OccurredAt, Version: &version, ResourceType: gen.DatasetHistoryEntryResourceTypeDataset,
 			ResourceId: &r.DatasetID, ResourceName: &r.DatasetTitle}

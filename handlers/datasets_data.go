@@ -58,7 +58,7 @@ func (s *Server) datasetTable(ctx context.Context, id uuid.UUID) (catalog.Datase
 	if err != nil {
 		return d, features.Table{}, err
 	}
-	t, err := features.TableOf(d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn, d.TableColumns)
+	t, err := features.TableOf(d.Entry.TableSchema, d.Entry.TableName, d.Entry.IDColumn, d.Entry.GeometryColumn, d.TableColumns)
 	return d, t, err
 }
 
@@ -71,7 +71,7 @@ func (s *Server) GetDatasetRows(ctx context.Context, request gen.GetDatasetRowsR
 	prm := request.Params
 	skip, limit := page(prm.Skip, prm.Limit, 50, 500)
 	pg, err := s.tables.Rows(ctx, t, features.RowsQuery{Sort: val(prm.Sort), Q: val(prm.Q), Columns: val(prm.Columns),
-		Skip: skip, Limit: limit, After: prm.After, KnownCount: d.Row.FeatureCount})
+		Skip: skip, Limit: limit, After: prm.After, KnownCount: d.Entry.FeatureCount})
 	if err != nil {
 		return nil, err
 	}

@@ -115,13 +115,12 @@ var versionReasons = map[string]gen.DatasetVersionReason{"ingest": gen.DatasetVe
 // versions (creation, reuploads, refreshes ...), newest first, 50/200.
 func (s *Server) GetDatasetVersions(ctx context.Context, request gen.GetDatasetVersionsRequestObject) (gen.GetDatasetVersionsResponseObject, error) {
 	skip, limit := page(request.Params.Skip, request.Params.Limit, 50, 200)
-	rows, err := s.catalog.History(ctx, auth.From(ctx), request.DatasetId, true, skip, limit)
+	rows, total, err := s.catalog.History(ctx, auth.From(ctx), request.DatasetId, true, skip, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := gen.GetDatasetVersions200JSONResponse{Versions: make([]gen.DatasetVersion, len(rows)), Skip: skip, Limit: limit}
+	out := gen.GetDatasetVersions200JSONResponse{Versions: make([]gen.DatasetVersion, len(rows)), Total: total, Skip: skip, Limit: limit}
 	for i, r := range rows {
-		out.Total = int(r.Total)
 		var ch struct {
 			Origin         struct{ New *string } `json:"origin"`
 			FeatureCount   struct{ New *int64 }  `json:"feature_count"`
@@ -139,7 +138,7 @@ func (s *Server) GetDatasetVersions(ctx context.Context, request gen.GetDatasetV
 			}
 		}
 		display := r.ActorDisplay
-		out.Versions[i] = gen.DatasetVersion{Id: r.PublicID, DatasetId: r.DatasetID, Version: int(r.Version), VersionNumber: int(r.Version),
+		out.Versions[i] = gen.DatasetVersion{Id: r.ID, DatasetId: r.DatasetID, Version: r.Version, VersionNumber: r.Version,
 			Reason: reason, CreatedAt: r.OccurredAt, UploadedAt: r.OccurredAt, CreatedBy: r.ActorID, UploadedBy: r.ActorID,
 			CreatedByDisplay: &display, FeatureCount: ch.FeatureCount.New, SourceFilename: ch.SourceFilename.New,
 			SourceFormat: ch.SourceFormat.New, Srid: ch.SRID.New, GeometryType: ch.GeometryType.New, IsCurrent: i == 0 && skip == 0}

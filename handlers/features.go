@@ -41,8 +41,8 @@ func (s *Server) featureTable(ctx context.Context, id uuid.UUID, notVector func(
 	if err != nil {
 		return d, features.Table{}, err
 	}
-	if !featureRecordTypes[d.Row.RecordType] {
-		return d, features.Table{}, notVector("a %s has no features", d.Row.RecordType)
+	if !featureRecordTypes[d.Entry.RecordType] {
+		return d, features.Table{}, notVector("a %s has no features", d.Entry.RecordType)
 	}
 	t, err := d.Table()
 	return d, t, err
@@ -81,7 +81,7 @@ func (s *Server) ListFeatures(ctx context.Context, request gen.ListFeaturesReque
 	prm := request.Params
 	d, q, cur, err := s.readFeatures(ctx, request.DatasetId, apperr.Unprocessable, func(d catalog.Dataset, _ features.Table) (q features.ItemsQuery, err error) {
 		q = features.ItemsQuery{Limit: min(max(val(prm.Limit), 1), 200), Offset: cmp.Or(val(prm.Offset), val(prm.Skip)),
-			StorageSRID: storageSRID(d), NoGeometry: prm.IncludeGeometry != nil && !*prm.IncludeGeometry, KnownCount: d.Row.FeatureCount}
+			StorageSRID: storageSRID(d), NoGeometry: prm.IncludeGeometry != nil && !*prm.IncludeGeometry, KnownCount: d.Entry.FeatureCount}
 		if prm.Limit == nil {
 			q.Limit = 10
 		}
@@ -93,7 +93,7 @@ func (s *Server) ListFeatures(ctx context.Context, request gen.ListFeaturesReque
 	if err != nil {
 		return nil, err
 	}
-	path := "/datasets/" + d.Row.ID.String() + "/features/"
+	path := "/datasets/" + d.Entry.ID.String() + "/features/"
 	return featureStream{ctx: ctx, cur: cur, crs: crs84, tail: s.pageTail(ctx, cur, path, q, nil), log: s.log}, nil
 }
 

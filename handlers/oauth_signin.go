@@ -54,7 +54,7 @@ func (s *Server) OauthLogin(ctx context.Context, request gen.OauthLoginRequestOb
 	if err != nil {
 		return nil, err
 	}
-	authURL, st, err := s.oauthFlow.Begin(ctx, sp.Config(), s.callbackURL(sp.Row.Slug))
+	authURL, st, err := s.oauthFlow.Begin(ctx, sp.Config(), s.callbackURL(sp.Slug))
 	if err != nil {
 		return nil, apperr.Wrap(apperr.KindUpstream, err, "the identity provider could not be reached")
 	}
@@ -82,7 +82,7 @@ func (s *Server) OauthCallback(ctx context.Context, request gen.OauthCallbackReq
 	if err != nil {
 		return nil, err
 	}
-	fs, err := s.readFlow(web.MetaFrom(ctx).Cookie(flowCookie), sp.Row.Slug)
+	fs, err := s.readFlow(web.MetaFrom(ctx).Cookie(flowCookie), sp.Slug)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (s *Server) OauthCallback(ctx context.Context, request gen.OauthCallbackReq
 	if prm.Error != nil {
 		return nil, apperr.Invalid("the identity provider refused the sign-in: %s", *prm.Error)
 	}
-	ident, err := s.oauthFlow.Complete(ctx, sp.Config(), s.callbackURL(sp.Row.Slug), fs.State, prm.State, val(prm.Code))
+	ident, err := s.oauthFlow.Complete(ctx, sp.Config(), s.callbackURL(sp.Slug), fs.State, prm.State, val(prm.Code))
 	switch {
 	case errors.Is(err, oauth.ErrStateMismatch):
 		return nil, apperr.Invalid("state does not match this browser's sign-in")
@@ -178,12 +178,12 @@ func (s *Server) publicProviders(ctx context.Context) ([]gen.AuthPublicOAuthProv
 	}
 	out := []gen.AuthPublicOAuthProvider{}
 	for _, sp := range all {
-		if !sp.Row.Enabled || sp.SecretStatus != accounts.SecretOK {
+		if !sp.Enabled || sp.SecretStatus != accounts.SecretOK {
 			continue
 		}
-		out = append(out, gen.AuthPublicOAuthProvider{Slug: sp.Row.Slug, DisplayName: sp.Row.DisplayName,
-			ProviderType: gen.AuthPublicOAuthProviderProviderType(sp.Row.ProviderType),
-			LoginUrl:     s.cfg.BaseURL + "/api/auth/oauth/" + sp.Row.Slug + "/login"})
+		out = append(out, gen.AuthPublicOAuthProvider{Slug: sp.Slug, DisplayName: sp.DisplayName,
+			ProviderType: gen.AuthPublicOAuthProviderProviderType(sp.ProviderType),
+			LoginUrl:     s.cfg.BaseURL + "/api/auth/oauth/" + sp.Slug + "/login"})
 	}
 	return out, nil
 }

@@ -47,10 +47,10 @@ func collectionCRS(d catalog.Dataset) []string {
 }
 
 func storageSRID(d catalog.Dataset) int {
-	if d.Row.Srid == nil || *d.Row.Srid <= 0 {
+	if d.Entry.Srid == nil || *d.Entry.Srid <= 0 {
 		return 4326
 	}
-	return int(*d.Row.Srid)
+	return int(*d.Entry.Srid)
 }
 
 func storageCRS(d catalog.Dataset) string {
@@ -76,11 +76,11 @@ func parseCRS(param, uri string, d catalog.Dataset) (srid int, latFirst bool, er
 }
 
 func (s *Server) collection(d catalog.Dataset) gen.OgcCollection {
-	id := d.Row.ID.String()
+	id := d.Entry.ID.String()
 	base := "/collections/" + id
 	itemType, storage, crs := "feature", storageCRS(d), collectionCRS(d)
 	c := gen.OgcCollection{
-		Id: id, Title: d.Row.Title, Description: val(d.Row.Summary), ItemType: &itemType, Crs: &crs, StorageCrs: &storage,
+		Id: id, Title: d.Entry.Title, Description: val(d.Entry.Summary), ItemType: &itemType, Crs: &crs, StorageCrs: &storage,
 		Links: []gen.Link{
 			s.link(base, "self", "application/json", "This collection"),
 			s.link(base+"/items", "items", geoJSON, "The features"),
@@ -89,18 +89,18 @@ func (s *Server) collection(d catalog.Dataset) gen.OgcCollection {
 			s.link(base+"/schema", "http://www.opengis.net/def/rel/ogc/1.0/schema", schemaJSON, "Feature schema"),
 		},
 	}
-	if len(d.Row.ThemeCategory) > 0 {
-		kw := d.Row.ThemeCategory
+	if len(d.Entry.ThemeCategory) > 0 {
+		kw := d.Entry.ThemeCategory
 		c.Keywords = &kw
 	}
 	var ext gen.OgcExtent
-	if len(d.Row.ExtentBbox) == 4 {
+	if len(d.Entry.ExtentBbox) == 4 {
 		ext.Spatial = &struct {
 			Bbox [][]float64 `json:"bbox"`
 			Crs  *string     `json:"crs,omitempty"`
-		}{Bbox: [][]float64{d.Row.ExtentBbox}}
+		}{Bbox: [][]float64{d.Entry.ExtentBbox}}
 	}
-	if start, end, ok := temporalExtent(d.Row.ColumnInfo); ok {
+	if start, end, ok := temporalExtent(d.Entry.ColumnInfo); ok {
 		ext.Temporal = &struct {
 			Interval [][]*time.Time `json:"interval"`
 			Trs      *string        `json:"trs,omitempty"`
@@ -150,7 +150,7 @@ func (s *Server) OgcListCollections(ctx context.Context, request gen.OgcListColl
 			return nil, err
 		}
 		for _, d := range list {
-			if featureRecordTypes[d.Row.RecordType] {
+			if featureRecordTypes[d.Entry.RecordType] {
 				all = append(all, s.collection(d))
 			}
 		}
@@ -200,7 +200,7 @@ func jsonSchemaProperty(c features.Column) gen.OgcJsonSchemaProperty {
 
 func geometrySchemaProperty(d catalog.Dataset) gen.OgcJsonSchemaProperty {
 	format := "geometry-any"
-	if gt := d.Row.GeometryType; gt != nil && !d.Row.HasGenericGeometry {
+	if gt := d.Entry.GeometryType; gt != nil && !d.Entry.HasGenericGeometry {
 		format = "geometry-" + strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(*gt, "Z"), " Z"))
 	}
 	role := gen.OgcJsonSchemaPropertyXOgcRolePrimaryGeometry
@@ -230,8 +230,8 @@ func (s *Server) OgcGetDatasetQueryables(ctx context.Context, request gen.OgcGet
 			props[c.Name] = jsonSchemaProperty(c)
 		}
 	}
-	return gen.OgcGetDatasetQueryables200ApplicationSchemaPlusJSONResponse(s.schemaDocument("/collections/"+d.Row.ID.String()+"/queryables",
-		d.Row.Title, gen.OgcJsonSchemaSchemaHttpsjsonSchemaOrgdraft201909schema, props)), nil
+	return gen.OgcGetDatasetQueryables200ApplicationSchemaPlusJSONResponse(s.schemaDocument("/collections/"+d.Entry.ID.String()+"/queryables",
+		d.Entry.Title, gen.OgcJsonSchemaSchemaHttpsjsonSchemaOrgdraft201909schema, props)), nil
 }
 
 // OgcGetDatasetSortables: Get Dataset Sortables (GET /collections/{dataset_id}/sortables).
@@ -246,8 +246,8 @@ func (s *Server) OgcGetDatasetSortables(ctx context.Context, request gen.OgcGetD
 			props[c.Name] = jsonSchemaProperty(c)
 		}
 	}
-	return gen.OgcGetDatasetSortables200ApplicationSchemaPlusJSONResponse(s.schemaDocument("/collections/"+d.Row.ID.String()+"/sortables",
-		d.Row.Title, gen.OgcJsonSchemaSchemaHttpsjsonSchemaOrgdraft202012schema, props)), nil
+	return gen.OgcGetDatasetSortables200ApplicationSchemaPlusJSONResponse(s.schemaDocument("/collections/"+d.Entry.ID.String()+"/sortables",
+		d.Entry.Title, gen.OgcJsonSchemaSchemaHttpsjsonSchemaOrgdraft202012schema, props)), nil
 }
 
 // OgcGetDatasetSchema: Get Dataset Schema (GET /collections/{dataset_id}/schema). The feature
@@ -273,14 +273,14 @@ func (s *Server) OgcGetDatasetSchema(ctx context.Context, request gen.OgcGetData
 		}
 		props[c.Name] = p
 	}
-	return gen.OgcGetDatasetSchema200ApplicationSchemaPlusJSONResponse(s.schemaDocument("/collections/"+d.Row.ID.String()+"/schema",
-		d.Row.Title, gen.OgcJsonSchemaSchemaHttpsjsonSchemaOrgdraft202012schema, props)), nil
+	return gen.OgcGetDatasetSchema200ApplicationSchemaPlusJSONResponse(s.schemaDocument("/collections/"+d.Entry.ID.String()+"/schema",
+		d.Entry.Title, gen.OgcJsonSchemaSchemaHttpsjsonSchemaOrgdraft202012schema, props)), nil
 }
 
 // itemsQuery turns the OGC query parameters into a features query.
 func (s *Server) itemsQuery(ctx context.Context, d catalog.Dataset, t features.Table, p gen.OgcGetCollectionItemsParams) (features.ItemsQuery, string, error) {
 	q := features.ItemsQuery{Limit: min(val(p.Limit), s.cfg.OGCMaxLimit), Offset: val(p.Offset), AfterKey: p.AfterGid,
-		StorageSRID: storageSRID(d), KnownCount: d.Row.FeatureCount, NoGeometry: p.IncludeGeometry != nil && !*p.IncludeGeometry,
+		StorageSRID: storageSRID(d), KnownCount: d.Entry.FeatureCount, NoGeometry: p.IncludeGeometry != nil && !*p.IncludeGeometry,
 		Properties: val(p.Properties)}
 	if p.Limit == nil {
 		q.Limit = 10
@@ -435,7 +435,7 @@ func (s *Server) OgcGetCollectionItems(ctx context.Context, request gen.OgcGetCo
 	if err != nil {
 		return nil, err
 	}
-	base := "/collections/" + d.Row.ID.String()
+	base := "/collections/" + d.Entry.ID.String()
 	collection := s.link(base, "collection", "application/json", "The collection")
 	return featureStream{ctx: ctx, cur: cur, crs: crs, tail: s.pageTail(ctx, cur, base+"/items", q, &collection), log: s.log}, nil
 }
@@ -446,8 +446,8 @@ func (s *Server) readFeatures(ctx context.Context, id uuid.UUID, notVector func(
 	plan catalog.ReadPlan) (catalog.Dataset, features.ItemsQuery, *features.Cursor, error) {
 	var planned features.ItemsQuery
 	d, cur, err := s.featureCatalog.ReadFeatures(ctx, auth.From(ctx), id, func(d catalog.Dataset, t features.Table) (features.ItemsQuery, error) {
-		if !featureRecordTypes[d.Row.RecordType] {
-			return planned, notVector("a %s has no features", d.Row.RecordType)
+		if !featureRecordTypes[d.Entry.RecordType] {
+			return planned, notVector("a %s has no features", d.Entry.RecordType)
 		}
 		q, err := plan(d, t)
 		planned = q
@@ -586,7 +586,7 @@ func (s *Server) OgcGetCollectionItemFeature(ctx context.Context, request gen.Og
 	if err != nil {
 		return nil, err
 	}
-	base := "/collections/" + d.Row.ID.String()
+	base := "/collections/" + d.Entry.ID.String()
 	links, _ := json.Marshal([]gen.Link{
 		s.link(base+"/items/"+url.PathEscape(request.FeatureId), "self", geoJSON, "This feature"),
 		s.link(base, "collection", "application/json", "The collection"),

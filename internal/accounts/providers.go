@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -38,13 +39,26 @@ const (
 
 // StoredProvider is a provider record with its secret opened (when it opens) and its state.
 type StoredProvider struct {
-	Row          store.CatalogOauthProvider
+	ProviderRecord
 	SecretStatus string
 	Secret       string
 }
 
+// ProviderRecord is what is stored of a provider, but its sealed secret.
+type ProviderRecord struct {
+	ID                                                uuid.UUID
+	Slug, DisplayName, ProviderType, ClientID         string
+	DiscoveryUrl, AuthorizeUrl, TokenUrl, UserinfoUrl *string
+	Scopes, DefaultRole                               string
+	Enabled                                           bool
+	CreatedAt, UpdatedAt                              time.Time
+}
+
 func (p *Providers) open(row store.CatalogOauthProvider) StoredProvider {
-	sp := StoredProvider{Row: row, SecretStatus: SecretMissing}
+	sp := StoredProvider{SecretStatus: SecretMissing, ProviderRecord: ProviderRecord{ID: row.ID, Slug: row.Slug,
+		DisplayName: row.DisplayName, ProviderType: row.ProviderType, ClientID: row.ClientID, DiscoveryUrl: row.DiscoveryUrl,
+		AuthorizeUrl: row.AuthorizeUrl, TokenUrl: row.TokenUrl, UserinfoUrl: row.UserinfoUrl, Scopes: row.Scopes,
+		DefaultRole: row.DefaultRole, Enabled: row.Enabled, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt}}
 	if len(row.ClientSecretEnc) == 0 {
 		return sp
 	}
@@ -60,7 +74,7 @@ func (p *Providers) open(row store.CatalogOauthProvider) StoredProvider {
 
 // Config converts a stored provider into the sign-in package's form.
 func (sp StoredProvider) Config() oauth.Provider {
-	r := sp.Row
+	r := sp.ProviderRecord
 	return oauth.Provider{ID: r.ID.String(), Slug: r.Slug, DisplayName: r.DisplayName, Type: r.ProviderType,
 		ClientID: r.ClientID, ClientSecret: sp.Secret, DiscoveryURL: deref(r.DiscoveryUrl), AuthorizeURL: deref(r.AuthorizeUrl),
 		TokenURL: deref(r.TokenUrl), UserinfoURL: deref(r.UserinfoUrl), Scopes: r.Scopes, DefaultRole: r.DefaultRole, Enabled: r.Enabled}
@@ -176,10 +190,10 @@ func (p *Providers) ResolveUser(ctx context.Context, sp StoredProvider, id oauth
 	err := pgx.BeginFunc(ctx, p.Pool, func(tx pgx.Tx) error {
 		q := p.Q.WithTx(tx)
 		// One sign-in per identity at a time, so two tabs cannot create two users.
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", sp.Row.ID.String()+"/"+id.Subject); err != nil {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", sp.ID.String()+"/"+id.Subject); err != nil {
 			return err
 		}
-		linked, err := q.GetLinkedUser(ctx, store.GetLinkedUserParams{ProviderID: sp.Row.ID, Subject: id.Subject})
+		linked, err := q.GetLinkedUser(ctx, store.GetLinkedUserParams{ProviderID: sp.ID, Subject: id.Subject})
 		if err == nil {
 			userID, rule = linked, "a"
 			return nil
@@ -199,7 +213,7 @@ func (p *Providers) ResolveUser(ctx context.Context, sp StoredProvider, id oauth
 				taken, err := q.UsernameTaken(ctx, n)
 				return err != nil || taken
 			})
-			nu, err := q.CreateUser(ctx, store.CreateUserParams{Username: name, Email: id.Email, Role: sp.Row.DefaultRole,
+			nu, err := q.CreateUser(ctx, store.CreateUserParams{Username: name, Email: id.Email, Role: sp.DefaultRole,
 				Status: "active", EmailVerified: true})
 			if err != nil {
 				return uniqueConflict(err)
@@ -208,13 +222,13 @@ func (p *Providers) ResolveUser(ctx context.Context, sp StoredProvider, id oauth
 		default:
 			return err
 		}
-		return q.LinkOAuthAccount(ctx, store.LinkOAuthAccountParams{ProviderID: sp.Row.ID, Subject: id.Subject, UserID: userID, Email: id.Email})
+		return q.LinkOAuthAccount(ctx, store.LinkOAuthAccountParams{ProviderID: sp.ID, Subject: id.Subject, UserID: userID, Email: id.Email})
 	})
 	if err != nil {
 		return uuid.Nil, "", err
 	}
 	audit.Record(ctx, p.Q, p.Log, audit.Entry{ActorID: userID, ActorDisplay: id.Email, Action: "auth.login", IP: c.IP, UA: c.UserAgent,
-		Detail: map[string]any{"method": "oauth", "provider": sp.Row.Slug, "rule": rule}})
+		Detail: map[string]any{"method": "oauth", "provider": sp.Slug, "rule": rule}})
 	return userID, rule, nil
 }
 

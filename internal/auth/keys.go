@@ -25,8 +25,11 @@ type NewKey struct {
 
 // CreatedKey is the stored key plus its secret, which is never retrievable again.
 type CreatedKey struct {
-	Key    store.CatalogApiKey
-	Secret string
+	ID                       uuid.UUID
+	Name, Fingerprint, Scope string
+	ExpiresAt                *time.Time
+	CreatedAt                time.Time
+	Secret                   string
 }
 
 // CreateKey stores a new API key for its owner. Only the hash of the secret is kept.
@@ -52,7 +55,8 @@ func (s *Service) CreateKey(ctx context.Context, nk NewKey) (CreatedKey, error) 
 	s.audit(ctx, audit.Entry{ActorID: nk.Actor.UserID, ActorDisplay: nk.Actor.Username, Action: "api_key.create",
 		ResourceType: "api_key", ResourceID: k.ID.String(), IP: nk.Client.IP, UA: nk.Client.UserAgent,
 		Detail: map[string]any{"owner_id": nk.OwnerID.String(), "scope": k.Scope, "fingerprint": k.Fingerprint}})
-	return CreatedKey{Key: k, Secret: secret}, nil
+	return CreatedKey{ID: k.ID, Name: k.Name, Fingerprint: k.Fingerprint, Scope: k.Scope, ExpiresAt: k.ExpiresAt,
+		CreatedAt: k.CreatedAt, Secret: secret}, nil
 }
 
 // RevokeKey revokes key id. ownerOnly restricts it to the actor's own keys; a key of someone else

@@ -34,12 +34,13 @@ type Service struct {
 
 // Dataset is a catalog record as a caller sees it.
 type Dataset struct {
-	Row                 store.CatalogDataset
+	Entry               Entry
 	CreatedByDisplay    string
 	LastEditedByDisplay *string
-	TableColumns        []byte // [[name, type], ...] of the data table, when read by Get
-	Version             int64  // the record row's version (xmin) when read by Get
-	grant               string // the strongest grant the reader holds, for later policy checks
+	TableColumns        []byte               // [[name, type], ...] of the data table, when read by Get
+	Version             int64                // the record row's version (xmin) when read by Get
+	grant               string               // the strongest grant the reader holds, for later policy checks
+	row                 store.CatalogDataset // the record as stored, for the policy and quality rules
 }
 
 func resource(d store.CatalogDataset, grant string) auth.Resource {
@@ -68,7 +69,7 @@ func (s *Service) get(ctx context.Context, q *store.Queries, p auth.Principal, i
 	if err := auth.Authorize(p, resource(r.CatalogDataset, r.CallerGrant), write, "dataset"); err != nil {
 		return Dataset{}, err
 	}
-	d := Dataset{Row: r.CatalogDataset, CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay,
+	d := Dataset{row: r.CatalogDataset, Entry: entryOf(r.CatalogDataset), CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay,
 		TableColumns: r.TableColumns, Version: r.Version, grant: r.CallerGrant}
 	s.reads.keep(d)
 	return d, nil
@@ -83,7 +84,7 @@ func (s *Service) LatestJob(ctx context.Context, p auth.Principal, id uuid.UUID)
 		return store.CatalogIngestJob{}, err
 	}
 	job, err := s.Q.LatestJobOfDataset(ctx, &id)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !auth.CanReadJob(p, job.CreatedBy, resource(d.Row, d.grant))) {
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !auth.CanReadJob(p, job.CreatedBy, resource(d.row, d.grant))) {
 		return store.CatalogIngestJob{}, apperr.NotFound("dataset %s has no ingestion job", id)
 	}
 	return job, err
@@ -108,7 +109,7 @@ func (s *Service) List(ctx context.Context, p auth.Principal, f Filter) ([]Datas
 	out := make([]Dataset, len(rows))
 	total := 0
 	for i, r := range rows {
-		out[i] = Dataset{Row: r.CatalogDataset, CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay}
+		out[i] = Dataset{row: r.CatalogDataset, Entry: entryOf(r.CatalogDataset), CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay}
 		total = int(r.Total)
 	}
 	return out, total, nil
@@ -203,14 +204,14 @@ func (s *Service) UpdateMetadata(ctx context.Context, p auth.Principal, id uuid.
 		if err != nil {
 			return err
 		}
-		changes := ch.diff(before.Row)
+		changes := ch.diff(before.row)
 		if len(changes) == 0 {
 			return walkTo(ctx, q, p, before, ch.RecordStatus) // no metadata change: no new version of its own
 		}
 		// Sending the current visibility back (a client saving a whole form) changes nothing and
 		// stays allowed; moving it is the owner's decision.
 		if _, moves := changes["visibility"]; moves {
-			if err := auth.AuthorizeManage(p, resource(before.Row, before.grant), "dataset", "change its visibility"); err != nil {
+			if err := auth.AuthorizeManage(p, resource(before.row, before.grant), "dataset", "change its visibility"); err != nil {
 				return err
 			}
 		}
@@ -259,20 +260,20 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID, co
 		if err != nil {
 			return err
 		}
-		if err := auth.AuthorizeManage(p, resource(d.Row, d.grant), "dataset", "delete it"); err != nil {
+		if err := auth.AuthorizeManage(p, resource(d.row, d.grant), "dataset", "delete it"); err != nil {
 			return err
 		}
-		if confirmTitle != nil && *confirmTitle != d.Row.Title {
+		if confirmTitle != nil && *confirmTitle != d.row.Title {
 			return ErrTitleMismatch
 		}
 		if err := q.DeleteDatasetRecord(ctx, id); err != nil {
 			return err
 		}
-		if d.Row.Registered {
+		if d.row.Registered {
 			detached = true
 			return nil
 		}
-		_, err = tx.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{d.Row.TableSchema, d.Row.TableName}.Sanitize())
+		_, err = tx.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{d.row.TableSchema, d.row.TableName}.Sanitize())
 		return err
 	})
 	return detached, err

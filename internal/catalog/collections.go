@@ -3,11 +3,11 @@ package catalog
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
@@ -16,10 +16,20 @@ import (
 
 // Collection is a catalog collection with the count of members the caller may read.
 type Collection struct {
-	Row          store.CatalogCollection
-	DatasetCount int
-	Extent       []float64      // WGS84 box of the readable members; nil when none has one
-	Temporal     [2]pgtype.Date // earliest vintage start and latest vintage end of the readable members
+	ID                   uuid.UUID
+	Name                 string
+	Description          *string
+	Visibility           string
+	CreatedBy            *uuid.UUID
+	CreatedAt, UpdatedAt time.Time
+	DatasetCount         int
+	Extent               []float64     // WGS84 box of the readable members; nil when none has one
+	Temporal             [2]*time.Time // earliest vintage start and latest vintage end of the readable members
+}
+
+func collectionOf(r store.CatalogCollection) Collection {
+	return Collection{ID: r.ID, Name: r.Name, Description: r.Description, Visibility: r.Visibility, CreatedBy: r.CreatedBy,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 // who returns the caller parameters every visibility-aware query takes.
@@ -41,8 +51,9 @@ func (s *Service) Collections(ctx context.Context, p auth.Principal, q *string, 
 	out := make([]Collection, len(rows))
 	total := 0
 	for i, r := range rows {
-		out[i] = Collection{Row: r.CatalogCollection, DatasetCount: int(r.DatasetCount), Extent: r.ExtentBbox,
-			Temporal: [2]pgtype.Date{r.TemporalStart, r.TemporalEnd}}
+		out[i] = collectionOf(r.CatalogCollection)
+		out[i].DatasetCount, out[i].Extent = int(r.DatasetCount), r.ExtentBbox
+		out[i].Temporal = [2]*time.Time{dateOf(r.TemporalStart), dateOf(r.TemporalEnd)}
 		total = int(r.Total)
 	}
 	return out, total, nil
@@ -70,7 +81,7 @@ func (s *Service) ownCollection(ctx context.Context, p auth.Principal, id uuid.U
 	if !p.Can(auth.CapManageCollections) {
 		return c, apperr.Forbidden("changing collections needs the manage_collections capability")
 	}
-	if !p.IsAdmin() && (c.Row.CreatedBy == nil || *c.Row.CreatedBy != p.UserID) {
+	if !p.IsAdmin() && (c.CreatedBy == nil || *c.CreatedBy != p.UserID) {
 		return c, apperr.Forbidden("only the collection's owner or an admin may change it")
 	}
 	return c, nil
@@ -88,7 +99,7 @@ func (s *Service) CreateCollection(ctx context.Context, p auth.Principal, name s
 	if err != nil {
 		return Collection{}, nameConflict(err, name, true)
 	}
-	return Collection{Row: row}, nil
+	return collectionOf(row), nil
 }
 
 // UpdateCollection renames, redescribes or changes the visibility of a collection.
@@ -98,7 +109,7 @@ func (s *Service) UpdateCollection(ctx context.Context, p auth.Principal, id uui
 		return Collection{}, err
 	}
 	if _, err := s.Q.UpdateCollection(ctx, store.UpdateCollectionParams{ID: id, Name: name, Description: description, Visibility: visibility}); err != nil {
-		return Collection{}, nameConflict(err, deref(name), c.Row.CreatedBy != nil && *c.Row.CreatedBy == p.UserID)
+		return Collection{}, nameConflict(err, deref(name), c.CreatedBy != nil && *c.CreatedBy == p.UserID)
 	}
 	return s.Collection(ctx, p, id)
 }
@@ -161,16 +172,27 @@ func (s *Service) CollectionDatasets(ctx context.Context, p auth.Principal, id u
 	out := make([]Dataset, len(rows))
 	total := 0
 	for i, r := range rows {
-		out[i] = Dataset{Row: r.CatalogDataset, CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay}
+		out[i] = Dataset{row: r.CatalogDataset, Entry: entryOf(r.CatalogDataset), CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay}
 		total = int(r.Total)
 	}
 	return out, total, nil
 }
 
 // CollectionsOf lists the collections of a dataset the caller may see.
-func (s *Service) CollectionsOf(ctx context.Context, p auth.Principal, dataset uuid.UUID) ([]store.CollectionsOfDatasetRow, error) {
+func (s *Service) CollectionsOf(ctx context.Context, p auth.Principal, dataset uuid.UUID) ([]CollectionRef, error) {
 	caller, _ := who(p)
-	return s.Q.CollectionsOfDataset(ctx, store.CollectionsOfDatasetParams{DatasetID: dataset, CallerID: caller, IsAdmin: p.IsAdmin()})
+	rows, err := s.Q.CollectionsOfDataset(ctx, store.CollectionsOfDatasetParams{DatasetID: dataset, CallerID: caller, IsAdmin: p.IsAdmin()})
+	out := make([]CollectionRef, len(rows))
+	for i, r := range rows {
+		out[i] = CollectionRef{ID: r.ID, Name: r.Name}
+	}
+	return out, err
+}
+
+// CollectionRef names a collection.
+type CollectionRef struct {
+	ID   uuid.UUID
+	Name string
 }
 
 // nameConflict turns the per-owner unique name index's violation into a 409. Names are unique per

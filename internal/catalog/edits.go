@@ -61,9 +61,9 @@ func (s *Service) editable(ctx context.Context, p auth.Principal, id uuid.UUID) 
 		return editTarget{}, err
 	}
 	switch {
-	case d.Row.RecordType != "vector_dataset" && d.Row.RecordType != "table":
-		return editTarget{}, apperr.Conflict("a %s has no features to edit", d.Row.RecordType)
-	case d.Row.Registered:
+	case d.row.RecordType != "vector_dataset" && d.row.RecordType != "table":
+		return editTarget{}, apperr.Conflict("a %s has no features to edit", d.row.RecordType)
+	case d.row.Registered:
 		return editTarget{}, apperr.Conflict("the dataset is a registered table, which belongs to its operator: its features are not edited through the catalog")
 	}
 	running, err := s.Q.DatasetImportRunning(ctx, &id)
@@ -73,7 +73,7 @@ func (s *Service) editable(ctx context.Context, p auth.Principal, id uuid.UUID) 
 	if running {
 		return editTarget{}, apperr.Conflict("an import of this dataset is queued or running; edit its features when it has finished")
 	}
-	t, err := features.TableOf(d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn, d.TableColumns)
+	t, err := features.TableOf(d.row.TableSchema, d.row.TableName, d.row.IDColumn, d.row.GeometryColumn, d.TableColumns)
 	if err != nil {
 		return editTarget{}, err
 	}
@@ -108,9 +108,9 @@ func (s *Service) prepare(ctx context.Context, et editTarget, w FeatureWrite) (p
 func (s *Service) edit(ctx context.Context, p auth.Principal, et editTarget, fn func(tx pgx.Tx) (action string, changes map[string]any, err error)) error {
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := s.Q.WithTx(tx)
-		before, err := q.LockDatasetForFeatureEdit(ctx, et.d.Row.ID)
+		before, err := q.LockDatasetForFeatureEdit(ctx, et.d.row.ID)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return apperr.NotFound("dataset %s not found", et.d.Row.ID)
+			return apperr.NotFound("dataset %s not found", et.d.row.ID)
 		}
 		if err != nil {
 			return err
@@ -127,7 +127,7 @@ func (s *Service) edit(ctx context.Context, p auth.Principal, et editTarget, fn 
 		if !p.Anonymous() {
 			editor = &p.UserID
 		}
-		version, err := q.RecordFeatureEdit(ctx, store.RecordFeatureEditParams{ID: et.d.Row.ID, FeatureCount: &ext.Count,
+		version, err := q.RecordFeatureEdit(ctx, store.RecordFeatureEditParams{ID: et.d.row.ID, FeatureCount: &ext.Count,
 			ExtentBbox: ext.BBox, SetZ: et.spec.Z, ZMin: ext.ZMin, ZMax: ext.ZMax, EditedBy: editor})
 		if err != nil {
 			return err
@@ -135,7 +135,7 @@ func (s *Service) edit(ctx context.Context, p auth.Principal, et editTarget, fn 
 		if before == nil || *before != ext.Count {
 			changes["feature_count"] = change(before, ext.Count)
 		}
-		return history(ctx, q, et.d.Row.ID, version, action, p, changes)
+		return history(ctx, q, et.d.row.ID, version, action, p, changes)
 	})
 }
 

@@ -76,7 +76,7 @@ func (s *Service) Validate(ctx context.Context, p auth.Principal, id uuid.UUID) 
 	if err != nil {
 		return features.Validation{}, Quality{}, err
 	}
-	t, err := features.TableOf(d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn, d.TableColumns)
+	t, err := features.TableOf(d.row.TableSchema, d.row.TableName, d.row.IDColumn, d.row.GeometryColumn, d.TableColumns)
 	if err != nil {
 		return features.Validation{}, Quality{}, err
 	}
@@ -84,7 +84,7 @@ func (s *Service) Validate(ctx context.Context, p auth.Principal, id uuid.UUID) 
 	if err != nil {
 		return v, Quality{}, err
 	}
-	q := ComputeQuality(d.Row, v.FeatureCount, v.Invalid, v.Empty, v.Null, v.AttributeCompleteness, v.CRSDefined, time.Now().UTC())
+	q := ComputeQuality(d.row, v.FeatureCount, v.Invalid, v.Empty, v.Null, v.AttributeCompleteness, v.CRSDefined, time.Now().UTC())
 	raw, _ := json.Marshal(q)
-	return v, q, s.Q.SetDatasetQuality(ctx, store.SetDatasetQualityParams{ID: d.Row.ID, QualityDetail: raw})
+	return v, q, s.Q.SetDatasetQuality(ctx, store.SetDatasetQualityParams{ID: d.row.ID, QualityDetail: raw})
 }

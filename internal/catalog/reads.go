@@ -30,7 +30,7 @@ type records struct {
 
 func (r *records) keep(d Dataset) {
 	d.grant = "" // the caller's grant is no property of the record
-	if _, loaded := r.m.Swap(d.Row.ID, &d); !loaded && r.n.Add(1) > maxRecords {
+	if _, loaded := r.m.Swap(d.row.ID, &d); !loaded && r.n.Add(1) > maxRecords {
 		r.m.Clear()
 		r.n.Store(0)
 	}
@@ -45,13 +45,13 @@ func (r *records) get(id uuid.UUID) (*Dataset, bool) {
 }
 
 // forget drops d unless a newer read has replaced it meanwhile.
-func (r *records) forget(d *Dataset) { r.m.CompareAndDelete(d.Row.ID, d) }
+func (r *records) forget(d *Dataset) { r.m.CompareAndDelete(d.row.ID, d) }
 
 // Table is the dataset's data table as feature reads see it.
 func (d Dataset) Table() (features.Table, error) {
-	t, err := features.TableOf(d.Row.TableSchema, d.Row.TableName, d.Row.IDColumn, d.Row.GeometryColumn, d.TableColumns)
-	if d.Row.GeometryType != nil {
-		t.GeomType = *d.Row.GeometryType
+	t, err := features.TableOf(d.row.TableSchema, d.row.TableName, d.row.IDColumn, d.row.GeometryColumn, d.TableColumns)
+	if d.row.GeometryType != nil {
+		t.GeomType = *d.row.GeometryType
 	}
 	return t, err
 }
@@ -101,7 +101,7 @@ func (s *Service) guardedRead(ctx context.Context, p auth.Principal, d Dataset, 
 		return nil, errPlan
 	}
 	caller, role := who(p)
-	q.Guard = &features.Guard{Dataset: d.Row.ID, Version: d.Version, Caller: caller, Role: role, Admin: p.IsAdmin()}
+	q.Guard = &features.Guard{Dataset: d.row.ID, Version: d.Version, Caller: caller, Role: role, Admin: p.IsAdmin()}
 	return features.Reader{Pool: s.Pool}.Items(ctx, t, q)
 }
 

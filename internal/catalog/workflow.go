@@ -79,10 +79,10 @@ func (s *Service) moveStatus(ctx context.Context, p auth.Principal, id uuid.UUID
 		if err != nil {
 			return err
 		}
-		if err := walk(ctx, q, p, id, d.Row.RecordStatus, target, walkPath); err != nil {
+		if err := walk(ctx, q, p, id, d.row.RecordStatus, target, walkPath); err != nil {
 			return err
 		}
-		warnings = metadataWarnings(d.Row)
+		warnings = metadataWarnings(d.row)
 		return nil
 	})
 	return target, warnings, err
@@ -117,10 +117,10 @@ func walk(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.UUID,
 
 // walkTo walks d to target along the workflow when a metadata change names a status.
 func walkTo(ctx context.Context, q *store.Queries, p auth.Principal, d Dataset, target *string) error {
-	if target == nil || *target == d.Row.RecordStatus {
+	if target == nil || *target == d.row.RecordStatus {
 		return nil
 	}
-	return walk(ctx, q, p, d.Row.ID, d.Row.RecordStatus, *target, true)
+	return walk(ctx, q, p, d.row.ID, d.row.RecordStatus, *target, true)
 }
 
 // path lists the statuses from (exclusive) to target (inclusive) along the workflow; staying put
@@ -158,7 +158,7 @@ func (s *Service) grantManager(ctx context.Context, p auth.Principal, id uuid.UU
 	if err != nil {
 		return err
 	}
-	return auth.AuthorizeManage(p, resource(d.Row, d.grant), "dataset", "manage its grants")
+	return auth.AuthorizeManage(p, resource(d.row, d.grant), "dataset", "manage its grants")
 }
 
 // Grants lists the grants of a dataset.
@@ -217,9 +217,29 @@ func date(t *time.Time) pgtype.Date {
 }
 
 // History lists a dataset's changes, newest first; dataOnly keeps the content versions.
-func (s *Service) History(ctx context.Context, p auth.Principal, id uuid.UUID, dataOnly bool, skip, limit int) ([]store.ListDatasetHistoryRow, error) {
+func (s *Service) History(ctx context.Context, p auth.Principal, id uuid.UUID, dataOnly bool, skip, limit int) ([]HistoryEntry, int, error) {
 	if _, err := s.Get(ctx, p, id, false); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return s.Q.ListDatasetHistory(ctx, store.ListDatasetHistoryParams{DatasetID: id, DataOnly: dataOnly, Off: int32(skip), Lim: int32(limit)})
+	rows, err := s.Q.ListDatasetHistory(ctx, store.ListDatasetHistoryParams{DatasetID: id, DataOnly: dataOnly, Off: int32(skip), Lim: int32(limit)})
+	out := make([]HistoryEntry, len(rows))
+	total := 0
+	for i, r := range rows {
+		out[i] = HistoryEntry{ID: r.PublicID, DatasetID: r.DatasetID, DatasetTitle: r.DatasetTitle, Version: int(r.Version),
+			Action: r.Action, ActorID: r.ActorID, ActorDisplay: r.ActorDisplay, Changes: r.Changes, OccurredAt: r.OccurredAt}
+		total = int(r.Total)
+	}
+	return out, total, err
+}
+
+// HistoryEntry is one recorded change of a dataset.
+type HistoryEntry struct {
+	ID, DatasetID uuid.UUID
+	DatasetTitle  string // the dataset's title now
+	Version       int    // the version the change produced
+	Action        string
+	ActorID       *uuid.UUID // nil for system actions
+	ActorDisplay  string
+	Changes       []byte // {"field": {"old": ..., "new": ...}, ...}
+	OccurredAt    time.Time
 }
