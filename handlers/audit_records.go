@@ -57,29 +57,9 @@ func (x auditExport) VisitDownloadAuditRecordsResponse(w http.ResponseWriter) er
 		_, _ = io.WriteString(w, "[")
 	}
 	err := x.trail.Each(x.ctx, x.filter, x.max, func(e audit.Event) error {
-		switch x.format {
-		case "csv":
-			actor := ""
-			if e.ActorID != nil {
-				actor = e.ActorID.String()
-			}
-			return cw.Write([]string{e.ID.String(), e.OccurredAt.UTC().Format(time.RFC3339Nano), actor, csvSafe(e.ActorDisplay), e.Action,
-				e.ResourceType, csvSafe(e.ResourceID), e.Outcome, e.IP, csvSafe(e.UserAgent), string(e.Detail)})
-		case "json":
-			if !first {
-				_, _ = io.WriteString(w, ",")
-			}
-		}
+		err := x.writeRow(w, cw, e, first)
 		first = false
-		b, _ := json.Marshal(auditOut(e))
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-		if x.format == "ndjson" {
-			_, err := io.WriteString(w, "\n")
-			return err
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return err // headers are out: the error handler can only log it
@@ -89,4 +69,33 @@ func (x auditExport) VisitDownloadAuditRecordsResponse(w http.ResponseWriter) er
 		_, _ = io.WriteString(w, "]")
 	}
 	return cw.Error()
+}
+
+// writeRow writes one event in the export's format (csv through cw), a comma before all but
+// the first of a json array.
+func (x auditExport) writeRow(w io.Writer, cw *csv.Writer, e audit.Event, first bool) error {
+	switch x.format {
+	case "csv":
+		actor := ""
+		if e.ActorID != nil {
+			actor = e.ActorID.String()
+		}
+		return cw.Write([]string{e.ID.String(), e.OccurredAt.UTC().Format(time.RFC3339Nano), actor, csvSafe(e.ActorDisplay), e.Action,
+			e.ResourceType, csvSafe(e.ResourceID), e.Outcome, e.IP, csvSafe(e.UserAgent), string(e.Detail)})
+	case "json":
+		if !first {
+			if _, err := io.WriteString(w, ","); err != nil {
+				return err
+			}
+		}
+	}
+	b, _ := json.Marshal(auditOut(e))
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	if x.format == "ndjson" {
+		_, err := io.WriteString(w, "\n")
+		return err
+	}
+	return nil
 }

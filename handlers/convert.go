@@ -115,6 +115,12 @@ func datasetOut(d catalog.Dataset, detail bool) gen.DatasetResponse {
 		SensitivityClassification: r.SensitivityClassification, OwnerOrg: r.OwnerOrg, Language: r.Language,
 		PublishedAt: r.PublishedAt, UpdatedBy: r.UpdatedBy, RecordType: &recordType,
 	}
+	optionalFields(r, &out)
+	return out
+}
+
+// optionalFields fills the dataset's fields that are null when empty, and those stored as JSON.
+func optionalFields(r catalog.Entry, out *gen.DatasetResponse) {
 	if len(r.ExtentBbox) > 0 {
 		out.ExtentBbox = &r.ExtentBbox
 	}
@@ -124,26 +130,19 @@ func datasetOut(d catalog.Dataset, detail bool) gen.DatasetResponse {
 	if len(r.TileColumns) > 0 {
 		out.TileColumns = &r.TileColumns
 	}
-	if len(r.ColumnInfo) > 0 {
-		var cols []gen.ColumnInfo
-		if json.Unmarshal(r.ColumnInfo, &cols) == nil {
-			out.ColumnInfo = &cols
-		}
-	}
-	if len(r.QualityDetail) > 0 {
-		var q gen.QualityDetail
-		if json.Unmarshal(r.QualityDetail, &q) == nil {
-			out.QualityDetail = &q
-		}
-	}
-	if len(r.OriginRef) > 0 {
-		var ref map[string]any
-		if json.Unmarshal(r.OriginRef, &ref) == nil {
-			out.OriginRef = &ref
-		}
-	}
+	out.ColumnInfo = decoded[[]gen.ColumnInfo](r.ColumnInfo)
+	out.QualityDetail = decoded[gen.QualityDetail](r.QualityDetail)
+	out.OriginRef = decoded[map[string]any](r.OriginRef)
 	out.DataVintageStart, out.DataVintageEnd = dateOut(r.DataVintageStart), dateOut(r.DataVintageEnd)
-	return out
+}
+
+// decoded is a JSON column's value, nil when empty or not of the expected shape.
+func decoded[T any](raw []byte) *T {
+	var v T
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	return &v
 }
 
 // dateOut is a date as the contract's nullable date.
