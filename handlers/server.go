@@ -32,7 +32,7 @@ import (
 // composition root); the handlers only use them.
 type Deps struct {
 	Config       config.Config
-	Health       health.Checker
+	Health       *health.Checker
 	Settings     settings.Reader
 	Audit        audit.Trail
 	Log          *slog.Logger

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -114,6 +116,9 @@ func serve() error {
 	if err := migrateRiver(ctx, jobs); err != nil {
 		return err
 	}
+	if cfg.PprofAddr != "" {
+		go servePprof(log, cfg.PprofAddr)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("DATA_DIR: %w", err)
 	}
@@ -195,5 +200,19 @@ func retry(ctx context.Context, log *slog.Logger, what string, f func() error) e
 			return errors.Join(ctx.Err(), err)
 		case <-time.After(2 * time.Second):
 		}
+	}
+}
+
+// servePprof serves the runtime profiles on their own loopback listener (config checks the
+// address), never on the API's.
+func servePprof(log *slog.Logger, addr string) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	log.Info("runtime profiles served", "addr", addr)
+	if err := srv.ListenAndServe(); err != nil {
+		log.Error("pprof listener stopped", "err", err)
 	}
 }

@@ -43,7 +43,7 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 	box := secretbox.New(c.JWTSecretKey)
 	cat := &catalog.Service{Pool: pool, Q: q, Log: log}
 	return handlers.Deps{
-		Config: c, Health: health.Checker{Pool: pool}, Log: log, Settings: settings.Reader{Q: q}, Audit: audit.Trail{Q: q},
+		Config: c, Health: &health.Checker{Pool: pool, MaxAge: time.Second}, Log: log, Settings: settings.Reader{Q: q}, Audit: audit.Trail{Q: q},
 		Auth: &auth.Service{Pool: pool, Q: q, Log: log, Signer: auth.NewSigner(c.JWTSecretKey, c.AccessTokenTTL),
 			RefreshTTL: c.RefreshTokenTTL, Grace: c.RefreshGrace},
 		Downloads: auth.NewDownloadTokens(c.JWTSecretKey),

@@ -20,6 +20,7 @@ import (
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
+	"meridian/internal/features"
 	"meridian/store"
 )
 
@@ -41,6 +42,7 @@ type Dataset struct {
 	Version             int64                // the record row's version (xmin) when read by Get
 	grant               string               // the strongest grant the reader holds, for later policy checks
 	row                 store.CatalogDataset // the record as stored, for the policy and quality rules
+	table               *features.Table      // the data table, parsed once for a kept record (reads.go)
 }
 
 func resource(d store.CatalogDataset, grant string) auth.Resource {

@@ -30,6 +30,10 @@ type records struct {
 
 func (r *records) keep(d Dataset) {
 	d.grant = "" // the caller's grant is no property of the record
+	// The table description is parsed once per kept version, not on every read.
+	if t, err := d.Table(); err == nil {
+		d.table = &t
+	}
 	if _, loaded := r.m.Swap(d.row.ID, &d); !loaded && r.n.Add(1) > maxRecords {
 		r.m.Clear()
 		r.n.Store(0)
@@ -49,6 +53,9 @@ func (r *records) forget(d *Dataset) { r.m.CompareAndDelete(d.row.ID, d) }
 
 // Table is the dataset's data table as feature reads see it.
 func (d Dataset) Table() (features.Table, error) {
+	if d.table != nil {
+		return *d.table, nil
+	}
 	t, err := features.TableOf(d.row.TableSchema, d.row.TableName, d.row.IDColumn, d.row.GeometryColumn, d.TableColumns)
 	if d.row.GeometryType != nil {
 		t.GeomType = *d.row.GeometryType

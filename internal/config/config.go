@@ -4,6 +4,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -48,6 +49,9 @@ type Config struct {
 	MaxFeatureBodyBytes     int64
 	CORSAllowedOrigins      []string
 	TrustForwardedHeader    bool
+	// PprofAddr, when set, serves Go's runtime profiles (net/http/pprof) on this loopback
+	// address, apart from the API: for measuring a running server, off by default.
+	PprofAddr string
 
 	RateLimitEnabled   bool
 	RateLimitPerSecond float64 // global per client IP
@@ -126,6 +130,7 @@ func load(get func(string) string) (Config, error) {
 		MaxFeatureBodyBytes:     p.int64("MAX_FEATURE_BODY_BYTES", 1<<20),
 		CORSAllowedOrigins:      p.list("CORS_ALLOWED_ORIGINS"),
 		TrustForwardedHeader:    p.boolean("TRUST_FORWARDED_HEADERS", false),
+		PprofAddr:               p.str("PPROF_ADDR", ""),
 
 		RateLimitEnabled:   p.boolean("RATE_LIMIT_ENABLED", true),
 		RateLimitPerSecond: p.float("RATE_LIMIT_PER_SECOND", 60),
@@ -217,6 +222,13 @@ func (c Config) validate() error {
 	}
 	if c.MaxUploadBytes < 1 || c.MaxBodyBytes < 1 || c.MaxFeatureBodyBytes < 1 {
 		return errors.New("MAX_UPLOAD_BYTES, MAX_BODY_BYTES and MAX_FEATURE_BODY_BYTES must be positive")
+	}
+	if c.PprofAddr != "" {
+		// Profiles show memory and timing of everything; they never face the network.
+		host, _, err := net.SplitHostPort(c.PprofAddr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			return fmt.Errorf("PPROF_ADDR %q must be a loopback address with a port (127.0.0.1:6060)", c.PprofAddr)
+		}
 	}
 	if c.ImportStallTimeout < 2*time.Second {
 		// Runs beat every sixth of it; shorter would fail healthy imports on a busy database.

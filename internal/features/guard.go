@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"meridian/internal/sqlbuild"
 )
@@ -29,8 +30,14 @@ type Guard struct {
 // wrap puts the page query under the guard: one row per feature, or one row of NULLs for an
 // empty page, when the guard holds; no row when it does not.
 func (g *Guard) wrap(b *sqlbuild.Builder, page string) string {
-	return "SELECT p.* FROM catalog.datasets d LEFT JOIN LATERAL (" + page + ") p ON true WHERE d.id = " + b.Arg(g.Dataset) +
+	// Ids go as pgtype.UUID: pgx sends those in binary, uuid.UUID through its text form.
+	caller := pgtype.UUID{}
+	if g.Caller != nil {
+		caller = pgtype.UUID{Bytes: *g.Caller, Valid: true}
+	}
+	return "SELECT p.* FROM catalog.datasets d LEFT JOIN LATERAL (" + page + ") p ON true WHERE d.id = " +
+		b.Arg(pgtype.UUID{Bytes: g.Dataset, Valid: true}) +
 		" AND d.xmin = " + b.Cast(strconv.FormatInt(g.Version, 10), "text") + "::xid" +
-		" AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, " + b.Cast(g.Caller, "uuid") + ", " +
+		" AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, " + b.Cast(caller, "uuid") + ", " +
 		b.Cast(g.Role, "text") + ", " + b.Cast(g.Admin, "boolean") + ")"
 }

@@ -3,6 +3,7 @@ package health
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -24,14 +25,28 @@ type Report struct {
 }
 
 // Checker checks the database with a short timeout of its own, so a hung database makes the health
-// check answer "unhealthy" quickly instead of hanging the monitor.
+// check answer "unhealthy" quickly instead of hanging the monitor. A report is reused for MaxAge:
+// monitors and load balancers poll health many times a second across replicas, and each poll
+// need not cost a database round trip (the report's CheckedAt says how old it is).
 type Checker struct {
 	Pool    *pgxpool.Pool
 	Timeout time.Duration
+	MaxAge  time.Duration
+
+	last atomic.Pointer[Report]
 }
 
-// Check probes every provider now.
-func (c Checker) Check(ctx context.Context) Report {
+// Check returns the last report when it is younger than MaxAge, else probes every provider now.
+func (c *Checker) Check(ctx context.Context) Report {
+	if r := c.last.Load(); r != nil && time.Since(r.CheckedAt) < c.MaxAge {
+		return *r
+	}
+	r := c.probe(ctx)
+	c.last.Store(&r)
+	return r
+}
+
+func (c *Checker) probe(ctx context.Context) Report {
 	timeout := c.Timeout
 	if timeout == 0 {
 		timeout = 2 * time.Second
