@@ -31,6 +31,7 @@ const recordsPath = "/collections/datasets"
 // recordCatalog is what the records collection needs of the catalog.
 type recordCatalog interface {
 	Records(ctx context.Context, p auth.Principal, q catalog.RecordQuery) ([]catalog.Record, int, error)
+	Facets(ctx context.Context, p auth.Principal, q catalog.RecordQuery, size int) (catalog.Facets, error)
 }
 
 // recordCollection describes the catalog itself as an OGC API Records collection.
@@ -145,27 +146,51 @@ func (s *Server) OgcCollectionItems(ctx context.Context, request gen.OgcCollecti
 	if err != nil {
 		return nil, err
 	}
+	out, err := s.recordPage(ctx, q, recordsPath+"/items", geoJSON)
+	return gen.OgcCollectionItems200ApplicationGeoPlusJSONResponse(out), err
+}
+
+// recordPage runs a records query for the caller and answers the page as a FeatureCollection of
+// record features with paging links to path.
+func (s *Server) recordPage(ctx context.Context, q catalog.RecordQuery, path, mediaType string) (gen.OgcRecordCollection, error) {
 	records, total, err := s.records.Records(ctx, auth.From(ctx), q)
 	if err != nil {
-		return nil, err
+		return gen.OgcRecordCollection{}, err
 	}
 	now := time.Now().UTC()
-	out := gen.OgcCollectionItems200ApplicationGeoPlusJSONResponse{Type: "FeatureCollection", Features: []gen.OgcRecord{},
+	out := gen.OgcRecordCollection{Type: "FeatureCollection", Features: make([]gen.OgcRecord, 0, len(records)),
 		NumberReturned: len(records), NumberMatched: total, TimeStamp: &now}
 	for _, r := range records {
 		rec, err := s.record(r)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		out.Features = append(out.Features, rec)
 	}
-	out.Links = s.pageLinks(ctx, recordsPath+"/items", geoJSON, q.Offset, q.Limit, q.Offset+len(records) < total)
+	out.Links = s.pageLinks(ctx, path, mediaType, q.Offset, q.Limit, q.Offset+len(records) < total)
 	return out, nil
 }
 
-// recordQuery reads the items parameters: OGC API Records' own, and the catalog's (the names
-// the web UI and desktop plugin send).
+// recordQuery reads the items parameters: OGC API Records' own, the catalog's (the names the web
+// UI and desktop plugin send), and any other as an equality filter on a record queryable.
 func (s *Server) recordQuery(ctx context.Context, p gen.OgcCollectionItemsParams) (catalog.RecordQuery, error) {
+	q, err := s.recordParams(p)
+	if err != nil {
+		return q, err
+	}
+	for name, values := range web.MetaFrom(ctx).Query {
+		if !recordItemParams[name] {
+			if q.Equals == nil {
+				q.Equals = map[string]string{}
+			}
+			q.Equals[name] = values[0]
+		}
+	}
+	return q, nil
+}
+
+// recordParams reads the declared record parameters (shared by the records items and search).
+func (s *Server) recordParams(p gen.OgcCollectionItemsParams) (catalog.RecordQuery, error) {
 	q := catalog.RecordQuery{Limit: min(val(p.Limit), s.cfg.OGCMaxLimit), Offset: val(p.Offset), Terms: val(p.Q), Types: val(p.Type),
 		GeometryType: p.GeometryType, SRID: p.Srid, SourceOrganization: p.SourceOrganization, CollectionID: p.CollectionId,
 		ExternalIDs: val(p.ExternalIds)}
@@ -189,14 +214,6 @@ func (s *Server) recordQuery(ctx context.Context, p gen.OgcCollectionItemsParams
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return q, err
-		}
-	}
-	for name, values := range web.MetaFrom(ctx).Query {
-		if !recordItemParams[name] {
-			if q.Equals == nil {
-				q.Equals = map[string]string{}
-			}
-			q.Equals[name] = values[0]
 		}
 	}
 	return q, nil
@@ -275,7 +292,7 @@ func recordIDs(p gen.OgcCollectionItemsParams, q *catalog.RecordQuery) error {
 
 // recordSortBy maps the catalog's sort_by names onto record sortables.
 var recordSortBy = map[string]string{"title": "title", "created": "created", "created_at": "created", "updated": "updated",
-	"updated_at": "updated", "type": "type", "record_type": "type", "language": "language", "license": "license",
+	"updated_at": "updated", "published": "published", "published_at": "published", "type": "type", "record_type": "type", "language": "language", "license": "license",
 	"geometry_type": "geometry_type", "feature_count": "feature_count"}
 
 // recordOrder reads sortby (OGC) or sort_by/sort_desc (the catalog's names); relevance is the
@@ -293,7 +310,7 @@ func recordOrder(p gen.OgcCollectionItemsParams, q *catalog.RecordQuery) error {
 	}
 	field, ok := recordSortBy[by]
 	if !ok {
-		return apperr.Invalid("sort_by: %q is not one of relevance, title, created, updated, type, language, license, geometry_type, feature_count", by)
+		return apperr.Invalid("sort_by: %q is not one of relevance, title, created, updated, published, type, language, license, geometry_type, feature_count", by)
 	}
 	q.Sort = []catalog.SortKey{{Field: field, Desc: val(p.SortDesc)}}
 	return nil

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/uuid"
@@ -22,6 +23,40 @@ type fakeRecords struct {
 func (f *fakeRecords) Records(_ context.Context, _ auth.Principal, q catalog.RecordQuery) ([]catalog.Record, int, error) {
 	f.asked = q
 	return f.out, len(f.out), nil
+}
+
+func (f *fakeRecords) Facets(_ context.Context, _ auth.Principal, q catalog.RecordQuery, _ int) (catalog.Facets, error) {
+	f.asked = q
+	return catalog.Facets{RecordType: map[string]int{}}, nil
+}
+
+// Search's own names (q, theme, keywords, collection, sort, a body of types) map onto the
+// records query; the rest is read as the records collection reads it.
+func TestSearchParameters(t *testing.T) {
+	q, theme, kw, sort, limit := "hydro rhine", []string{"Water"}, []string{"rivers"}, gen.SearchDatasetsParamsSort("-title"), 500
+	col, other := uuid.New(), uuid.New()
+	types := gen.SearchDatasetsJSONRequestBody{"table"}
+	f := &fakeRecords{}
+	s := &Server{records: f, cfg: config.Config{OGCMaxLimit: 10000}}
+	_, err := s.SearchDatasets(context.Background(), gen.SearchDatasetsRequestObject{Body: &types, Params: gen.SearchDatasetsParams{
+		Q: &q, Theme: &theme, Keywords: &kw, Sort: &sort, Limit: &limit, Collection: &col, RecordType: &[]string{"vector_dataset"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := f.asked
+	if a.Text != q || fmt.Sprint(a.Keywords) != "[Water rivers]" || fmt.Sprint(a.Types) != "[vector_dataset table]" || a.Limit != 200 ||
+		a.CollectionID == nil || *a.CollectionID != col || len(a.Sort) != 1 || a.Sort[0] != (catalog.SortKey{Field: "title", Desc: true}) {
+		t.Fatalf("asked %+v", a)
+	}
+	// Relevance is the records order of a text: no sort key.
+	rel := gen.SearchDatasetsParamsSort("relevance")
+	if _, err := s.SearchDatasets(context.Background(), gen.SearchDatasetsRequestObject{Params: gen.SearchDatasetsParams{Q: &q, Sort: &rel}}); err != nil || len(f.asked.Sort) != 0 || f.asked.Limit != 10 {
+		t.Fatalf("relevance: %v %+v", err, f.asked)
+	}
+	_, err = s.SearchDatasets(context.Background(), gen.SearchDatasetsRequestObject{Params: gen.SearchDatasetsParams{Collection: &col, CollectionId: &other}})
+	if apperr.KindOf(err) != apperr.KindInvalid {
+		t.Fatalf("collection and collection_id disagreeing: %v", err)
+	}
 }
 
 // The catalog's own parameter names map onto the record query as their names say.

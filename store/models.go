@@ -141,6 +141,12 @@ type CatalogDatasetHistory struct {
 	PublicID     uuid.UUID       `json:"public_id"`
 }
 
+type CatalogDatasetSearch struct {
+	DatasetID uuid.UUID   `json:"dataset_id"`
+	Doc       interface{} `json:"doc"`
+	Words     string      `json:"words"`
+}
+
 type CatalogEmailVerification struct {
 	TokenHash []byte     `json:"token_hash"`
 	UserID    uuid.UUID  `json:"user_id"`

@@ -41,6 +41,7 @@ var RecordFields = []RecordField{
 	{Name: "dataset_id", SQL: "d.id::text", Type: "string"},
 	{Name: "created", SQL: "d.created_at", Type: "timestamp", Sortable: true},
 	{Name: "updated", SQL: "d.updated_at", Type: "timestamp", Sortable: true},
+	{Name: "published", SQL: "d.published_at", Type: "timestamp", Sortable: true},
 	{Name: "language", SQL: "d.language", Type: "string", Sortable: true},
 	{Name: "license", SQL: "d.license", Type: "string", Sortable: true},
 	{Name: "geometry_type", SQL: "d.geometry_type", Type: "string", Sortable: true},
@@ -64,6 +65,8 @@ type RecordQuery struct {
 	BBox          []float64 // CRS84; minx > maxx crosses the antimeridian
 	Start, End    *time.Time
 	Terms         []string // any term in the title, summary or themes
+	Text          string   // full-text query (web-search syntax), typo-tolerant on titles and keywords
+	Keywords      []string // any of these keywords (theme categories), case-insensitive
 	IDs           []uuid.UUID
 	Types         []string
 	Equals        map[string]string // record field = value
@@ -146,6 +149,9 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 			order = append(order, f.SQL)
 		}
 	}
+	if len(order) == 0 && q.Text != "" {
+		order = append(order, searchRank(&b, q.Text)+" DESC")
+	}
 	if len(order) == 0 {
 		order = append(order, "d.updated_at DESC")
 	}
@@ -160,7 +166,7 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		d.source_organization, d.source_format, d.quality_statement, d.lineage_summary, d.update_frequency,
 		d.access_constraints, d.usage_constraints, d.origin, d.quality_detail, d.source_health,
 		d.last_checked_at, d.last_refreshed_at, count(*) OVER ()
-		FROM catalog.datasets d WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ` + strings.Join(order, ", ") +
+		FROM ` + recordsFrom(q) + ` WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ` + strings.Join(order, ", ") +
 		` LIMIT ` + b.Arg(q.Limit) + ` OFFSET ` + b.Arg(q.Offset)
 	rows, err := s.Pool.Query(ctx, sql, b.Args()...)
 	if err != nil {
@@ -220,6 +226,16 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 			terms = append(terms, "d.title ILIKE "+pat, "d.summary ILIKE "+pat, "array_to_string(d.theme_category, ' ') ILIKE "+pat)
 		}
 		where = append(where, "("+strings.Join(terms, " OR ")+")")
+	}
+	if q.Text != "" {
+		where = append(where, searchMatch(b, q.Text))
+	}
+	if len(q.Keywords) > 0 {
+		lower := make([]string, len(q.Keywords))
+		for i, k := range q.Keywords {
+			lower[i] = strings.ToLower(k)
+		}
+		where = append(where, "EXISTS (SELECT FROM unnest(d.theme_category) k WHERE lower(k) = ANY("+b.Cast(lower, "text[]")+"))")
 	}
 	if len(q.IDs) > 0 {
 		where = append(where, "d.record_id = ANY("+b.Cast(q.IDs, "uuid[]")+")")

@@ -1,0 +1,168 @@
+package conformance
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// searchFixture is a public collection of five published datasets by one owner, one per
+// visibility (and a private draft), with titles, keywords and summaries to search.
+type searchFixture struct {
+	owner, viewer session
+	collection    string
+	ids           map[string]string // by visibility
+}
+
+func newSearchFixture(t *testing.T) searchFixture {
+	t.Helper()
+	f := searchFixture{owner: newUser(t, "editor"), viewer: newUser(t, "viewer"), ids: map[string]string{}}
+	r := call(t, "POST", "/catalog/collections/", map[string]any{"name": "Search " + randomHex(4), "visibility": "public"}, bearer(f.owner.Access)...)
+	if r.Status != 201 {
+		t.Fatalf("collection: %d %s", r.Status, r.Body)
+	}
+	f.collection = r.JSON(t)["id"].(string)
+	meta := map[string]map[string]any{
+		"public": {"title": "Hydrography of the Rhine basin", "theme_category": []string{"Water", "Inland waters"},
+			"summary": "Rivers, canals and lakes", "source_organization": "Rijkswaterstaat"},
+		"internal":   {"title": "Road network", "summary": "Motorways and the hydrography they cross", "theme_category": []string{"Transport"}},
+		"restricted": {"title": "Hydrography restricted survey", "theme_category": []string{"Water"}},
+		"private":    {"title": "Private hydrography notes", "theme_category": []string{"Water"}},
+	}
+	var ids []any
+	for vis, m := range meta {
+		id := createDataset(t, f.owner, vis, vis != "private")["id"].(string)
+		if r := call(t, "PATCH", "/datasets/"+id, m, bearer(f.owner.Access)...); r.Status != 200 {
+			t.Fatalf("metadata of %s: %d %s", vis, r.Status, r.Body)
+		}
+		f.ids[vis] = id
+		ids = append(ids, id)
+	}
+	if r := call(t, "POST", "/catalog/collections/"+f.collection+"/datasets/", map[string]any{"dataset_ids": ids}, bearer(f.owner.Access)...); r.Status != 200 {
+		t.Fatalf("members: %d %s", r.Status, r.Body)
+	}
+	return f
+}
+
+// search answers the ids of a search in its order.
+func (f searchFixture) search(t *testing.T, query string, who ...string) []string {
+	t.Helper()
+	r := call(t, "GET", "/search/datasets/?collection_id="+f.collection+"&"+query, nil, who...)
+	if r.Status != 200 {
+		t.Fatalf("search %s: %d %s", query, r.Status, r.Body)
+	}
+	var out []string
+	body := r.JSON(t)
+	for _, ft := range body["features"].([]any) {
+		p := ft.(map[string]any)["properties"].(map[string]any)
+		out = append(out, fmt.Sprint(p["dataset_id"]))
+	}
+	if int(body["numberMatched"].(float64)) < len(out) || int(body["numberReturned"].(float64)) != len(out) {
+		t.Fatalf("search %s: counts %v/%v for %d features", query, body["numberMatched"], body["numberReturned"], len(out))
+	}
+	return out
+}
+
+func TestSearchDatasets(t *testing.T) {
+	f := newSearchFixture(t)
+	name := func(ids []string) []string {
+		var out []string
+		for _, id := range ids {
+			for vis, v := range f.ids {
+				if v == id {
+					out = append(out, vis)
+				}
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name, query string
+		who         []string
+		want        []string // visibilities, in order; nil: compared as a set
+		set         []string
+	}{
+		// Visibility: the read policy of datasets, over search.
+		{name: "anonymous sees the public one", query: "q=hydrography", want: []string{"public"}},
+		{name: "signed-in sees internal too, title match first", query: "q=hydrography", who: bearer(f.viewer.Access), want: []string{"public", "internal"}},
+		{name: "owner sees all four", query: "q=hydrography", who: bearer(f.owner.Access), set: []string{"public", "internal", "restricted", "private"}},
+		// Stemming, keywords and typos.
+		{name: "stemmed summary word", query: "q=river", want: []string{"public"}},
+		{name: "keyword", query: "q=inland", want: []string{"public"}},
+		{name: "typo in a title word", query: "q=hydrografy", want: []string{"public"}},
+		{name: "organization", query: "q=rijkswaterstaat", want: []string{"public"}},
+		{name: "excluded word", query: "q=" + url.QueryEscape("hydrography -rivers"), who: bearer(f.viewer.Access), want: []string{"internal"}},
+		{name: "no match", query: "q=volcano", want: nil},
+		// Filters.
+		{name: "keywords filter, any case", query: "keywords=water", who: bearer(f.owner.Access), set: []string{"public", "restricted", "private"}},
+		{name: "theme filter", query: "theme=Transport", who: bearer(f.viewer.Access), want: []string{"internal"}},
+		{name: "organization filter", query: "source_organization=rijkswaterstaat", want: []string{"public"}},
+		{name: "sorted by title", query: "sort=title", who: bearer(f.owner.Access), want: []string{"public", "restricted", "private", "internal"}},
+		{name: "sort_by title descending", query: "sort_by=title&sort_desc=true", who: bearer(f.owner.Access), want: []string{"internal", "private", "restricted", "public"}},
+		{name: "CQL2 filter", query: "filter=" + url.QueryEscape("title LIKE 'Road%'"), who: bearer(f.viewer.Access), want: []string{"internal"}},
+		{name: "paging", query: "sort=title&limit=1&offset=1", who: bearer(f.owner.Access), want: []string{"restricted"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := name(f.search(t, tt.query, tt.who...))
+			if tt.set != nil {
+				slices.Sort(got)
+				slices.Sort(tt.set)
+				tt.want = tt.set
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+	for _, bad := range []string{"q=" + strings.Repeat("a", 1001), "sort_by=nope", "filter=" + url.QueryEscape("title LIKE"),
+		"limit=0", "bbox=1,2,3", "collection=" + f.ids["public"]} {
+		if r := call(t, "GET", "/search/datasets/?collection_id="+f.collection+"&"+bad, nil); r.Status != 400 && r.Status != 422 {
+			t.Errorf("%.60s: %d, want 400 or 422", bad, r.Status)
+		}
+	}
+}
+
+// Facet counts are over the same visible set as the search: a record the caller may not read
+// is in no count.
+func TestSearchFacets(t *testing.T) {
+	f := newSearchFixture(t)
+	facets := func(who ...string) map[string]any {
+		r := call(t, "GET", "/search/facets/?collection_id="+f.collection, nil, who...)
+		if r.Status != 200 {
+			t.Fatalf("facets: %d %s", r.Status, r.Body)
+		}
+		return r.JSON(t)
+	}
+	count := func(list any, value string) float64 {
+		for _, b := range list.([]any) {
+			if b := b.(map[string]any); b["value"] == value {
+				return b["count"].(float64)
+			}
+		}
+		return 0
+	}
+	for _, tc := range []struct {
+		who          []string
+		water, types float64
+	}{{nil, 1, 1}, {bearer(f.viewer.Access), 1, 2}, {bearer(f.owner.Access), 3, 4}} {
+		fc := facets(tc.who...)
+		if count(fc["keywords"], "Water") != tc.water || fc["record_type"].(map[string]any)["vector_dataset"].(float64) != tc.types {
+			t.Errorf("facets for %v: %v", tc.who != nil, fc)
+		}
+		cols := fc["collections"].([]any)
+		if len(cols) != 1 || cols[0].(map[string]any)["dataset_count"].(float64) != tc.types {
+			t.Errorf("collection facet: %v", cols)
+		}
+	}
+	fc := facets()
+	if gt := fc["geometry_type"].([]any); count(fc["source_organization"], "Rijkswaterstaat") != 1 || len(gt) != 1 || gt[0].(map[string]any)["count"].(float64) != 1 {
+		t.Errorf("anonymous facets: %v", fc)
+	}
+	narrowed := call(t, "GET", "/search/facets/?collection_id="+f.collection+"&q=road&fields=keywords", nil, bearer(f.viewer.Access)...).JSON(t)
+	if count(narrowed["keywords"], "Transport") != 1 || count(narrowed["keywords"], "Water") != 0 || len(narrowed["record_type"].(map[string]any)) != 0 {
+		t.Errorf("facets of q=road, keywords only: %v", narrowed)
+	}
+}

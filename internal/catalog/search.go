@@ -1,0 +1,128 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"meridian/internal/auth"
+	"meridian/internal/db"
+	"meridian/internal/sqlbuild"
+)
+
+// Search is the records query with a text: the record's full-text document (catalog.dataset_search,
+// kept by a trigger on every change of the record, migration 16) matched with web-search syntax
+// in the record's language and unstemmed, or, for typos, the title and keywords by trigram word
+// similarity. A query with a text joins the documents as s.
+
+// recordsFrom is the FROM of a records query: the records, and their documents for a text.
+func recordsFrom(q RecordQuery) string {
+	if q.Text == "" {
+		return "catalog.datasets d"
+	}
+	return "catalog.datasets d JOIN catalog.dataset_search s ON s.dataset_id = d.id"
+}
+
+// searchQuery is the text as a tsquery: stemmed as english and as typed, either matching.
+func searchQuery(b *sqlbuild.Builder, text string) string {
+	arg := b.Cast(text, "text")
+	return "(websearch_to_tsquery('english', " + arg + ") || websearch_to_tsquery('simple', " + arg + "))"
+}
+
+// searchMatch is the condition of a text: the document matches, or, for plain words (no
+// phrase, exclusion or or, whose meaning trigrams cannot keep), a word of the title or the
+// keywords is like the text (strict word similarity >= 0.5, which the trigram index serves).
+func searchMatch(b *sqlbuild.Builder, text string) string {
+	doc := "s.doc @@ " + searchQuery(b, text)
+	if !plainWords(text) {
+		return doc
+	}
+	return "(" + doc + " OR " + b.Cast(strings.ToLower(text), "text") + " <<% s.words)"
+}
+
+// plainWords reports whether a web-search text is words only, without operators.
+func plainWords(text string) bool {
+	for _, w := range strings.Fields(text) {
+		if strings.HasPrefix(w, "-") || strings.ContainsRune(w, '"') || strings.EqualFold(w, "or") {
+			return false
+		}
+	}
+	return true
+}
+
+// searchRank orders by relevance: cover density of the document (title and keywords weigh
+// most), plus the trigram likeness that lets a misspelled query still rank its record first.
+func searchRank(b *sqlbuild.Builder, text string) string {
+	return "(ts_rank_cd(s.doc, " + searchQuery(b, text) + ", 1) + strict_word_similarity(" +
+		b.Cast(strings.ToLower(text), "text") + ", s.words))"
+}
+
+// Facets are the counts of the records matching a query, per value of each facet field.
+type Facets struct {
+	RecordType         map[string]int
+	Keywords           []Bucket
+	SourceOrganization []Bucket
+	SRID               []Bucket
+	GeometryType       []Bucket
+	Collections        []CollectionBucket
+}
+
+// Bucket is one value of a facet and how many matching records have it.
+type Bucket struct {
+	Value string `json:"value"`
+	Count int    `json:"count"`
+}
+
+// CollectionBucket is a catalog collection and how many matching records it holds.
+type CollectionBucket struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// Facets counts the records the caller may see that match q (its paging and order aside), at
+// most size values per field, by count then value, in one statement. A record the caller may not
+// read is in no count, and so is a collection the caller may not see.
+func (s *Service) Facets(ctx context.Context, p auth.Principal, q RecordQuery, size int) (Facets, error) {
+	caller, role := who(p)
+	var b sqlbuild.Builder
+	where := []string{"catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, " +
+		b.Arg(caller) + ", " + b.Arg(role) + ", " + b.Arg(p.IsAdmin()) + ")"}
+	more, err := recordConditions(&b, q)
+	if err != nil {
+		return Facets{}, err
+	}
+	where = append(where, more...)
+	n := b.Cast(size, "int")
+	bucket := func(expr string) string {
+		return `(SELECT coalesce(jsonb_agg(jsonb_build_object('value', v, 'count', c) ORDER BY c DESC, v), '[]')
+			FROM (SELECT ` + expr + ` AS v, count(*) AS c FROM m WHERE ` + expr + ` IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ` + n + `) x)`
+	}
+	sql := `WITH m AS MATERIALIZED (SELECT d.id, d.record_type, d.theme_category, d.source_organization, d.srid, d.geometry_type
+			FROM ` + recordsFrom(q) + ` WHERE ` + strings.Join(where, " AND ") + `)
+		SELECT (SELECT coalesce(jsonb_object_agg(record_type, c), '{}') FROM (SELECT record_type, count(*) AS c FROM m GROUP BY 1) x),
+			(SELECT coalesce(jsonb_agg(jsonb_build_object('value', v, 'count', c) ORDER BY c DESC, v), '[]')
+				FROM (SELECT k AS v, count(*) AS c FROM m, unnest(m.theme_category) k GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ` + n + `) x),
+			` + bucket("m.source_organization") + `, ` + bucket("m.srid::text") + `, ` + bucket("m.geometry_type") + `,
+			(SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'name', name, 'count', c) ORDER BY c DESC, name), '[]')
+				FROM (SELECT c.id, c.name, count(*) AS c FROM m JOIN catalog.collection_datasets cd ON cd.dataset_id = m.id
+					JOIN catalog.collections c ON c.id = cd.collection_id
+					WHERE catalog.collection_visible(c.visibility, c.created_by, ` + b.Arg(caller) + `, ` + b.Arg(p.IsAdmin()) + `)
+					GROUP BY c.id, c.name ORDER BY 3 DESC, 2 LIMIT ` + n + `) x)`
+	var types, keywords, orgs, srids, gtypes, cols []byte
+	err = s.Pool.QueryRow(ctx, sql, b.Args()...).Scan(&types, &keywords, &orgs, &srids, &gtypes, &cols)
+	if err != nil {
+		return Facets{}, db.QueryValueError(err)
+	}
+	var f Facets
+	for _, part := range []struct {
+		raw  []byte
+		into any
+	}{{types, &f.RecordType}, {keywords, &f.Keywords}, {orgs, &f.SourceOrganization}, {srids, &f.SRID},
+		{gtypes, &f.GeometryType}, {cols, &f.Collections}} {
+		if err := json.Unmarshal(part.raw, part.into); err != nil {
+			return Facets{}, err
+		}
+	}
+	return f, nil
+}
