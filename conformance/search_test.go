@@ -166,3 +166,57 @@ func TestSearchFacets(t *testing.T) {
 		t.Errorf("facets of q=road, keywords only: %v", narrowed)
 	}
 }
+
+// Saved searches belong to their user; their params replay through Search Datasets.
+func TestSavedSearches(t *testing.T) {
+	f := newSearchFixture(t)
+	other := newUser(t, "viewer")
+	params := map[string]any{"q": "hydrography", "collection_id": f.collection, "sort": "title"}
+	r := call(t, "POST", "/search/saved/", map[string]any{"name": "Rivers", "params": params}, bearer(f.viewer.Access)...)
+	if r.Status != 201 || r.JSON(t)["name"] != "Rivers" || r.JSON(t)["params"].(map[string]any)["q"] != "hydrography" {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	id := r.JSON(t)["id"].(string)
+	for _, bad := range []map[string]any{{"name": "", "params": params}, {"name": strings.Repeat("n", 256), "params": params},
+		{"name": "x"}, {"name": "x", "params": []any{1}}} {
+		if r := call(t, "POST", "/search/saved/", bad, bearer(f.viewer.Access)...); r.Status != 422 {
+			t.Errorf("create %.40v: %d, want 422", bad, r.Status)
+		}
+	}
+	if r := call(t, "POST", "/search/saved/", map[string]any{"name": "x", "params": params}); r.Status != 401 {
+		t.Errorf("anonymous create: %d", r.Status)
+	}
+	// Replaying: the stored params as the query of Search Datasets.
+	got := call(t, "GET", "/search/saved/"+id, nil, bearer(f.viewer.Access)...).JSON(t)
+	query := url.Values{}
+	for k, v := range got["params"].(map[string]any) {
+		query.Set(k, fmt.Sprint(v))
+	}
+	res := call(t, "GET", "/search/datasets/?"+query.Encode(), nil, bearer(f.viewer.Access)...).JSON(t)
+	if res["numberMatched"].(float64) != 2 {
+		t.Errorf("replayed search: %v", res["numberMatched"])
+	}
+	// Private to the owner: another user neither lists, reads nor deletes it.
+	if l := call(t, "GET", "/search/saved/", nil, bearer(other.Access)...).JSON(t); l["total"].(float64) != 0 {
+		t.Errorf("another user's list: %v", l)
+	}
+	for _, m := range []string{"GET", "DELETE"} {
+		if r := call(t, m, "/search/saved/"+id, nil, bearer(other.Access)...); r.Status != 404 {
+			t.Errorf("%s by another user: %d", m, r.Status)
+		}
+	}
+	call(t, "POST", "/search/saved/", map[string]any{"name": "Second", "params": map[string]any{}}, bearer(f.viewer.Access)...)
+	l := call(t, "GET", "/search/saved/?limit=1", nil, bearer(f.viewer.Access)...).JSON(t)
+	if l["total"].(float64) != 2 || len(l["searches"].([]any)) != 1 || l["searches"].([]any)[0].(map[string]any)["name"] != "Second" {
+		t.Errorf("list: %v", l)
+	}
+	if l := call(t, "GET", "/search/saved/?skip=5", nil, bearer(f.viewer.Access)...).JSON(t); l["total"].(float64) != 2 {
+		t.Errorf("past the last page: %v", l)
+	}
+	if r := call(t, "DELETE", "/search/saved/"+id, nil, bearer(f.viewer.Access)...); r.Status != 204 {
+		t.Fatalf("delete: %d", r.Status)
+	}
+	if r := call(t, "GET", "/search/saved/"+id, nil, bearer(f.viewer.Access)...); r.Status != 404 {
+		t.Errorf("deleted: %d", r.Status)
+	}
+}

@@ -126,22 +126,46 @@ func facetsOut(f catalog.Facets, fields []gen.SearchFacetsParamsFields) gen.Sear
 	return out
 }
 
-// ListSavedSearches: List Saved Searches (GET /search/saved/).
+// ListSavedSearches: List Saved Searches (GET /search/saved/). The caller's own, 50/200.
 func (s *Server) ListSavedSearches(ctx context.Context, request gen.ListSavedSearchesRequestObject) (gen.ListSavedSearchesResponseObject, error) {
-	return nil, notImplemented("listSavedSearches")
+	skip, limit := page(request.Params.Skip, request.Params.Limit, 50, 200)
+	list, total, err := s.catalog.SavedSearches(ctx, auth.From(ctx), skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListSavedSearches200JSONResponse{Searches: make([]gen.SavedSearchResponse, len(list)), Total: total, Skip: skip, Limit: limit}
+	for i, ss := range list {
+		out.Searches[i] = savedSearchOut(ss)
+	}
+	return out, nil
 }
 
 // CreateSavedSearch: Create Saved Search (POST /search/saved/).
 func (s *Server) CreateSavedSearch(ctx context.Context, request gen.CreateSavedSearchRequestObject) (gen.CreateSavedSearchResponseObject, error) {
-	return nil, notImplemented("createSavedSearch")
+	ss, err := s.catalog.SaveSearch(ctx, auth.From(ctx), request.Body.Name, request.Body.Params)
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateSavedSearch201JSONResponse(savedSearchOut(ss)), nil
 }
 
 // DeleteSavedSearch: Delete Saved Search (DELETE /search/saved/{search_id}).
 func (s *Server) DeleteSavedSearch(ctx context.Context, request gen.DeleteSavedSearchRequestObject) (gen.DeleteSavedSearchResponseObject, error) {
-	return nil, notImplemented("deleteSavedSearch")
+	if err := s.catalog.DeleteSavedSearch(ctx, auth.From(ctx), request.SearchId); err != nil {
+		return nil, err
+	}
+	return gen.DeleteSavedSearch204Response{}, nil
 }
 
 // GetSavedSearch: Get Saved Search (GET /search/saved/{search_id}).
 func (s *Server) GetSavedSearch(ctx context.Context, request gen.GetSavedSearchRequestObject) (gen.GetSavedSearchResponseObject, error) {
-	return nil, notImplemented("getSavedSearch")
+	ss, err := s.catalog.SavedSearch(ctx, auth.From(ctx), request.SearchId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetSavedSearch200JSONResponse(savedSearchOut(ss)), nil
+}
+
+func savedSearchOut(ss catalog.SavedSearch) gen.SavedSearchResponse {
+	return gen.SavedSearchResponse{Id: ss.ID, Name: ss.Name, Params: ss.Params, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt}
 }

@@ -229,6 +229,15 @@ type CatalogRefreshToken struct {
 	UserAgent string     `json:"user_agent"`
 }
 
+type CatalogSavedSearch struct {
+	ID        uuid.UUID       `json:"id"`
+	UserID    uuid.UUID       `json:"user_id"`
+	Name      string          `json:"name"`
+	Params    json.RawMessage `json:"params"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
 type CatalogSetting struct {
 	Key       string          `json:"key"`
 	Value     json.RawMessage `json:"value"`
