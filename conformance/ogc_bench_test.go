@@ -262,6 +262,7 @@ type ogcParams struct {
 	offset int
 	bbox   [4]float64
 	id     int
+	q      string // search text (BenchmarkSearch)
 }
 
 // draw picks the pages: random pages within the first 100,000 rows (or the table), random

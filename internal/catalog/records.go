@@ -156,7 +156,13 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		order = append(order, "d.updated_at DESC")
 	}
 	order = append(order, "d.id")
-	sql := `SELECT d.record_id, d.id, d.title, d.record_type, d.record_status, d.summary, d.language, d.license,
+	// The page is chosen first (keys, order and the count of the whole match), and only its rows
+	// are then read in full: the extent's GeoJSON and the lookups are not computed for every
+	// matching record, which a search over thousands would otherwise pay.
+	sql := `WITH page AS (SELECT d.id, row_number() OVER (ORDER BY ` + strings.Join(order, ", ") + `) AS n, count(*) OVER () AS total
+			FROM ` + recordsFrom(q) + ` WHERE ` + strings.Join(where, " AND ") + `
+			ORDER BY n LIMIT ` + b.Arg(q.Limit) + ` OFFSET ` + b.Arg(q.Offset) + `)
+		SELECT d.record_id, d.id, d.title, d.record_type, d.record_status, d.summary, d.language, d.license,
 		nullif(concat_ws('; ', d.attribution, d.usage_constraints), ''), d.geometry_type, coalesce(d.theme_category, '{}'),
 		d.feature_count, d.created_at, d.updated_at, d.data_vintage_start, d.data_vintage_end,
 		ST_AsGeoJSON(` + recordExtent + `)::bytea, CASE WHEN cardinality(d.extent_bbox) = 4 THEN d.extent_bbox END,
@@ -165,9 +171,8 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		CASE WHEN jsonb_typeof(d.column_info) = 'array' THEN jsonb_array_length(d.column_info) END,
 		d.source_organization, d.source_format, d.quality_statement, d.lineage_summary, d.update_frequency,
 		d.access_constraints, d.usage_constraints, d.origin, d.quality_detail, d.source_health,
-		d.last_checked_at, d.last_refreshed_at, count(*) OVER ()
-		FROM ` + recordsFrom(q) + ` WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ` + strings.Join(order, ", ") +
-		` LIMIT ` + b.Arg(q.Limit) + ` OFFSET ` + b.Arg(q.Offset)
+		d.last_checked_at, d.last_refreshed_at, page.total
+		FROM page JOIN catalog.datasets d ON d.id = page.id ORDER BY page.n`
 	rows, err := s.Pool.Query(ctx, sql, b.Args()...)
 	if err != nil {
 		return nil, 0, db.QueryValueError(err)
@@ -209,7 +214,10 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 		if len(boxes) == 2 {
 			box = "ST_Collect(" + boxes[0] + ", " + boxes[1] + ")"
 		}
-		where = append(where, "ST_Intersects(("+recordExtent+"), "+box+")")
+		// Latitudes overlap whatever the antimeridian does: a cheap test on the stored box first,
+		// so the extent's geometry is only built for records that may intersect.
+		where = append(where, "d.extent_bbox[2] <= "+b.Cast(q.BBox[3], "float8")+" AND d.extent_bbox[4] >= "+b.Cast(q.BBox[1], "float8"),
+			"ST_Intersects(("+recordExtent+"), "+box+")")
 	}
 	// A record matches a datetime when its data vintage overlaps it; records without a vintage
 	// have no time to match.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"meridian/internal/auth"
 	"meridian/internal/db"
@@ -26,28 +27,37 @@ func recordsFrom(q RecordQuery) string {
 // searchQuery is the text as a tsquery: stemmed as english and as typed, either matching.
 func searchQuery(b *sqlbuild.Builder, text string) string {
 	arg := b.Cast(text, "text")
-	return "(websearch_to_tsquery('english', " + arg + ") || websearch_to_tsquery('simple', " + arg + "))"
+	// A scalar subquery: parsed once per statement, not once per row a generic plan filters.
+	return "(SELECT websearch_to_tsquery('english', " + arg + ") || websearch_to_tsquery('simple', " + arg + "))"
 }
 
-// searchMatch is the condition of a text: the document matches, or, for plain words (no
-// phrase, exclusion or or, whose meaning trigrams cannot keep), a word of the title or the
-// keywords is like the text (strict word similarity >= 0.5, which the trigram index serves).
+// searchMatch is the condition of a text: the document matches; or, only when no document of
+// the catalog matches and the text is plain words, a word of the title or the keywords is like
+// the text (strict word similarity >= 0.5), which finds "hydrography" for "hydrografy". The
+// typo branch is gated by a one-time test, so a text that matches costs no trigram work (a
+// trigram test of every record is slow, and so is a trigram index for common words).
 func searchMatch(b *sqlbuild.Builder, text string) string {
-	doc := "s.doc @@ " + searchQuery(b, text)
+	tsq := searchQuery(b, text)
 	if !plainWords(text) {
-		return doc
+		return "s.doc @@ " + tsq
 	}
-	return "(" + doc + " OR " + b.Cast(strings.ToLower(text), "text") + " <<% s.words)"
+	return "s.dataset_id IN (SELECT x.dataset_id FROM catalog.dataset_search x WHERE x.doc @@ " + tsq +
+		" UNION ALL SELECT x.dataset_id FROM catalog.dataset_search x WHERE NOT EXISTS (SELECT FROM catalog.dataset_search y WHERE y.doc @@ " + tsq +
+		") AND " + b.Cast(strings.ToLower(text), "text") + " <<% x.words)"
 }
 
-// plainWords reports whether a web-search text is words only, without operators.
+// plainWords reports whether a web-search text is words only, without operators, and long
+// enough for trigrams to say something: a word of at least 5 letters (shorter words have too few
+// trigrams to tell a typo from another word, and would make the index useless).
 func plainWords(text string) bool {
+	long := false
 	for _, w := range strings.Fields(text) {
 		if strings.HasPrefix(w, "-") || strings.ContainsRune(w, '"') || strings.EqualFold(w, "or") {
 			return false
 		}
+		long = long || utf8.RuneCountInString(w) >= 5
 	}
-	return true
+	return long
 }
 
 // searchRank orders by relevance: cover density of the document (title and keywords weigh
