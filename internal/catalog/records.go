@@ -128,15 +128,11 @@ func (r Record) Freshness(now time.Time) string {
 
 // Records returns one page of the records the caller may see and how many match.
 func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) ([]Record, int, error) {
-	caller, role := who(p)
 	var b sqlbuild.Builder
-	where := []string{"catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, " +
-		b.Arg(caller) + ", " + b.Arg(role) + ", " + b.Arg(p.IsAdmin()) + ")"}
-	more, err := recordConditions(&b, q)
+	where, err := visibleRecords(&b, p, q)
 	if err != nil {
 		return nil, 0, err
 	}
-	where = append(where, more...)
 	order := make([]string, 0, len(q.Sort)+1)
 	for _, k := range q.Sort {
 		f, ok := recordField(k.Field)
@@ -193,6 +189,14 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		out = append(out, r)
 	}
 	return out, total, db.QueryValueError(rows.Err())
+}
+
+// visibleRecords are the predicates of the records the caller may see that match q.
+func visibleRecords(b *sqlbuild.Builder, p auth.Principal, q RecordQuery) ([]string, error) {
+	caller, role := who(p)
+	more, err := recordConditions(b, q)
+	return append([]string{"catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, " +
+		b.Arg(caller) + ", " + b.Arg(role) + ", " + b.Arg(p.IsAdmin()) + ")"}, more...), err
 }
 
 // recordConditions are the query's predicates over catalog.datasets d.

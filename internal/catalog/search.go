@@ -94,15 +94,12 @@ type CollectionBucket struct {
 // most size values per field, by count then value, in one statement. A record the caller may not
 // read is in no count, and so is a collection the caller may not see.
 func (s *Service) Facets(ctx context.Context, p auth.Principal, q RecordQuery, size int) (Facets, error) {
-	caller, role := who(p)
 	var b sqlbuild.Builder
-	where := []string{"catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, " +
-		b.Arg(caller) + ", " + b.Arg(role) + ", " + b.Arg(p.IsAdmin()) + ")"}
-	more, err := recordConditions(&b, q)
+	where, err := visibleRecords(&b, p, q)
 	if err != nil {
 		return Facets{}, err
 	}
-	where = append(where, more...)
+	caller, _ := who(p)
 	n := b.Cast(size, "int")
 	bucket := func(expr string) string {
 		return `(SELECT coalesce(jsonb_agg(jsonb_build_object('value', v, 'count', c) ORDER BY c DESC, v), '[]')
