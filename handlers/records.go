@@ -4,8 +4,11 @@ package handlers
 
 import (
 	"context"
+	"strings"
 
 	"meridian/gen"
+	"meridian/internal/auth"
+	"meridian/internal/catalog"
 )
 
 // ListContacts: List Contacts (GET /records/{record_id}/contacts/).
@@ -48,19 +51,41 @@ func (s *Server) UpdateDistribution(ctx context.Context, request gen.UpdateDistr
 	return nil, notImplemented("updateDistribution")
 }
 
-// ListKeywords: List Keywords (GET /records/{record_id}/keywords/).
+// ListKeywords: List Keywords (GET /records/{record_id}/keywords/). 100/500.
 func (s *Server) ListKeywords(ctx context.Context, request gen.ListKeywordsRequestObject) (gen.ListKeywordsResponseObject, error) {
-	return nil, notImplemented("listKeywords")
+	skip, limit := page(request.Params.Skip, request.Params.Limit, 100, 500)
+	list, total, err := s.catalog.Keywords(ctx, auth.From(ctx), request.RecordId, skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListKeywords200JSONResponse{Keywords: make([]gen.KeywordResponse, len(list)), Total: total, Skip: skip, Limit: limit}
+	for i, k := range list {
+		out.Keywords[i] = keywordOut(k)
+	}
+	return out, nil
 }
 
 // CreateKeyword: Create Keyword (POST /records/{record_id}/keywords/).
 func (s *Server) CreateKeyword(ctx context.Context, request gen.CreateKeywordRequestObject) (gen.CreateKeywordResponseObject, error) {
-	return nil, notImplemented("createKeyword")
+	b := request.Body
+	k, err := s.catalog.AddKeyword(ctx, auth.From(ctx), request.RecordId,
+		catalog.Keyword{Keyword: strings.TrimSpace(b.Keyword), VocabularyURI: b.VocabularyUri, Type: val(b.KeywordType)})
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateKeyword201JSONResponse(keywordOut(k)), nil
 }
 
 // DeleteKeyword: Delete Keyword (DELETE /records/{record_id}/keywords/{keyword_id}/).
 func (s *Server) DeleteKeyword(ctx context.Context, request gen.DeleteKeywordRequestObject) (gen.DeleteKeywordResponseObject, error) {
-	return nil, notImplemented("deleteKeyword")
+	if err := s.catalog.DeleteKeyword(ctx, auth.From(ctx), request.RecordId, request.KeywordId); err != nil {
+		return nil, err
+	}
+	return gen.DeleteKeyword204Response{}, nil
+}
+
+func keywordOut(k catalog.Keyword) gen.KeywordResponse {
+	return gen.KeywordResponse{Id: k.ID, RecordId: k.RecordID, Keyword: k.Keyword, VocabularyUri: k.VocabularyURI, KeywordType: k.Type}
 }
 
 // ListTranslations: List Translations (GET /records/{record_id}/translations/).

@@ -215,6 +215,15 @@ type CatalogOauthProvider struct {
 	UpdatedAt       time.Time `json:"updated_at"`
 }
 
+type CatalogRecordKeyword struct {
+	ID            uuid.UUID `json:"id"`
+	DatasetID     uuid.UUID `json:"dataset_id"`
+	Keyword       string    `json:"keyword"`
+	VocabularyUri *string   `json:"vocabulary_uri"`
+	KeywordType   string    `json:"keyword_type"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
 type CatalogRefreshToken struct {
 	ID        uuid.UUID  `json:"id"`
 	FamilyID  uuid.UUID  `json:"family_id"`

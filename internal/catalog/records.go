@@ -101,7 +101,8 @@ type Record struct {
 	Title, RecordType, RecordStatus    string
 	Summary, Language, License, Rights *string
 	GeometryType                       *string
-	Themes                             []string
+	Themes                             []string // ISO 19115 topic categories
+	Keywords                           []string // the topic categories, then the record's own keywords
 	FeatureCount                       *int64
 	Created, Updated                   time.Time
 	VintageStart, VintageEnd           pgtype.Date
@@ -160,6 +161,7 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 			ORDER BY n LIMIT ` + b.Arg(q.Limit) + ` OFFSET ` + b.Arg(q.Offset) + `)
 		SELECT d.record_id, d.id, d.title, d.record_type, d.record_status, d.summary, d.language, d.license,
 		nullif(concat_ws('; ', d.attribution, d.usage_constraints), ''), d.geometry_type, coalesce(d.theme_category, '{}'),
+		catalog.record_keyword_list(d.id, d.theme_category),
 		d.feature_count, d.created_at, d.updated_at, d.data_vintage_start, d.data_vintage_end,
 		ST_AsGeoJSON(` + recordExtent + `)::bytea, CASE WHEN cardinality(d.extent_bbox) = 4 THEN d.extent_bbox END,
 		(SELECT u.username FROM catalog.users u WHERE u.id = coalesce(d.updated_by, d.created_by)), d.last_edited_at IS NULL,
@@ -179,7 +181,7 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 	for rows.Next() {
 		var r Record
 		if err := rows.Scan(&r.ID, &r.DatasetID, &r.Title, &r.RecordType, &r.RecordStatus, &r.Summary, &r.Language, &r.License, &r.Rights,
-			&r.GeometryType, &r.Themes, &r.FeatureCount, &r.Created, &r.Updated, &r.VintageStart, &r.VintageEnd, &r.Extent, &r.BBox,
+			&r.GeometryType, &r.Themes, &r.Keywords, &r.FeatureCount, &r.Created, &r.Updated, &r.VintageStart, &r.VintageEnd, &r.Extent, &r.BBox,
 			&r.UpdatedBy, &r.NeverEdited, &r.SRID, &r.Geographic, &r.ColumnCount,
 			&r.SourceOrganization, &r.SourceFormat, &r.QualityStatement, &r.Lineage, &r.UpdateFrequency,
 			&r.AccessConstraints, &r.UsageConstraints, &r.Origin, &r.QualityDetail, &r.SourceHealth,
@@ -247,7 +249,7 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 		for i, k := range q.Keywords {
 			lower[i] = strings.ToLower(k)
 		}
-		where = append(where, "EXISTS (SELECT FROM unnest(d.theme_category) k WHERE lower(k) = ANY("+b.Cast(lower, "text[]")+"))")
+		where = append(where, "EXISTS (SELECT FROM unnest(catalog.record_keyword_list(d.id, d.theme_category)) k WHERE lower(k) = ANY("+b.Cast(lower, "text[]")+"))")
 	}
 	if len(q.IDs) > 0 {
 		where = append(where, "d.record_id = ANY("+b.Cast(q.IDs, "uuid[]")+")")

@@ -1,0 +1,90 @@
+package conformance
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A record's keywords: added and removed by who may change the dataset, each change a new version
+// with a history entry, and seen at once by search, the keywords facet and the OGC record item.
+func TestRecordKeywords(t *testing.T) {
+	owner, viewer := newUser(t, "editor"), newUser(t, "viewer")
+	d := createDataset(t, owner, "public", true)
+	id, record := d["id"].(string), d["record_id"].(string)
+	word := "zeolith" + randomHex(3)
+	before := call(t, "GET", "/datasets/"+id, nil, bearer(owner.Access)...).JSON(t)
+
+	r := call(t, "POST", "/records/"+record+"/keywords/", map[string]any{"keyword": " " + word + " ",
+		"vocabulary_uri": "http://www.eionet.europa.eu/gemet/concept/4065"}, bearer(owner.Access)...)
+	if r.Status != 201 || r.JSON(t)["keyword"] != word || r.JSON(t)["keyword_type"] != "theme" || r.JSON(t)["record_id"] != record {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	kid := r.JSON(t)["id"].(string)
+	for _, tc := range []struct {
+		body   map[string]any
+		who    []string
+		status int
+	}{
+		{map[string]any{"keyword": strings.ToUpper(word), "vocabulary_uri": "http://www.eionet.europa.eu/gemet/concept/4065"}, bearer(owner.Access), 409},
+		{map[string]any{"keyword": "   "}, bearer(owner.Access), 422},
+		{map[string]any{"keyword": ""}, bearer(owner.Access), 422},
+		{map[string]any{"keyword": strings.Repeat("k", 501)}, bearer(owner.Access), 422},
+		{map[string]any{"keyword": "x"}, bearer(viewer.Access), 403},
+		{map[string]any{"keyword": "x"}, nil, 401},
+	} {
+		if r := call(t, "POST", "/records/"+record+"/keywords/", tc.body, tc.who...); r.Status != tc.status {
+			t.Errorf("create %.40v: %d, want %d", tc.body, r.Status, tc.status)
+		}
+	}
+	// The same keyword without a vocabulary is another keyword.
+	if r := call(t, "POST", "/records/"+record+"/keywords/", map[string]any{"keyword": word, "keyword_type": "place"}, bearer(owner.Access)...); r.Status != 201 {
+		t.Fatalf("same word, no vocabulary: %d %s", r.Status, r.Body)
+	}
+	list := call(t, "GET", "/records/"+id+"/keywords/", nil).JSON(t) // by the dataset's id too, and anonymously (public)
+	if list["total"].(float64) != 2 || list["keywords"].([]any)[0].(map[string]any)["vocabulary_uri"] != nil {
+		t.Fatalf("list: %v", list)
+	}
+	after := call(t, "GET", "/datasets/"+id, nil, bearer(owner.Access)...).JSON(t)
+	if after["current_version"].(float64) != before["current_version"].(float64)+2 || after["updated_at"] == before["updated_at"] {
+		t.Errorf("version %v -> %v, updated_at %v -> %v", before["current_version"], after["current_version"], before["updated_at"], after["updated_at"])
+	}
+	found := func() bool {
+		res := call(t, "GET", "/search/datasets/?q="+word, nil).JSON(t)
+		return res["numberMatched"].(float64) == 1
+	}
+	item := call(t, "GET", "/collections/datasets/items/"+record, nil).JSON(t)
+	kws := fmt.Sprint(item["properties"].(map[string]any)["keywords"])
+	facets := call(t, "GET", "/search/facets/?keywords="+word, nil).JSON(t)
+	if !found() || !strings.Contains(kws, word) || fmt.Sprint(facets["keywords"]) != fmt.Sprintf("[map[count:1 value:%s]]", word) {
+		t.Fatalf("keyword not seen: search %v, item keywords %s, facets %v", found(), kws, facets["keywords"])
+	}
+
+	if r := call(t, "DELETE", "/records/"+record+"/keywords/"+kid+"/", nil, bearer(viewer.Access)...); r.Status != 403 {
+		t.Errorf("viewer delete: %d", r.Status)
+	}
+	for _, k := range list["keywords"].([]any) {
+		if r := call(t, "DELETE", "/records/"+record+"/keywords/"+k.(map[string]any)["id"].(string)+"/", nil, bearer(owner.Access)...); r.Status != 204 {
+			t.Fatalf("delete: %d", r.Status)
+		}
+	}
+	if r := call(t, "DELETE", "/records/"+record+"/keywords/"+kid+"/", nil, bearer(owner.Access)...); r.Status != 404 {
+		t.Errorf("second delete: %d", r.Status)
+	}
+	if found() {
+		t.Errorf("a removed keyword still finds the record")
+	}
+	var actions []string
+	for _, e := range call(t, "GET", "/datasets/"+id+"/history", nil, bearer(owner.Access)...).JSON(t)["logs"].([]any) {
+		actions = append(actions, e.(map[string]any)["action"].(string))
+	}
+	if slices.Index(actions, "keyword_added") < 0 || slices.Index(actions, "keyword_removed") < 0 {
+		t.Errorf("history: %v", actions)
+	}
+	// A private dataset's record is not found by someone who may not read it.
+	priv := createDataset(t, owner, "private", false)["record_id"].(string)
+	if r := call(t, "GET", "/records/"+priv+"/keywords/", nil, bearer(viewer.Access)...); r.Status != 404 {
+		t.Errorf("keywords of an unreadable record: %d", r.Status)
+	}
+}

@@ -1,0 +1,118 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"meridian/internal/apperr"
+	"meridian/internal/auth"
+	"meridian/store"
+)
+
+// Keyword is a keyword of a catalog record, optionally from a controlled vocabulary.
+type Keyword struct {
+	ID, RecordID  uuid.UUID
+	Keyword, Type string
+	VocabularyURI *string
+	CreatedAt     time.Time
+}
+
+// recordDataset is the dataset a record id (or the dataset's own id) names, for the caller:
+// not found alike when it does not exist or the caller may not read it.
+func (s *Service) recordDataset(ctx context.Context, q *store.Queries, p auth.Principal, recordID uuid.UUID, write bool) (Dataset, error) {
+	id, err := q.DatasetOfRecord(ctx, recordID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Dataset{}, apperr.NotFound("record %s not found", recordID)
+	}
+	if err != nil {
+		return Dataset{}, err
+	}
+	if write {
+		return s.writable(ctx, q, p, id)
+	}
+	return s.get(ctx, q, p, id, false)
+}
+
+// Keywords lists a record's keywords by vocabulary, then keyword.
+func (s *Service) Keywords(ctx context.Context, p auth.Principal, recordID uuid.UUID, skip, limit int) ([]Keyword, int, error) {
+	d, err := s.recordDataset(ctx, s.Q, p, recordID, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.Q.ListRecordKeywords(ctx, store.ListRecordKeywordsParams{DatasetID: d.row.ID, Off: int32(skip), Lim: int32(limit)})
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Keyword, len(rows))
+	total := int64(0)
+	for i, r := range rows {
+		out[i] = Keyword{ID: r.ID, RecordID: d.row.RecordID, Keyword: r.Keyword, Type: r.KeywordType, VocabularyURI: r.VocabularyUri, CreatedAt: r.CreatedAt}
+		total = r.Total
+	}
+	if len(rows) == 0 && skip > 0 {
+		total, err = s.Q.CountRecordKeywords(ctx, d.row.ID)
+	}
+	return out, int(total), err
+}
+
+// AddKeyword adds a keyword to a record the caller may change: the same keyword in the same
+// vocabulary (case-insensitive) is a conflict. The record gets a new version and a history entry.
+func (s *Service) AddKeyword(ctx context.Context, p auth.Principal, recordID uuid.UUID, k Keyword) (Keyword, error) {
+	if k.Type == "" {
+		k.Type = "theme"
+	}
+	if k.Keyword == "" {
+		return Keyword{}, apperr.Unprocessable("keyword: 1 to 500 characters, not only spaces")
+	}
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := s.Q.WithTx(tx)
+		d, err := s.recordDataset(ctx, q, p, recordID, true)
+		if err != nil {
+			return err
+		}
+		r, err := q.AddRecordKeyword(ctx, store.AddRecordKeywordParams{DatasetID: d.row.ID, Keyword: k.Keyword,
+			VocabularyUri: k.VocabularyURI, KeywordType: k.Type})
+		if uniqueViolation(err) {
+			return apperr.Conflict("the record has the keyword %q in this vocabulary already", k.Keyword)
+		}
+		if err != nil {
+			return err
+		}
+		k = Keyword{ID: r.ID, RecordID: d.row.RecordID, Keyword: r.Keyword, Type: r.KeywordType, VocabularyURI: r.VocabularyUri, CreatedAt: r.CreatedAt}
+		return touch(ctx, q, p, d.row.ID, "keyword_added", map[string]any{"keywords": change(nil, r.Keyword)})
+	})
+	return k, err
+}
+
+// DeleteKeyword removes a keyword from a record the caller may change.
+func (s *Service) DeleteKeyword(ctx context.Context, p auth.Principal, recordID, keywordID uuid.UUID) error {
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := s.Q.WithTx(tx)
+		d, err := s.recordDataset(ctx, q, p, recordID, true)
+		if err != nil {
+			return err
+		}
+		kw, err := q.DeleteRecordKeyword(ctx, store.DeleteRecordKeywordParams{ID: keywordID, DatasetID: d.row.ID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return apperr.NotFound("keyword %s not found on this record", keywordID)
+		}
+		if err != nil {
+			return err
+		}
+		return touch(ctx, q, p, d.row.ID, "keyword_removed", map[string]any{"keywords": change(kw, nil)})
+	})
+}
+
+// touch records a change of the record's metadata kept outside its row: a new version of the
+// record (so feature reads and caches see it), who and when, and the history entry.
+func touch(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.UUID, action string, changes map[string]any) error {
+	v, err := q.TouchDatasetRecord(ctx, store.TouchDatasetRecordParams{ID: id, UpdatedBy: &p.UserID})
+	if err != nil {
+		return err
+	}
+	return history(ctx, q, id, v, action, p, changes)
+}
