@@ -88,3 +88,65 @@ func TestRecordKeywords(t *testing.T) {
 		t.Errorf("keywords of an unreadable record: %d", r.Status)
 	}
 }
+
+// A record's contacts: ISO role codes, a name or an organization, valid e-mail addresses; a
+// partial update changes the members sent (null clears); each change shows in the OGC record
+// item and in search at once.
+func TestRecordContacts(t *testing.T) {
+	owner, viewer := newUser(t, "editor"), newUser(t, "viewer")
+	d := createDataset(t, owner, "public", true)
+	record := d["record_id"].(string)
+	org := "Hydrografische Dienst " + randomHex(3)
+	r := call(t, "POST", "/records/"+record+"/contacts/", map[string]any{"role": "pointOfContact", "name": "Ada", "email": "ada@example.org",
+		"organization": org, "phone": "+31 20 555 0100", "extra_json": map[string]any{"position": "Data steward"}}, bearer(owner.Access)...)
+	if r.Status != 201 || r.JSON(t)["organization"] != org || r.JSON(t)["sort_order"].(float64) != 0 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	cid := r.JSON(t)["id"].(string)
+	for _, tc := range []struct {
+		body   map[string]any
+		who    []string
+		status int
+	}{
+		{map[string]any{"role": "boss", "name": "x"}, bearer(owner.Access), 422},
+		{map[string]any{"role": "owner"}, bearer(owner.Access), 422},
+		{map[string]any{"role": "owner", "name": "x", "email": "not an address"}, bearer(owner.Access), 422},
+		{map[string]any{"role": "owner", "name": "x", "sort_order": 10000}, bearer(owner.Access), 422},
+		{map[string]any{"role": "owner", "name": "x"}, bearer(viewer.Access), 403},
+	} {
+		if r := call(t, "POST", "/records/"+record+"/contacts/", tc.body, tc.who...); r.Status != tc.status {
+			t.Errorf("create %v: %d, want %d", tc.body, r.Status, tc.status)
+		}
+	}
+	// Partial update: phone cleared, email kept, role changed; the organization cannot go with no name.
+	u := call(t, "PATCH", "/records/"+record+"/contacts/"+cid+"/", map[string]any{"phone": nil, "role": "custodian"}, bearer(owner.Access)...)
+	if u.Status != 200 || u.JSON(t)["phone"] != nil || u.JSON(t)["email"] != "ada@example.org" || u.JSON(t)["role"] != "custodian" {
+		t.Fatalf("update: %d %s", u.Status, u.Body)
+	}
+	if r := call(t, "PATCH", "/records/"+record+"/contacts/"+cid+"/", map[string]any{"name": nil, "organization": nil}, bearer(owner.Access)...); r.Status != 422 {
+		t.Errorf("clearing name and organization: %d", r.Status)
+	}
+	if r := call(t, "PATCH", "/records/"+record+"/contacts/"+cid+"/", map[string]any{"role": nil}, bearer(owner.Access)...); r.Status != 422 {
+		t.Errorf("clearing the role: %d", r.Status)
+	}
+	item := call(t, "GET", "/collections/datasets/items/"+record, nil).JSON(t)
+	contacts := item["properties"].(map[string]any)["contacts"].([]any)
+	if len(contacts) != 1 || fmt.Sprint(contacts[0].(map[string]any)["roles"]) != "[custodian]" || contacts[0].(map[string]any)["phones"] != nil {
+		t.Fatalf("record item contacts: %v", contacts)
+	}
+	if res := call(t, "GET", "/search/datasets/?q="+strings.Fields(org)[2], nil).JSON(t); res["numberMatched"].(float64) != 1 {
+		t.Fatalf("search by the contact's organization: %v", res["numberMatched"])
+	}
+	if l := call(t, "GET", "/records/"+record+"/contacts/", nil).JSON(t); l["total"].(float64) != 1 || len(l["contacts"].([]any)) != 1 {
+		t.Fatalf("list: %v", l)
+	}
+	if r := call(t, "DELETE", "/records/"+record+"/contacts/"+cid+"/", nil, bearer(owner.Access)...); r.Status != 204 {
+		t.Fatalf("delete: %d", r.Status)
+	}
+	if res := call(t, "GET", "/search/datasets/?q="+strings.Fields(org)[2], nil).JSON(t); res["numberMatched"].(float64) != 0 {
+		t.Errorf("a removed contact still finds the record")
+	}
+	if r := call(t, "PATCH", "/records/"+record+"/contacts/"+cid+"/", map[string]any{"name": "y"}, bearer(owner.Access)...); r.Status != 404 {
+		t.Errorf("update of a removed contact: %d", r.Status)
+	}
+}

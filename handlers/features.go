@@ -138,8 +138,8 @@ func (s *Server) GetSingleFeature(ctx context.Context, request gen.GetSingleFeat
 func (s *Server) PatchSingleFeature(ctx context.Context, request gen.PatchSingleFeatureRequestObject) (gen.PatchSingleFeatureResponseObject, error) {
 	b := request.Body
 	w := catalog.FeatureWrite{Properties: val(b.Properties)}
-	if raw, ok := ctx.Value(patchGeometryKey{}).(patchGeometry); ok {
-		w.Geometry, w.SetGeometry = raw.value, raw.present
+	if members, ok := patchMembersOf(ctx); ok {
+		w.Geometry, w.SetGeometry = members["geometry"]
 	} else if b.Geometry != nil {
 		w.Geometry, _ = b.Geometry.MarshalJSON()
 		w.SetGeometry = true
@@ -164,18 +164,28 @@ func (s *Server) ReplaceFeature(ctx context.Context, request gen.ReplaceFeatureR
 	return gen.ReplaceFeature200JSONResponse(featureOut(f)), nil
 }
 
-// patchGeometry is the geometry member of a patch body as sent: the generated binding decodes
-// `"geometry": null` (clear the geometry) and no geometry member (keep it) to the same nil.
-type patchGeometry struct {
-	present bool
-	value   json.RawMessage
+// patchMembers are the top-level members of a patch body as sent: the generated binding decodes
+// `"x": null` (clear x) and no member x (keep x) to the same nil, so patches that clear fields
+// read the body once more to tell the two apart.
+type patchMembers map[string]json.RawMessage
+
+type patchMembersKey struct{}
+
+func patchMembersOf(ctx context.Context) (patchMembers, bool) {
+	m, ok := ctx.Value(patchMembersKey{}).(patchMembers)
+	return m, ok
 }
 
-type patchGeometryKey struct{}
+// present reports whether a patch body named member (nil when it sent null).
+func (m patchMembers) present(member string) bool {
+	_, ok := m[member]
+	return ok
+}
 
-// keepPatchGeometry reads the (validated, at most 1 MB) body of Patch Single Feature once more to
-// tell those two apart, and hands the body on unchanged. Mount installs it for that operation.
-func keepPatchGeometry(next echo.HandlerFunc) echo.HandlerFunc {
+// keepPatchMembers reads the (validated, size-limited) body of a patch once more, keeps its
+// members in the context and hands the body on unchanged. Mount installs it for the patches
+// where null clears.
+func keepPatchMembers(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		body, err := io.ReadAll(req.Body)
@@ -183,11 +193,9 @@ func keepPatchGeometry(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		var members map[string]json.RawMessage
+		var members patchMembers
 		if json.Unmarshal(body, &members) == nil {
-			raw, present := members["geometry"]
-			ctx := context.WithValue(req.Context(), patchGeometryKey{}, patchGeometry{present: present, value: raw})
-			req = req.WithContext(ctx)
+			req = req.WithContext(context.WithValue(req.Context(), patchMembersKey{}, members))
 		}
 		c.SetRequest(req)
 		return next(c)

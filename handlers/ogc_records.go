@@ -78,10 +78,19 @@ func (s *Server) record(r catalog.Record) (gen.OgcRecord, error) {
 	return out, nil
 }
 
+// recordContacts are the record's contacts as the query wrote them (OGC API Records contacts).
+func recordContacts(raw []byte) []map[string]any {
+	out := []map[string]any{}
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &out)
+	}
+	return out
+}
+
 // recordProperties maps a record's fields; what the catalog does not keep yet stays null or empty.
 func recordProperties(r catalog.Record) gen.OgcRecordProperties {
 	p := gen.OgcRecordProperties{Type: &r.RecordType, RecordType: &r.RecordType, Title: r.Title, Description: val(r.Summary),
-		Keywords: r.Keywords, License: val(r.License), Themes: recordThemes(r.Themes), Contacts: []map[string]any{}, Time: recordTime(r),
+		Keywords: r.Keywords, License: val(r.License), Themes: recordThemes(r.Themes), Contacts: recordContacts(r.Contacts), Time: recordTime(r),
 		Language: r.Language, Rights: r.Rights, GeometryType: r.GeometryType, Created: &r.Created, Updated: &r.Updated, DatasetId: &r.DatasetID,
 		UpdatedByDisplay: r.UpdatedBy, NeverEdited: &r.NeverEdited, CrsIsGeographic: r.Geographic, ColumnCount: intp(r.ColumnCount),
 		SourceOrganization: r.SourceOrganization, SourceFormat: r.SourceFormat, QualityStatement: r.QualityStatement,

@@ -11,24 +11,63 @@ import (
 	"meridian/internal/catalog"
 )
 
-// ListContacts: List Contacts (GET /records/{record_id}/contacts/).
+// ListContacts: List Contacts (GET /records/{record_id}/contacts/). 100/500.
 func (s *Server) ListContacts(ctx context.Context, request gen.ListContactsRequestObject) (gen.ListContactsResponseObject, error) {
-	return nil, notImplemented("listContacts")
+	skip, limit := page(request.Params.Skip, request.Params.Limit, 100, 500)
+	list, total, err := s.catalog.Contacts(ctx, auth.From(ctx), request.RecordId, skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListContacts200JSONResponse{Contacts: make([]gen.ContactResponse, len(list)), Total: total, Skip: skip, Limit: limit}
+	for i, c := range list {
+		out.Contacts[i] = contactOut(c)
+	}
+	return out, nil
 }
 
 // CreateContact: Create Contact (POST /records/{record_id}/contacts/).
 func (s *Server) CreateContact(ctx context.Context, request gen.CreateContactRequestObject) (gen.CreateContactResponseObject, error) {
-	return nil, notImplemented("createContact")
+	b := request.Body
+	c, err := s.catalog.AddContact(ctx, auth.From(ctx), request.RecordId, catalog.Contact{Role: b.Role, Name: b.Name,
+		Email: (*string)(b.Email), Organization: b.Organization, Phone: b.Phone, Extra: val(b.ExtraJson), SortOrder: val(b.SortOrder)})
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateContact201JSONResponse(contactOut(c)), nil
 }
 
 // DeleteContact: Delete Contact (DELETE /records/{record_id}/contacts/{contact_id}/).
 func (s *Server) DeleteContact(ctx context.Context, request gen.DeleteContactRequestObject) (gen.DeleteContactResponseObject, error) {
-	return nil, notImplemented("deleteContact")
+	if err := s.catalog.DeleteContact(ctx, auth.From(ctx), request.RecordId, request.ContactId); err != nil {
+		return nil, err
+	}
+	return gen.DeleteContact204Response{}, nil
 }
 
-// UpdateContact: Update Contact (PATCH /records/{record_id}/contacts/{contact_id}/).
+// UpdateContact: Update Contact (PATCH /records/{record_id}/contacts/{contact_id}/). Members
+// present change (null clears), absent ones stay.
 func (s *Server) UpdateContact(ctx context.Context, request gen.UpdateContactRequestObject) (gen.UpdateContactResponseObject, error) {
-	return nil, notImplemented("updateContact")
+	b := request.Body
+	members, _ := patchMembersOf(ctx)
+	ch := catalog.ContactPatch{Contact: catalog.Contact{Role: val(b.Role), Name: b.Name, Email: (*string)(b.Email),
+		Organization: b.Organization, Phone: b.Phone, Extra: val(b.ExtraJson), SortOrder: val(b.SortOrder)}, Present: map[string]bool{}}
+	for _, m := range []string{"role", "name", "email", "organization", "phone", "extra_json", "sort_order"} {
+		ch.Present[m] = members.present(m)
+	}
+	c, err := s.catalog.UpdateContact(ctx, auth.From(ctx), request.RecordId, request.ContactId, ch)
+	if err != nil {
+		return nil, err
+	}
+	return gen.UpdateContact200JSONResponse(contactOut(c)), nil
+}
+
+func contactOut(c catalog.Contact) gen.ContactResponse {
+	out := gen.ContactResponse{Id: c.ID, RecordId: c.RecordID, Role: c.Role, Name: c.Name, Email: c.Email,
+		Organization: c.Organization, Phone: c.Phone, SortOrder: c.SortOrder}
+	if c.Extra != nil {
+		out.ExtraJson = &c.Extra
+	}
+	return out
 }
 
 // ListDistributions: List Distributions (GET /records/{record_id}/distributions/).

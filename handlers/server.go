@@ -105,14 +105,17 @@ func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Rou
 			mws = append(mws, web.RateLimitPerUser(web.PerMinute(n)))
 		}
 		mws = append(mws, web.ValidateRequest(doc, op))
-		if op.ID == "patchSingleFeature" {
-			mws = append(mws, keepPatchGeometry) // "geometry": null clears, an absent geometry stays
+		if clearingPatches[op.ID] {
+			mws = append(mws, keepPatchMembers) // "x": null clears x, an absent x stays
 		}
 		return mws
 	})
 	gen.RegisterHandlersWithBaseURL(r, gen.NewStrictHandler(s, nil), "/api")
 	return r
 }
+
+// clearingPatches are the partial updates in which a member sent as null clears its field.
+var clearingPatches = map[string]bool{"patchSingleFeature": true, "updateContact": true}
 
 // operationLimit is the per-minute quota of op: its own entry in the settings, else 30 for admin
 // and settings mutations (open-points.md).

@@ -215,6 +215,19 @@ type CatalogOauthProvider struct {
 	UpdatedAt       time.Time `json:"updated_at"`
 }
 
+type CatalogRecordContact struct {
+	ID           uuid.UUID `json:"id"`
+	DatasetID    uuid.UUID `json:"dataset_id"`
+	Role         string    `json:"role"`
+	Name         *string   `json:"name"`
+	Email        *string   `json:"email"`
+	Organization *string   `json:"organization"`
+	Phone        *string   `json:"phone"`
+	ExtraJson    []byte    `json:"extra_json"`
+	SortOrder    int32     `json:"sort_order"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
 type CatalogRecordKeyword struct {
 	ID            uuid.UUID `json:"id"`
 	DatasetID     uuid.UUID `json:"dataset_id"`

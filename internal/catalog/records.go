@@ -120,7 +120,15 @@ type Record struct {
 	QualityDetail                               []byte
 	SourceHealth                                string
 	LastCheckedAt, LastRefreshedAt              *time.Time
+	Contacts                                    []byte // JSON array of OGC API Records contacts
 }
+
+// recordContacts are a record's contacts as OGC API Records contacts, in their order.
+const recordContacts = `(SELECT coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object('name', c.name, 'organization', c.organization,
+		'emails', CASE WHEN c.email IS NOT NULL THEN jsonb_build_array(jsonb_build_object('value', c.email)) END,
+		'phones', CASE WHEN c.phone IS NOT NULL THEN jsonb_build_array(jsonb_build_object('value', c.phone)) END,
+		'roles', jsonb_build_array(c.role))) ORDER BY c.sort_order, c.created_at), '[]')
+	FROM catalog.record_contacts c WHERE c.dataset_id = d.id)`
 
 // Freshness is the record's source freshness now (spec section 2.5).
 func (r Record) Freshness(now time.Time) string {
@@ -169,7 +177,7 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		CASE WHEN jsonb_typeof(d.column_info) = 'array' THEN jsonb_array_length(d.column_info) END,
 		d.source_organization, d.source_format, d.quality_statement, d.lineage_summary, d.update_frequency,
 		d.access_constraints, d.usage_constraints, d.origin, d.quality_detail, d.source_health,
-		d.last_checked_at, d.last_refreshed_at, page.total
+		d.last_checked_at, d.last_refreshed_at, ` + recordContacts + `, page.total
 		FROM page JOIN catalog.datasets d ON d.id = page.id ORDER BY page.n`
 	rows, err := s.Pool.Query(ctx, sql, b.Args()...)
 	if err != nil {
@@ -185,7 +193,7 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 			&r.UpdatedBy, &r.NeverEdited, &r.SRID, &r.Geographic, &r.ColumnCount,
 			&r.SourceOrganization, &r.SourceFormat, &r.QualityStatement, &r.Lineage, &r.UpdateFrequency,
 			&r.AccessConstraints, &r.UsageConstraints, &r.Origin, &r.QualityDetail, &r.SourceHealth,
-			&r.LastCheckedAt, &r.LastRefreshedAt, &total); err != nil {
+			&r.LastCheckedAt, &r.LastRefreshedAt, &r.Contacts, &total); err != nil {
 			return nil, 0, err
 		}
 		out = append(out, r)
