@@ -150,3 +150,73 @@ func TestRecordContacts(t *testing.T) {
 		t.Errorf("update of a removed contact: %d", r.Status)
 	}
 }
+
+// A record's distributions: absolute http(s) URLs, one primary at most, partial updates where
+// null clears the optional members and the required ones cannot be cleared.
+func TestRecordDistributions(t *testing.T) {
+	owner, viewer := newUser(t, "editor"), newUser(t, "viewer")
+	d := createDataset(t, owner, "public", true)
+	record, id := d["record_id"].(string), d["id"].(string)
+	add := func(body map[string]any, who ...string) reply {
+		return call(t, "POST", "/records/"+record+"/distributions/", body, who...)
+	}
+	first := add(map[string]any{"distribution_type": "download", "format": "GPKG", "url": "https://data.example.org/a.gpkg",
+		"title": "Full download", "is_primary": true}, bearer(owner.Access)...)
+	if first.Status != 201 || first.JSON(t)["is_primary"] != true || first.JSON(t)["auto_generated"] != false {
+		t.Fatalf("create: %d %s", first.Status, first.Body)
+	}
+	for _, tc := range []struct {
+		body   map[string]any
+		status int
+	}{
+		{map[string]any{"distribution_type": "download", "format": "CSV", "url": "ftp://data.example.org/a.csv"}, 422},
+		{map[string]any{"distribution_type": "download", "format": "CSV", "url": "/relative.csv"}, 422},
+		{map[string]any{"distribution_type": "", "format": "CSV", "url": "https://x.example.org"}, 422},
+		{map[string]any{"format": "CSV", "url": "https://x.example.org"}, 422},
+	} {
+		if r := add(tc.body, bearer(owner.Access)...); r.Status != tc.status {
+			t.Errorf("create %v: %d, want %d", tc.body, r.Status, tc.status)
+		}
+	}
+	if r := add(map[string]any{"distribution_type": "access", "format": "WMS", "url": "https://x.example.org/wms"}, bearer(viewer.Access)...); r.Status != 403 {
+		t.Errorf("viewer create: %d", r.Status)
+	}
+	// A second primary takes the place of the first.
+	second := add(map[string]any{"distribution_type": "access", "format": "OGC API", "url": "https://data.example.org/ogc",
+		"is_primary": true}, bearer(owner.Access)...).JSON(t)
+	list := call(t, "GET", "/records/"+id+"/distributions/", nil).JSON(t)
+	var primaries []string
+	for _, x := range list["distributions"].([]any) {
+		if x.(map[string]any)["is_primary"] == true {
+			primaries = append(primaries, x.(map[string]any)["id"].(string))
+		}
+	}
+	if list["total"].(float64) != 2 || len(primaries) != 1 || primaries[0] != second["id"] {
+		t.Fatalf("primaries after a second primary: %v", list)
+	}
+	fid := first.JSON(t)["id"].(string)
+	u := call(t, "PATCH", "/records/"+record+"/distributions/"+fid+"/", map[string]any{"title": nil, "format": "GeoPackage"}, bearer(owner.Access)...)
+	if u.Status != 200 || u.JSON(t)["title"] != nil || u.JSON(t)["format"] != "GeoPackage" || u.JSON(t)["url"] != "https://data.example.org/a.gpkg" {
+		t.Fatalf("update: %d %s", u.Status, u.Body)
+	}
+	for _, body := range []map[string]any{{"url": nil}, {"format": nil}, {"url": "mailto:x@example.org"}} {
+		if r := call(t, "PATCH", "/records/"+record+"/distributions/"+fid+"/", body, bearer(owner.Access)...); r.Status != 422 {
+			t.Errorf("update %v: %d, want 422", body, r.Status)
+		}
+	}
+	if r := call(t, "DELETE", "/records/"+record+"/distributions/"+fid+"/", nil, bearer(owner.Access)...); r.Status != 204 {
+		t.Fatalf("delete: %d", r.Status)
+	}
+	if r := call(t, "DELETE", "/records/"+record+"/distributions/"+fid+"/", nil, bearer(owner.Access)...); r.Status != 404 {
+		t.Errorf("second delete: %d", r.Status)
+	}
+	var actions []string
+	for _, e := range call(t, "GET", "/datasets/"+id+"/history", nil, bearer(owner.Access)...).JSON(t)["logs"].([]any) {
+		actions = append(actions, e.(map[string]any)["action"].(string))
+	}
+	for _, a := range []string{"distribution_added", "distribution_updated", "distribution_removed"} {
+		if !slices.Contains(actions, a) {
+			t.Errorf("history lacks %s: %v", a, actions)
+		}
+	}
+}

@@ -176,10 +176,13 @@ func patchMembersOf(ctx context.Context) (patchMembers, bool) {
 	return m, ok
 }
 
-// present reports whether a patch body named member (nil when it sent null).
-func (m patchMembers) present(member string) bool {
-	_, ok := m[member]
-	return ok
+// names are the members the patch body sent (null ones included).
+func (m patchMembers) names() map[string]bool {
+	out := make(map[string]bool, len(m))
+	for name := range m {
+		out[name] = true
+	}
+	return out
 }
 
 // keepPatchMembers reads the (validated, size-limited) body of a patch once more, keeps its

@@ -50,10 +50,7 @@ func (s *Server) UpdateContact(ctx context.Context, request gen.UpdateContactReq
 	b := request.Body
 	members, _ := patchMembersOf(ctx)
 	ch := catalog.ContactPatch{Contact: catalog.Contact{Role: val(b.Role), Name: b.Name, Email: (*string)(b.Email),
-		Organization: b.Organization, Phone: b.Phone, Extra: val(b.ExtraJson), SortOrder: val(b.SortOrder)}, Present: map[string]bool{}}
-	for _, m := range []string{"role", "name", "email", "organization", "phone", "extra_json", "sort_order"} {
-		ch.Present[m] = members.present(m)
-	}
+		Organization: b.Organization, Phone: b.Phone, Extra: val(b.ExtraJson), SortOrder: val(b.SortOrder)}, Present: members.names()}
 	c, err := s.catalog.UpdateContact(ctx, auth.From(ctx), request.RecordId, request.ContactId, ch)
 	if err != nil {
 		return nil, err
@@ -70,24 +67,58 @@ func contactOut(c catalog.Contact) gen.ContactResponse {
 	return out
 }
 
-// ListDistributions: List Distributions (GET /records/{record_id}/distributions/).
+// ListDistributions: List Distributions (GET /records/{record_id}/distributions/). 100/500.
 func (s *Server) ListDistributions(ctx context.Context, request gen.ListDistributionsRequestObject) (gen.ListDistributionsResponseObject, error) {
-	return nil, notImplemented("listDistributions")
+	skip, limit := page(request.Params.Skip, request.Params.Limit, 100, 500)
+	list, total, err := s.catalog.Distributions(ctx, auth.From(ctx), request.RecordId, skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListDistributions200JSONResponse{Distributions: make([]gen.DistributionResponse, len(list)), Total: total, Skip: skip, Limit: limit}
+	for i, x := range list {
+		out.Distributions[i] = distributionOut(x)
+	}
+	return out, nil
 }
 
 // CreateDistribution: Create Distribution (POST /records/{record_id}/distributions/).
 func (s *Server) CreateDistribution(ctx context.Context, request gen.CreateDistributionRequestObject) (gen.CreateDistributionResponseObject, error) {
-	return nil, notImplemented("createDistribution")
+	b := request.Body
+	x, err := s.catalog.AddDistribution(ctx, auth.From(ctx), request.RecordId, catalog.Distribution{Type: b.DistributionType,
+		Format: b.Format, URL: b.Url, Title: b.Title, Description: b.Description, Protocol: b.Protocol, MediaType: b.MediaType,
+		Primary: val(b.IsPrimary)})
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateDistribution201JSONResponse(distributionOut(x)), nil
 }
 
 // DeleteDistribution: Delete Distribution (DELETE /records/{record_id}/distributions/{distribution_id}/).
 func (s *Server) DeleteDistribution(ctx context.Context, request gen.DeleteDistributionRequestObject) (gen.DeleteDistributionResponseObject, error) {
-	return nil, notImplemented("deleteDistribution")
+	if err := s.catalog.DeleteDistribution(ctx, auth.From(ctx), request.RecordId, request.DistributionId); err != nil {
+		return nil, err
+	}
+	return gen.DeleteDistribution204Response{}, nil
 }
 
 // UpdateDistribution: Update Distribution (PATCH /records/{record_id}/distributions/{distribution_id}/).
+// Members present change (null clears), absent ones stay.
 func (s *Server) UpdateDistribution(ctx context.Context, request gen.UpdateDistributionRequestObject) (gen.UpdateDistributionResponseObject, error) {
-	return nil, notImplemented("updateDistribution")
+	b := request.Body
+	members, _ := patchMembersOf(ctx)
+	ch := catalog.DistributionPatch{Distribution: catalog.Distribution{Type: val(b.DistributionType), Format: val(b.Format),
+		URL: val(b.Url), Title: b.Title, Description: b.Description, Protocol: b.Protocol, MediaType: b.MediaType,
+		Primary: val(b.IsPrimary)}, Present: members.names()}
+	x, err := s.catalog.UpdateDistribution(ctx, auth.From(ctx), request.RecordId, request.DistributionId, ch)
+	if err != nil {
+		return nil, err
+	}
+	return gen.UpdateDistribution200JSONResponse(distributionOut(x)), nil
+}
+
+func distributionOut(x catalog.Distribution) gen.DistributionResponse {
+	return gen.DistributionResponse{Id: x.ID, RecordId: x.RecordID, DistributionType: x.Type, Format: &x.Format, Url: x.URL,
+		Title: x.Title, Description: x.Description, Protocol: x.Protocol, MediaType: x.MediaType, IsPrimary: x.Primary}
 }
 
 // ListKeywords: List Keywords (GET /records/{record_id}/keywords/). 100/500.

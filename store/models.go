@@ -228,6 +228,20 @@ type CatalogRecordContact struct {
 	CreatedAt    time.Time `json:"created_at"`
 }
 
+type CatalogRecordDistribution struct {
+	ID               uuid.UUID `json:"id"`
+	DatasetID        uuid.UUID `json:"dataset_id"`
+	DistributionType string    `json:"distribution_type"`
+	Format           string    `json:"format"`
+	Url              string    `json:"url"`
+	Title            *string   `json:"title"`
+	Description      *string   `json:"description"`
+	Protocol         *string   `json:"protocol"`
+	MediaType        *string   `json:"media_type"`
+	IsPrimary        bool      `json:"is_primary"`
+	CreatedAt        time.Time `json:"created_at"`
+}
+
 type CatalogRecordKeyword struct {
 	ID            uuid.UUID `json:"id"`
 	DatasetID     uuid.UUID `json:"dataset_id"`

@@ -153,28 +153,25 @@ func (s *Service) UpdateContact(ctx context.Context, p auth.Principal, recordID,
 	return out, err
 }
 
-// merge is cur with the patch's present members applied.
+// merge is cur with the patch's present members applied (a role sent as null becomes empty,
+// which check refuses).
 func (ch ContactPatch) merge(cur Contact) Contact {
-	next := cur
-	set := func(name string, dst **string, v *string) {
-		if ch.Present[name] {
-			*dst = v
-		}
-	}
-	set("name", &next.Name, ch.Name)
-	set("email", &next.Email, ch.Email)
-	set("organization", &next.Organization, ch.Organization)
-	set("phone", &next.Phone, ch.Phone)
-	if ch.Present["role"] {
-		next.Role = ch.Role // an empty (null) role fails the role check
-	}
-	if ch.Present["extra_json"] {
-		next.Extra = ch.Extra
-	}
-	if ch.Present["sort_order"] {
-		next.SortOrder = ch.SortOrder
-	}
+	next, in := cur, ch.Present
+	patch(in["role"], &next.Role, ch.Role)
+	patch(in["name"], &next.Name, ch.Name)
+	patch(in["email"], &next.Email, ch.Email)
+	patch(in["organization"], &next.Organization, ch.Organization)
+	patch(in["phone"], &next.Phone, ch.Phone)
+	patch(in["extra_json"], &next.Extra, ch.Extra)
+	patch(in["sort_order"], &next.SortOrder, ch.SortOrder)
 	return next
+}
+
+// patch sets *dst to v when the member was present in the request.
+func patch[T any](present bool, dst *T, v T) {
+	if present {
+		*dst = v
+	}
 }
 
 // DeleteContact removes a contact from a record the caller may change.
