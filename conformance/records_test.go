@@ -220,3 +220,60 @@ func TestRecordDistributions(t *testing.T) {
 		}
 	}
 }
+
+// Translations: canonical tags, the record's own language refused, searchable at once in their
+// language, and record items come translated for a caller who asks in that language.
+func TestRecordTranslations(t *testing.T) {
+	owner := newUser(t, "editor")
+	d := createDataset(t, owner, "public", true)
+	id, record := d["id"].(string), d["record_id"].(string)
+	call(t, "PATCH", "/datasets/"+id, map[string]any{"language": "en", "title": "Rivers " + randomHex(3)}, bearer(owner.Access)...)
+	word := "flussgebiet" + randomHex(3)
+	put := func(lang string, body map[string]any) reply {
+		return call(t, "PUT", "/records/"+record+"/translations/"+lang+"/", body, bearer(owner.Access)...)
+	}
+	r := put("DE_at", map[string]any{"title": "Flüsse " + word, "summary": "Die Gewässer"})
+	if r.Status != 200 || r.JSON(t)["language"] != "de-AT" {
+		t.Fatalf("upsert: %d %s", r.Status, r.Body)
+	}
+	if r := put("de-AT", map[string]any{"title": "Flüsse und Seen " + word}); r.Status != 200 || r.JSON(t)["summary"] != nil {
+		t.Fatalf("replace: %d %s", r.Status, r.Body)
+	}
+	for lang, status := range map[string]int{"EN": 409, "x": 422, "e1": 422} {
+		if r := put(lang, map[string]any{"title": "t"}); r.Status != status && !(status == 422 && r.Status == 400) {
+			t.Errorf("upsert %s: %d, want %d", lang, r.Status, status)
+		}
+	}
+	if r := put("fr", map[string]any{"title": "   "}); r.Status != 422 {
+		t.Errorf("blank title: %d", r.Status)
+	}
+	list := call(t, "GET", "/records/"+record+"/translations/", nil).JSON(t)
+	if list["total"].(float64) != 1 || list["translations"].([]any)[0].(map[string]any)["title"] != "Flüsse und Seen "+word {
+		t.Fatalf("list: %v", list)
+	}
+	if res := call(t, "GET", "/search/datasets/?q="+word, nil).JSON(t); res["numberMatched"].(float64) != 1 {
+		t.Fatalf("search by a translated word: %v", res["numberMatched"])
+	}
+	item := func(lang string) map[string]any {
+		r := call(t, "GET", "/collections/datasets/items/"+record, nil, "Accept-Language", lang)
+		return r.JSON(t)["properties"].(map[string]any)
+	}
+	if p := item("de-AT,de;q=0.8,en;q=0.5"); p["title"] != "Flüsse und Seen "+word || p["language"] != "de-AT" {
+		t.Errorf("item in de-AT: %v %v", p["title"], p["language"])
+	}
+	if p := item("de"); p["title"] != "Flüsse und Seen "+word {
+		t.Errorf("item in de (same primary language): %v", p["title"])
+	}
+	if p := item("fr, en;q=0.9"); !strings.HasPrefix(p["title"].(string), "Rivers ") || p["language"] != "en" {
+		t.Errorf("item in fr (no translation): %v %v", p["title"], p["language"])
+	}
+	if r := call(t, "DELETE", "/records/"+record+"/translations/de-at/", nil, bearer(owner.Access)...); r.Status != 204 {
+		t.Fatalf("delete: %d", r.Status)
+	}
+	if r := call(t, "DELETE", "/records/"+record+"/translations/de-AT/", nil, bearer(owner.Access)...); r.Status != 404 {
+		t.Errorf("second delete: %d", r.Status)
+	}
+	if res := call(t, "GET", "/search/datasets/?q="+word, nil).JSON(t); res["numberMatched"].(float64) != 0 {
+		t.Errorf("a removed translation still finds the record")
+	}
+}

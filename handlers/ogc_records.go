@@ -159,9 +159,20 @@ func (s *Server) OgcCollectionItems(ctx context.Context, request gen.OgcCollecti
 	return gen.OgcCollectionItems200ApplicationGeoPlusJSONResponse(out), err
 }
 
+// callerLanguage is the caller's Accept-Language choice as a canonical tag, "" for none (or one
+// that is no language tag): records come in their translation into it when they have one.
+func callerLanguage(ctx context.Context) string {
+	tag, err := catalog.CanonicalLanguage(web.MetaFrom(ctx).Language)
+	if err != nil {
+		return ""
+	}
+	return tag
+}
+
 // recordPage runs a records query for the caller and answers the page as a FeatureCollection of
 // record features with paging links to path.
 func (s *Server) recordPage(ctx context.Context, q catalog.RecordQuery, path, mediaType string) (gen.OgcRecordCollection, error) {
+	q.Language = callerLanguage(ctx)
 	records, total, err := s.records.Records(ctx, auth.From(ctx), q)
 	if err != nil {
 		return gen.OgcRecordCollection{}, err
@@ -365,7 +376,7 @@ func parseSortby(v string) []features.SortKey {
 // OgcGetCollectionItem: Get Collection Item (GET /collections/datasets/items/{record_id}).
 func (s *Server) OgcGetCollectionItem(ctx context.Context, request gen.OgcGetCollectionItemRequestObject) (gen.OgcGetCollectionItemResponseObject, error) {
 	id := request.RecordId
-	records, _, err := s.records.Records(ctx, auth.From(ctx), catalog.RecordQuery{RecordID: &id, Limit: 1})
+	records, _, err := s.records.Records(ctx, auth.From(ctx), catalog.RecordQuery{RecordID: &id, Limit: 1, Language: callerLanguage(ctx)})
 	if err != nil {
 		return nil, err
 	}

@@ -158,17 +158,38 @@ func keywordOut(k catalog.Keyword) gen.KeywordResponse {
 	return gen.KeywordResponse{Id: k.ID, RecordId: k.RecordID, Keyword: k.Keyword, VocabularyUri: k.VocabularyURI, KeywordType: k.Type}
 }
 
-// ListTranslations: List Translations (GET /records/{record_id}/translations/).
+// ListTranslations: List Translations (GET /records/{record_id}/translations/). 100/500.
 func (s *Server) ListTranslations(ctx context.Context, request gen.ListTranslationsRequestObject) (gen.ListTranslationsResponseObject, error) {
-	return nil, notImplemented("listTranslations")
-}
-
-// DeleteTranslation: Delete Translation (DELETE /records/{record_id}/translations/{language}/).
-func (s *Server) DeleteTranslation(ctx context.Context, request gen.DeleteTranslationRequestObject) (gen.DeleteTranslationResponseObject, error) {
-	return nil, notImplemented("deleteTranslation")
+	skip, limit := page(request.Params.Skip, request.Params.Limit, 100, 500)
+	list, total, err := s.catalog.Translations(ctx, auth.From(ctx), request.RecordId, skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListTranslations200JSONResponse{Translations: make([]gen.TranslationResponse, len(list)), Total: total, Skip: skip, Limit: limit}
+	for i, tr := range list {
+		out.Translations[i] = translationOut(tr)
+	}
+	return out, nil
 }
 
 // UpsertTranslation: Upsert Translation (PUT /records/{record_id}/translations/{language}/).
 func (s *Server) UpsertTranslation(ctx context.Context, request gen.UpsertTranslationRequestObject) (gen.UpsertTranslationResponseObject, error) {
-	return nil, notImplemented("upsertTranslation")
+	tr, err := s.catalog.SetTranslation(ctx, auth.From(ctx), request.RecordId,
+		catalog.Translation{Language: request.Language, Title: request.Body.Title, Summary: request.Body.Summary})
+	if err != nil {
+		return nil, err
+	}
+	return gen.UpsertTranslation200JSONResponse(translationOut(tr)), nil
+}
+
+// DeleteTranslation: Delete Translation (DELETE /records/{record_id}/translations/{language}/).
+func (s *Server) DeleteTranslation(ctx context.Context, request gen.DeleteTranslationRequestObject) (gen.DeleteTranslationResponseObject, error) {
+	if err := s.catalog.DeleteTranslation(ctx, auth.From(ctx), request.RecordId, request.Language); err != nil {
+		return nil, err
+	}
+	return gen.DeleteTranslation204Response{}, nil
+}
+
+func translationOut(tr catalog.Translation) gen.TranslationResponse {
+	return gen.TranslationResponse{RecordId: tr.RecordID, Language: tr.Language, Title: tr.Title, Summary: tr.Summary}
 }

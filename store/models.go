@@ -251,6 +251,14 @@ type CatalogRecordKeyword struct {
 	CreatedAt     time.Time `json:"created_at"`
 }
 
+type CatalogRecordTranslation struct {
+	DatasetID uuid.UUID `json:"dataset_id"`
+	Language  string    `json:"language"`
+	Title     string    `json:"title"`
+	Summary   *string   `json:"summary"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
 type CatalogRefreshToken struct {
 	ID        uuid.UUID  `json:"id"`
 	FamilyID  uuid.UUID  `json:"family_id"`

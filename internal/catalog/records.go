@@ -66,6 +66,7 @@ type RecordQuery struct {
 	Start, End    *time.Time
 	Terms         []string // any term in the title, summary or themes
 	Text          string   // full-text query (web-search syntax), typo-tolerant on titles and keywords
+	Language      string   // the caller's language (canonical BCP 47): texts come translated into it when they are
 	Keywords      []string // any of these keywords (theme categories), case-insensitive
 	IDs           []uuid.UUID
 	Types         []string
@@ -161,13 +162,15 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		order = append(order, "d.updated_at DESC")
 	}
 	order = append(order, "d.id")
+	lang := b.Cast(q.Language, "text")
 	// The page is chosen first (keys, order and the count of the whole match), and only its rows
 	// are then read in full: the extent's GeoJSON and the lookups are not computed for every
 	// matching record, which a search over thousands would otherwise pay.
 	sql := `WITH page AS (SELECT d.id, row_number() OVER (ORDER BY ` + strings.Join(order, ", ") + `) AS n, count(*) OVER () AS total
 			FROM ` + recordsFrom(q) + ` WHERE ` + strings.Join(where, " AND ") + `
 			ORDER BY n LIMIT ` + b.Arg(q.Limit) + ` OFFSET ` + b.Arg(q.Offset) + `)
-		SELECT d.record_id, d.id, d.title, d.record_type, d.record_status, d.summary, d.language, d.license,
+		SELECT d.record_id, d.id, coalesce(tr.title, d.title), d.record_type, d.record_status, coalesce(tr.summary, d.summary),
+		coalesce(tr.language, d.language), d.license,
 		nullif(concat_ws('; ', d.attribution, d.usage_constraints), ''), d.geometry_type, coalesce(d.theme_category, '{}'),
 		catalog.record_keyword_list(d.id, d.theme_category),
 		d.feature_count, d.created_at, d.updated_at, d.data_vintage_start, d.data_vintage_end,
@@ -178,7 +181,11 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		d.source_organization, d.source_format, d.quality_statement, d.lineage_summary, d.update_frequency,
 		d.access_constraints, d.usage_constraints, d.origin, d.quality_detail, d.source_health,
 		d.last_checked_at, d.last_refreshed_at, ` + recordContacts + `, page.total
-		FROM page JOIN catalog.datasets d ON d.id = page.id ORDER BY page.n`
+		FROM page JOIN catalog.datasets d ON d.id = page.id
+		LEFT JOIN LATERAL (SELECT t.language, t.title, t.summary FROM catalog.record_translations t
+			WHERE t.dataset_id = d.id AND split_part(t.language, '-', 1) = split_part(` + lang + `, '-', 1)
+			ORDER BY t.language = ` + lang + ` DESC, t.language LIMIT 1) tr ON true
+		ORDER BY page.n`
 	rows, err := s.Pool.Query(ctx, sql, b.Args()...)
 	if err != nil {
 		return nil, 0, db.QueryValueError(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -37,6 +38,9 @@ type Meta struct {
 	// DeadCredential is set when the request carried an identity credential that did not resolve
 	// and the operation accepts that (logout, rule 4a).
 	DeadCredential bool
+	// Language is the caller's preferred language: the Accept-Language tag of the highest
+	// quality ("" for none or only "*").
+	Language string
 }
 
 // Cookie returns the value of the named request cookie, or "".
@@ -79,7 +83,8 @@ func Authenticate(a Authenticator, op *Operation, opts AuthOptions) echo.Middlew
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
-			meta := Meta{IP: c.RealIP(), UserAgent: req.UserAgent(), Secure: c.Scheme() == "https", cookies: req.Cookies(), Query: c.QueryParams(), RawQuery: req.URL.RawQuery}
+			meta := Meta{IP: c.RealIP(), UserAgent: req.UserAgent(), Secure: c.Scheme() == "https", cookies: req.Cookies(), Query: c.QueryParams(),
+				RawQuery: req.URL.RawQuery, Language: preferredLanguage(req.Header.Get("Accept-Language"))}
 			if op.NoCreds {
 				c.SetRequest(req.WithContext(WithMeta(req.Context(), meta)))
 				return next(c)
@@ -142,4 +147,23 @@ func resolve(c echo.Context, a Authenticator, opts AuthOptions) (auth.Principal,
 
 func readOnlyMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// preferredLanguage is the tag of highest quality in an Accept-Language header (the first of
+// equals), "" when there is none but "*".
+func preferredLanguage(header string) string {
+	best, bestQ := "", 0.0
+	for _, part := range strings.Split(header, ",") {
+		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		q := 1.0
+		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				q = f
+			}
+		}
+		if tag = strings.TrimSpace(tag); tag != "" && tag != "*" && q > bestQ {
+			best, bestQ = tag, q
+		}
+	}
+	return best
 }
