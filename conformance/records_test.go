@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -275,5 +276,69 @@ func TestRecordTranslations(t *testing.T) {
 	}
 	if res := call(t, "GET", "/search/datasets/?q="+word, nil).JSON(t); res["numberMatched"].(float64) != 0 {
 		t.Errorf("a removed translation still finds the record")
+	}
+}
+
+// The attribute catalogue: seeded from the import's profile, edits kept and listed, reset to
+// the detected values, entries of dropped columns only with include_removed.
+func TestAttributeCatalogue(t *testing.T) {
+	owner, viewer := newUser(t, "editor"), newUser(t, "viewer")
+	job := importFile(t, owner, "attrs.geojson", pointsGeoJSON(3), map[string]any{"title": "Attributes"})
+	id := job["dataset_id"].(string)
+	list := call(t, "GET", "/datasets/"+id+"/attributes/", nil, bearer(owner.Access)...).JSON(t)
+	attrs := list["attributes"].([]any)
+	byName := map[string]map[string]any{}
+	for _, a := range attrs {
+		byName[a.(map[string]any)["field_name"].(string)] = a.(map[string]any)
+	}
+	rank, name := byName["rank"], byName["name"]
+	if list["total"].(float64) != 2 || rank == nil || name == nil || rank["domain_type"] != "discrete" || rank["is_current"] != true ||
+		rank["ordinal_position"] == nil || len(rank["example_values"].([]any)) == 0 {
+		t.Fatalf("catalogue: %v", list)
+	}
+	aid := rank["id"].(string)
+	path := "/datasets/" + id + "/attributes/" + aid + "/"
+	u := call(t, "PATCH", path, map[string]any{"title": "Rank", "units": "place", "domain_type": "coded"}, bearer(owner.Access)...)
+	if u.Status != 200 || u.JSON(t)["title"] != "Rank" || u.JSON(t)["domain_type"] != "coded" ||
+		fmt.Sprint(u.JSON(t)["user_modified_fields"]) != "[title units domain_type]" {
+		t.Fatalf("update: %d %s", u.Status, u.Body)
+	}
+	if r := call(t, "PATCH", path, map[string]any{"units": nil}, bearer(owner.Access)...); r.Status != 200 || r.JSON(t)["units"] != nil || r.JSON(t)["title"] != "Rank" {
+		t.Fatalf("clearing units: %d %s", r.Status, r.Body)
+	}
+	if r := call(t, "PATCH", path, map[string]any{"domain_type": "nonsense"}, bearer(owner.Access)...); r.Status != 422 {
+		t.Errorf("unknown domain type: %d", r.Status)
+	}
+	if r := call(t, "PATCH", path, map[string]any{"title": "x"}, bearer(viewer.Access)...); r.Status != 404 {
+		t.Errorf("viewer on a private dataset: %d", r.Status)
+	}
+	if g := call(t, "GET", path, nil, bearer(owner.Access)...).JSON(t); g["title"] != "Rank" {
+		t.Errorf("get after update: %v", g)
+	}
+	reset := call(t, "POST", path+"reset/", nil, bearer(owner.Access)...)
+	if reset.Status != 200 || reset.JSON(t)["title"] != nil || reset.JSON(t)["domain_type"] != "discrete" || len(reset.JSON(t)["user_modified_fields"].([]any)) != 0 {
+		t.Fatalf("reset: %d %s", reset.Status, reset.Body)
+	}
+	var actions []string
+	for _, e := range call(t, "GET", "/datasets/"+id+"/history", nil, bearer(owner.Access)...).JSON(t)["logs"].([]any) {
+		actions = append(actions, e.(map[string]any)["action"].(string))
+	}
+	if !slices.Contains(actions, "attribute_updated") || !slices.Contains(actions, "attribute_reset") {
+		t.Errorf("history: %v", actions)
+	}
+	if r := call(t, "GET", "/datasets/"+id+"/attributes/"+byName["name"]["id"].(string)+"x/", nil, bearer(owner.Access)...); r.Status != 422 {
+		t.Errorf("malformed attribute id: %d", r.Status)
+	}
+	// A column that goes away (here: taken out of the catalog's column list) keeps its entry, not current.
+	if _, err := dbConn(t).Exec(context.Background(), `UPDATE catalog.datasets SET column_info =
+		(SELECT jsonb_agg(c) FROM jsonb_array_elements(column_info) c WHERE c->>'name' <> 'name') WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if l := call(t, "GET", "/datasets/"+id+"/attributes/", nil, bearer(owner.Access)...).JSON(t); l["total"].(float64) != 1 {
+		t.Errorf("after the column went: %v", l)
+	}
+	all := call(t, "GET", "/datasets/"+id+"/attributes/?include_removed=true", nil, bearer(owner.Access)...).JSON(t)["attributes"].([]any)
+	if len(all) != 2 || all[1].(map[string]any)["field_name"] != "name" || all[1].(map[string]any)["is_current"] != false {
+		t.Errorf("include_removed: %v", all)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"meridian/gen"
 	"meridian/internal/auth"
+	"meridian/internal/catalog"
 	"meridian/internal/features"
 )
 
@@ -17,24 +18,62 @@ func (s *Server) DeleteDatasetRelationship(ctx context.Context, request gen.Dele
 	return nil, notImplemented("deleteDatasetRelationship")
 }
 
-// ListAttributes: List Attributes (GET /datasets/{dataset_id}/attributes/).
+// ListAttributes: List Attributes (GET /datasets/{dataset_id}/attributes/). Not paged.
 func (s *Server) ListAttributes(ctx context.Context, request gen.ListAttributesRequestObject) (gen.ListAttributesResponseObject, error) {
-	return nil, notImplemented("listAttributes")
+	list, err := s.catalog.Attributes(ctx, auth.From(ctx), request.DatasetId, val(request.Params.IncludeRemoved))
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListAttributes200JSONResponse{Attributes: make([]gen.AttributeMetadataResponse, len(list)), Total: len(list)}
+	for i, a := range list {
+		out.Attributes[i] = attributeOut(a)
+	}
+	return out, nil
 }
 
 // GetAttribute: Get Attribute (GET /datasets/{dataset_id}/attributes/{attribute_id}/).
 func (s *Server) GetAttribute(ctx context.Context, request gen.GetAttributeRequestObject) (gen.GetAttributeResponseObject, error) {
-	return nil, notImplemented("getAttribute")
+	a, err := s.catalog.GetAttribute(ctx, auth.From(ctx), request.DatasetId, request.AttributeId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetAttribute200JSONResponse(attributeOut(a)), nil
 }
 
 // UpdateAttribute: Update Attribute (PATCH /datasets/{dataset_id}/attributes/{attribute_id}/).
+// Members present change (null clears), absent ones stay.
 func (s *Server) UpdateAttribute(ctx context.Context, request gen.UpdateAttributeRequestObject) (gen.UpdateAttributeResponseObject, error) {
-	return nil, notImplemented("updateAttribute")
+	b := request.Body
+	members, _ := patchMembersOf(ctx)
+	a, err := s.catalog.UpdateAttribute(ctx, auth.From(ctx), request.DatasetId, request.AttributeId, catalog.AttributePatch{
+		Title: b.Title, Description: b.Description, Units: b.Units, SemanticRole: (*string)(b.SemanticRole),
+		DomainType: (*string)(b.DomainType), Present: members.names()})
+	if err != nil {
+		return nil, err
+	}
+	return gen.UpdateAttribute200JSONResponse(attributeOut(a)), nil
 }
 
 // ResetAttribute: Reset Attribute (POST /datasets/{dataset_id}/attributes/{attribute_id}/reset/).
 func (s *Server) ResetAttribute(ctx context.Context, request gen.ResetAttributeRequestObject) (gen.ResetAttributeResponseObject, error) {
-	return nil, notImplemented("resetAttribute")
+	a, err := s.catalog.ResetAttribute(ctx, auth.From(ctx), request.DatasetId, request.AttributeId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.ResetAttribute200JSONResponse(attributeOut(a)), nil
+}
+
+func attributeOut(a catalog.Attribute) gen.AttributeMetadataResponse {
+	out := gen.AttributeMetadataResponse{Id: a.ID, DatasetId: a.DatasetID, FieldName: a.FieldName, Title: a.Title,
+		Description: a.Description, Units: a.Units, DataType: a.DataType, DomainType: a.DomainType, SemanticRole: a.SemanticRole,
+		OrdinalPosition: a.OrdinalPosition, IsCurrent: a.Current, UserModifiedFields: a.UserModified}
+	if a.UserModified == nil {
+		out.UserModifiedFields = []string{}
+	}
+	if a.ExampleValues != nil {
+		out.ExampleValues = &a.ExampleValues
+	}
+	return out
 }
 
 // GetFeatureRelatedRecords: Get Feature Related Records (GET /datasets/{dataset_id}/features/{gid}/related/{relationship_id}/).

@@ -115,7 +115,8 @@ func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Rou
 }
 
 // clearingPatches are the partial updates in which a member sent as null clears its field.
-var clearingPatches = map[string]bool{"patchSingleFeature": true, "updateContact": true, "updateDistribution": true}
+var clearingPatches = map[string]bool{"patchSingleFeature": true, "updateContact": true, "updateDistribution": true,
+	"updateAttribute": true}
 
 // operationLimit is the per-minute quota of op: its own entry in the settings, else 30 for admin
 // and settings mutations (open-points.md).

@@ -119,6 +119,23 @@ type CatalogDataset struct {
 	GeometryColumn            string      `json:"geometry_column"`
 }
 
+type CatalogDatasetAttribute struct {
+	ID                 uuid.UUID       `json:"id"`
+	DatasetID          uuid.UUID       `json:"dataset_id"`
+	FieldName          string          `json:"field_name"`
+	Title              *string         `json:"title"`
+	Description        *string         `json:"description"`
+	Units              *string         `json:"units"`
+	DataType           *string         `json:"data_type"`
+	DomainType         *string         `json:"domain_type"`
+	SemanticRole       *string         `json:"semantic_role"`
+	ExampleValues      []byte          `json:"example_values"`
+	OrdinalPosition    *int32          `json:"ordinal_position"`
+	IsCurrent          bool            `json:"is_current"`
+	Detected           json.RawMessage `json:"detected"`
+	UserModifiedFields []string        `json:"user_modified_fields"`
+}
+
 type CatalogDatasetGrant struct {
 	ID        uuid.UUID  `json:"id"`
 	DatasetID uuid.UUID  `json:"dataset_id"`
