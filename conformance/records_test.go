@@ -342,3 +342,101 @@ func TestAttributeCatalogue(t *testing.T) {
 		t.Errorf("include_removed: %v", all)
 	}
 }
+
+// Relationships: declared from a dataset the caller may change to one it may read, columns that
+// exist and compare; followed from a feature at either end with keyset paging; listed with the
+// related datasets; gone with either dataset.
+func TestDatasetRelationships(t *testing.T) {
+	owner := newUser(t, "editor")
+	// Parcels refer to zones by zone code; the zones table keys its rows by gid.
+	zones := importFile(t, owner, "zones.geojson", []byte(`{"type":"FeatureCollection","features":[`+
+		`{"type":"Feature","properties":{"code":"A","label":"Zone A"},"geometry":{"type":"Point","coordinates":[1,1]}},`+
+		`{"type":"Feature","properties":{"code":"B","label":"Zone B"},"geometry":{"type":"Point","coordinates":[2,2]}}]}`), map[string]any{"title": "Zones"})["dataset_id"].(string)
+	var feats []string
+	for i := 0; i < 5; i++ {
+		zone := "A"
+		if i == 4 {
+			zone = "B"
+		}
+		feats = append(feats, fmt.Sprintf(`{"type":"Feature","properties":{"zone":"%s","n":%d},"geometry":{"type":"Point","coordinates":[%d,1]}}`, zone, i, i))
+	}
+	parcels := importFile(t, owner, "parcels.geojson", []byte(`{"type":"FeatureCollection","features":[`+strings.Join(feats, ",")+`]}`),
+		map[string]any{"title": "Parcels"})["dataset_id"].(string)
+
+	rel := func(body map[string]any) reply {
+		return call(t, "POST", "/datasets/"+parcels+"/relationships/", body, bearer(owner.Access)...)
+	}
+	r := rel(map[string]any{"target_dataset_id": zones, "source_column": "zone", "target_column": "code", "label": "in zone"})
+	if r.Status != 201 || r.JSON(t)["target_dataset_title"] != "Zones" {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	rid := r.JSON(t)["id"].(string)
+	for _, tc := range []struct {
+		body   map[string]any
+		status int
+	}{
+		{map[string]any{"target_dataset_id": zones, "source_column": "zone", "target_column": "code"}, 409},
+		{map[string]any{"target_dataset_id": zones, "source_column": "nope", "target_column": "code"}, 422},
+		{map[string]any{"target_dataset_id": zones, "source_column": "n", "target_column": "code"}, 422}, // integer against text
+		{map[string]any{"target_dataset_id": zones, "source_column": "zone", "target_column": "nope"}, 422},
+	} {
+		if r := rel(tc.body); r.Status != tc.status {
+			t.Errorf("create %v: %d, want %d", tc.body, r.Status, tc.status)
+		}
+	}
+	if r := call(t, "POST", "/datasets/"+parcels+"/relationships/", map[string]any{"target_dataset_id": zones, "source_column": "zone",
+		"target_column": "label"}, bearer(newUser(t, "editor").Access)...); r.Status != 404 {
+		t.Errorf("another user on a private dataset: %d", r.Status)
+	}
+	// From a zone (the target end) to its parcels, two per page.
+	var got []any
+	after := ""
+	for pages := 0; pages < 5; pages++ {
+		pg := call(t, "GET", "/datasets/"+zones+"/features/1/related/"+rid+"/?limit=2"+after, nil, bearer(owner.Access)...).JSON(t)
+		if pg["approximate_total"].(float64) != 4 {
+			t.Fatalf("related parcels of zone A: %v", pg)
+		}
+		for _, row := range pg["rows"].([]any) {
+			got = append(got, row.(map[string]any)["n"])
+		}
+		if pg["next_cursor"] == nil {
+			break
+		}
+		after = fmt.Sprintf("&after=%v", pg["next_cursor"])
+	}
+	if fmt.Sprint(got) != "[0 1 2 3]" {
+		t.Fatalf("parcels of zone A: %v", got)
+	}
+	// From a parcel (the source end) to its zone.
+	z := call(t, "GET", "/datasets/"+parcels+"/features/5/related/"+rid+"/", nil, bearer(owner.Access)...).JSON(t)
+	if rows := z["rows"].([]any); len(rows) != 1 || rows[0].(map[string]any)["label"] != "Zone B" {
+		t.Fatalf("zone of parcel 5: %v", z)
+	}
+	if r := call(t, "GET", "/datasets/"+parcels+"/features/99/related/"+rid+"/", nil, bearer(owner.Access)...); r.Status != 404 {
+		t.Errorf("a missing feature: %d", r.Status)
+	}
+	for _, dir := range []string{"outgoing", "incoming"} {
+		l := call(t, "GET", "/datasets/"+zones+"/relationships/?direction="+dir, nil, bearer(owner.Access)...).JSON(t)
+		if want := map[string]float64{"outgoing": 0, "incoming": 1}[dir]; l["total"].(float64) != want {
+			t.Errorf("zones' %s relationships: %v", dir, l)
+		}
+	}
+	related := call(t, "GET", "/datasets/"+parcels+"/related/", nil, bearer(owner.Access)...).JSON(t)
+	if items := related["items"].([]any); len(items) != 1 || items[0].(map[string]any)["id"] != zones || items[0].(map[string]any)["similarity"].(float64) != 1 {
+		t.Errorf("related datasets: %v", related)
+	}
+	if r := call(t, "DELETE", "/datasets/relationships/"+rid+"/", nil, bearer(owner.Access)...); r.Status != 204 {
+		t.Fatalf("delete: %d", r.Status)
+	}
+	if l := call(t, "GET", "/datasets/"+parcels+"/relationships/", nil, bearer(owner.Access)...).JSON(t); l["total"].(float64) != 0 {
+		t.Errorf("after delete: %v", l)
+	}
+	// Deleting either dataset removes its relationships.
+	rid = rel(map[string]any{"target_dataset_id": zones, "source_column": "zone", "target_column": "code"}).JSON(t)["id"].(string)
+	if r := call(t, "DELETE", "/datasets/"+zones, nil, bearer(owner.Access)...); r.Status != 204 {
+		t.Fatalf("delete zones: %d", r.Status)
+	}
+	if r := call(t, "DELETE", "/datasets/relationships/"+rid+"/", nil, bearer(owner.Access)...); r.Status != 404 {
+		t.Errorf("relationship of a deleted dataset: %d", r.Status)
+	}
+}

@@ -162,6 +162,15 @@ func grantOut(g catalog.Grant) gen.DatasetGrant {
 	return out
 }
 
+// int64p is a nullable count as the contract's nullable integer.
+func int64p(v *int64) *int {
+	if v == nil {
+		return nil
+	}
+	n := int(*v)
+	return &n
+}
+
 func intp(v *int32) *int {
 	if v == nil {
 		return nil

@@ -19,9 +19,20 @@ func (s *Server) DatasetMaps(ctx context.Context, request gen.DatasetMapsRequest
 	return nil, notImplemented("datasetMaps")
 }
 
-// ListRelatedDatasets: List Related Datasets (GET /datasets/{dataset_id}/related/).
+// ListRelatedDatasets: List Related Datasets (GET /datasets/{dataset_id}/related/). At most 200,
+// nearest first: declared relationships (similarity 1), then shared catalog collections (0.5).
 func (s *Server) ListRelatedDatasets(ctx context.Context, request gen.ListRelatedDatasetsRequestObject) (gen.ListRelatedDatasetsResponseObject, error) {
-	return nil, notImplemented("listRelatedDatasets")
+	list, err := s.catalog.RelatedDatasets(ctx, auth.From(ctx), request.DatasetId)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListRelatedDatasets200JSONResponse{Items: make([]gen.RelatedDatasetItem, len(list)), Total: len(list)}
+	for i, r := range list {
+		rt := r.RecordType
+		out.Items[i] = gen.RelatedDatasetItem{Id: r.ID.String(), Name: r.Title, GeometryType: r.GeometryType, RecordType: &rt,
+			FeatureCount: int64p(r.FeatureCount), Similarity: float32(r.Similarity)}
+	}
+	return out, nil
 }
 
 // UpdatePublicationStatus: Update Publication Status (PATCH /datasets/{dataset_id}/status/). One
@@ -78,12 +89,17 @@ func (s *Server) GetDatasetRows(ctx context.Context, request gen.GetDatasetRowsR
 	if prm.After != nil {
 		skip = 0
 	}
-	out := gen.GetDatasetRows200JSONResponse{Rows: pg.Rows, Total: int(pg.Total), ApproximateTotal: pg.Total, NextCursor: pg.Next,
-		Skip: skip, Limit: limit, Columns: []gen.DatasetColumnType{{Name: t.ID, Type: "key"}}}
+	return gen.GetDatasetRows200JSONResponse(rowsOut(pg, skip, limit)), nil
+}
+
+// rowsOut is a page of rows as the contract's rows response (the key column first).
+func rowsOut(pg features.RowsPage, skip, limit int) gen.DatasetRowsResponse {
+	out := gen.DatasetRowsResponse{Rows: pg.Rows, Total: int(pg.Total), ApproximateTotal: pg.Total, NextCursor: pg.Next,
+		Skip: skip, Limit: limit, Columns: []gen.DatasetColumnType{{Name: pg.Key, Type: "key"}}}
 	for _, c := range pg.Columns {
 		out.Columns = append(out.Columns, gen.DatasetColumnType{Name: c.Name, Type: c.Type})
 	}
-	return out, nil
+	return out
 }
 
 // ValidateDataset: Validate Dataset (GET /datasets/{dataset_id}/validate/). Invalid, empty, null

@@ -3,8 +3,10 @@ package handlers
 // Operations of the Datasets - Metadata tag.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"meridian/gen"
@@ -15,7 +17,10 @@ import (
 
 // DeleteDatasetRelationship: Delete Dataset Relationship (DELETE /datasets/relationships/{relationship_id}/).
 func (s *Server) DeleteDatasetRelationship(ctx context.Context, request gen.DeleteDatasetRelationshipRequestObject) (gen.DeleteDatasetRelationshipResponseObject, error) {
-	return nil, notImplemented("deleteDatasetRelationship")
+	if err := s.catalog.DeleteRelationship(ctx, auth.From(ctx), request.RelationshipId); err != nil {
+		return nil, err
+	}
+	return gen.DeleteDatasetRelationship204Response{}, nil
 }
 
 // ListAttributes: List Attributes (GET /datasets/{dataset_id}/attributes/). Not paged.
@@ -77,18 +82,59 @@ func attributeOut(a catalog.Attribute) gen.AttributeMetadataResponse {
 }
 
 // GetFeatureRelatedRecords: Get Feature Related Records (GET /datasets/{dataset_id}/features/{gid}/related/{relationship_id}/).
+// The other dataset's rows that hold the feature's value, 50/500, keyset `after` as Get Dataset Rows.
 func (s *Server) GetFeatureRelatedRecords(ctx context.Context, request gen.GetFeatureRelatedRecordsRequestObject) (gen.GetFeatureRelatedRecordsResponseObject, error) {
-	return nil, notImplemented("getFeatureRelatedRecords")
+	prm := request.Params
+	skip, limit := page(prm.Skip, prm.Limit, 50, 500)
+	var after *int64
+	if prm.After != nil {
+		a := int64(*prm.After)
+		after, skip = &a, 0
+	}
+	pg, err := s.catalog.RelatedRows(ctx, auth.From(ctx), request.DatasetId, strconv.FormatInt(request.Gid, 10), request.RelationshipId,
+		features.RowsQuery{Skip: skip, Limit: limit, After: after})
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetFeatureRelatedRecords200JSONResponse(rowsOut(pg, skip, limit)), nil
 }
 
-// ListDatasetRelationships: List Dataset Relationships (GET /datasets/{dataset_id}/relationships/).
+// ListDatasetRelationships: List Dataset Relationships (GET /datasets/{dataset_id}/relationships/). 100/1000.
 func (s *Server) ListDatasetRelationships(ctx context.Context, request gen.ListDatasetRelationshipsRequestObject) (gen.ListDatasetRelationshipsResponseObject, error) {
-	return nil, notImplemented("listDatasetRelationships")
+	prm := request.Params
+	skip, limit := page(prm.Skip, prm.Limit, 100, 1000)
+	dir := val(prm.Direction)
+	out, in := dir != gen.ListDatasetRelationshipsParamsDirectionIncoming, dir != gen.ListDatasetRelationshipsParamsDirectionOutgoing
+	list, total, err := s.catalog.Relationships(ctx, auth.From(ctx), request.DatasetId, out, in, skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	resp := gen.ListDatasetRelationships200JSONResponse{Relationships: make([]gen.DatasetRelationshipResponse, len(list)), Total: total,
+		Skip: skip, Limit: limit}
+	for i, r := range list {
+		resp.Relationships[i] = relationshipOut(r)
+	}
+	return resp, nil
 }
 
 // CreateDatasetRelationship: Create Dataset Relationship (POST /datasets/{dataset_id}/relationships/).
 func (s *Server) CreateDatasetRelationship(ctx context.Context, request gen.CreateDatasetRelationshipRequestObject) (gen.CreateDatasetRelationshipResponseObject, error) {
-	return nil, notImplemented("createDatasetRelationship")
+	b := request.Body
+	r, err := s.catalog.AddRelationship(ctx, auth.From(ctx), request.DatasetId, catalog.Relationship{Target: b.TargetDatasetId,
+		SourceColumn: b.SourceColumn, TargetColumn: cmp.Or(val(b.TargetColumn), "gid"), Label: b.Label})
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateDatasetRelationship201JSONResponse(relationshipOut(r)), nil
+}
+
+func relationshipOut(r catalog.Relationship) gen.DatasetRelationshipResponse {
+	out := gen.DatasetRelationshipResponse{Id: r.ID, SourceDatasetId: r.Source, TargetDatasetId: r.Target, SourceColumn: r.SourceColumn,
+		TargetColumn: r.TargetColumn, RelationshipType: r.Type, Label: r.Label}
+	if r.TargetTitle != "" {
+		out.TargetDatasetTitle = &r.TargetTitle
+	}
+	return out
 }
 
 // GetColumnStats: Get Column Stats (GET /datasets/{dataset_id}/columns/{column_name}/stats/).

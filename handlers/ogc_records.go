@@ -98,10 +98,7 @@ func recordProperties(r catalog.Record) gen.OgcRecordProperties {
 		LastCheckedAt: r.LastCheckedAt, LastRefreshedAt: r.LastRefreshedAt, ExternalIds: &[]string{}, HasQuicklook: new(false)}
 	fresh := r.Freshness(time.Now())
 	p.SourceFreshness = &fresh
-	if r.FeatureCount != nil {
-		n := int(*r.FeatureCount)
-		p.FeatureCount, p.RowCount = &n, &n
-	}
+	p.FeatureCount, p.RowCount = int64p(r.FeatureCount), int64p(r.FeatureCount)
 	if r.SRID != nil && *r.SRID > 0 {
 		p.Crs = new("EPSG:" + strconv.Itoa(int(*r.SRID)))
 	}

@@ -158,6 +158,18 @@ type CatalogDatasetHistory struct {
 	PublicID     uuid.UUID       `json:"public_id"`
 }
 
+type CatalogDatasetRelationship struct {
+	ID               uuid.UUID  `json:"id"`
+	SourceDatasetID  uuid.UUID  `json:"source_dataset_id"`
+	TargetDatasetID  uuid.UUID  `json:"target_dataset_id"`
+	SourceColumn     string     `json:"source_column"`
+	TargetColumn     string     `json:"target_column"`
+	RelationshipType string     `json:"relationship_type"`
+	Label            *string    `json:"label"`
+	CreatedBy        *uuid.UUID `json:"created_by"`
+	CreatedAt        time.Time  `json:"created_at"`
+}
+
 type CatalogDatasetSearch struct {
 	DatasetID uuid.UUID   `json:"dataset_id"`
 	Doc       interface{} `json:"doc"`

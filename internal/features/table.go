@@ -134,10 +134,19 @@ type RowsQuery struct {
 	Skip, Limit int
 	After       *int64 // keyset cursor: rows whose (integer) key is greater; only with the default sort
 	KnownCount  *int64 // the table's maintained row count, the total when Q is empty; nil when unknown
+	// Equal keeps the rows whose column holds the value (a relationship followed from a feature).
+	Equal *ColumnValue
+}
+
+// ColumnValue is a column and a value of it.
+type ColumnValue struct {
+	Column string
+	Value  any
 }
 
 // RowsPage is one page of rows as JSON objects (key first, no geometry).
 type RowsPage struct {
+	Key     string // the key column, first in every row
 	Rows    []map[string]any
 	Total   int64    // rows matching Q
 	Columns []Column // the columns in the rows, after the key
@@ -167,10 +176,13 @@ func (r Reader) Rows(ctx context.Context, t Table, q RowsQuery) (RowsPage, error
 	if err != nil {
 		return RowsPage{}, err
 	}
-	match := t.rowMatch(&b, q.Q)
+	match, err := t.rowsWhere(&b, q)
+	if err != nil {
+		return RowsPage{}, err
+	}
 	var total string
 	switch {
-	case q.Q == "" && q.KnownCount != nil:
+	case q.Q == "" && q.Equal == nil && q.KnownCount != nil:
 		total = b.Arg(*q.KnownCount) + "::bigint"
 	case q.After != nil:
 		total = "(SELECT count(*) FROM " + t.ident() + " t WHERE " + match + ")"
@@ -190,7 +202,7 @@ func (r Reader) Rows(ctx context.Context, t Table, q RowsQuery) (RowsPage, error
 		return RowsPage{}, err
 	}
 	defer rows.Close()
-	page := RowsPage{Rows: []map[string]any{}, Columns: cols, Total: -1}
+	page := RowsPage{Key: t.ID, Rows: []map[string]any{}, Columns: cols, Total: -1}
 	more := false
 	for rows.Next() {
 		if len(page.Rows) == q.Limit {
@@ -229,14 +241,32 @@ func (r Reader) Rows(ctx context.Context, t Table, q RowsQuery) (RowsPage, error
 
 // countRows counts the rows matching q.Q, for a page past the end.
 func (r Reader) countRows(ctx context.Context, t Table, q RowsQuery) (int64, error) {
-	if q.Q == "" && q.KnownCount != nil {
+	if q.Q == "" && q.Equal == nil && q.KnownCount != nil {
 		return *q.KnownCount, nil
 	}
 	var b sqlbuild.Builder
-	sql := "SELECT count(*) FROM " + t.ident() + " t WHERE " + t.rowMatch(&b, q.Q)
+	where, err := t.rowsWhere(&b, q)
+	if err != nil {
+		return 0, err
+	}
 	var n int64
-	err := r.Pool.QueryRow(ctx, sql, b.Args()...).Scan(&n)
+	err = r.Pool.QueryRow(ctx, "SELECT count(*) FROM "+t.ident()+" t WHERE "+where, b.Args()...).Scan(&n)
 	return n, err
+}
+
+// rowsWhere is the condition of a rows page: q's text, and the column value it follows.
+func (t Table) rowsWhere(b *sqlbuild.Builder, q RowsQuery) (string, error) {
+	match := t.rowMatch(b, q.Q)
+	if q.Equal == nil {
+		return match, nil
+	}
+	c, err := t.KeyColumn(q.Equal.Column)
+	if err != nil {
+		return "", err
+	}
+	// The value comes from another table's column (Comparable): read as this column's type.
+	return match + " AND t." + pgx.Identifier{c.Name}.Sanitize() + " = " + b.Cast(fmt.Sprint(q.Equal.Value), "text") +
+		"::" + c.Type, nil
 }
 
 // rowMatch is the condition of the rows page's q: a case-insensitive match anywhere in the row
