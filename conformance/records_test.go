@@ -3,9 +3,11 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A record's keywords: added and removed by who may change the dataset, each change a new version
@@ -438,5 +440,44 @@ func TestDatasetRelationships(t *testing.T) {
 	}
 	if r := call(t, "DELETE", "/datasets/relationships/"+rid+"/", nil, bearer(owner.Access)...); r.Status != 404 {
 		t.Errorf("relationship of a deleted dataset: %d", r.Status)
+	}
+}
+
+// The column DDL feed reads the table's schema changes from the history: newest first, paged,
+// since a time, to those who may change the dataset.
+func TestColumnDDLFeed(t *testing.T) {
+	owner := newUser(t, "editor")
+	d := createDataset(t, owner, "public", true)
+	id := d["id"].(string)
+	// No operation changes columns yet: the entries they will write are put in the history here.
+	conn := dbConn(t)
+	for i, action := range []string{"column_added", "update_metadata", "column_renamed", "column_dropped"} {
+		_, err := conn.Exec(context.Background(), `INSERT INTO catalog.dataset_history (dataset_id, version, action, actor_id, actor_display, changes, occurred_at)
+			VALUES ($1, 1, $2, $3, $4, jsonb_build_object('columns', jsonb_build_object('new', $5::text)), now() - make_interval(mins => $6))`,
+			id, action, owner.ID, owner.Username, action, 10-i)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	feed := call(t, "GET", "/audit/datasets/"+id+"/column-ddl", nil, bearer(owner.Access)...).JSON(t)
+	var actions []string
+	for _, e := range feed["items"].([]any) {
+		actions = append(actions, e.(map[string]any)["action"].(string))
+	}
+	if feed["total"].(float64) != 3 || strings.Join(actions, ",") != "column_dropped,column_renamed,column_added" ||
+		feed["items"].([]any)[0].(map[string]any)["username"] != owner.Username {
+		t.Fatalf("feed: %v", feed)
+	}
+	if p := call(t, "GET", "/audit/datasets/"+id+"/column-ddl?limit=1&skip=1", nil, bearer(owner.Access)...).JSON(t); len(p["items"].([]any)) != 1 ||
+		p["items"].([]any)[0].(map[string]any)["action"] != "column_renamed" || p["offset"].(float64) != 1 {
+		t.Errorf("second page: %v", p)
+	}
+	since := time.Now().Add(-8 * time.Minute).UTC().Format(time.RFC3339)
+	if p := call(t, "GET", "/audit/datasets/"+id+"/column-ddl?since="+url.QueryEscape(since), nil, bearer(owner.Access)...).JSON(t); p["total"].(float64) != 2 {
+		t.Errorf("since: %v", p)
+	}
+	// Readers of the (public) dataset who may not change it are refused.
+	if r := call(t, "GET", "/audit/datasets/"+id+"/column-ddl", nil, bearer(newUser(t, "viewer").Access)...); r.Status != 403 {
+		t.Errorf("a viewer: %d", r.Status)
 	}
 }

@@ -122,3 +122,14 @@ WHERE h.dataset_id = @dataset_id
   AND (NOT @data_only::bool OR h.action IN ('create', 'ingest', 'reupload', 'refresh', 'analysis', 'schema_change', 'regenerate'))
 ORDER BY h.id DESC
 LIMIT @lim OFFSET @off;
+
+-- name: ListColumnChanges :many
+-- The schema changes of a dataset's table from its history (column added, dropped, renamed,
+-- retyped; and a refresh's or reupload's schema change), newest first.
+SELECT h.action, h.actor_id, h.actor_display, h.changes, h.occurred_at, count(*) OVER () AS total
+FROM catalog.dataset_history h
+WHERE h.dataset_id = @dataset_id
+  AND h.action IN ('schema_change', 'column_added', 'column_dropped', 'column_renamed', 'column_type_changed')
+  AND (sqlc.narg(since)::timestamptz IS NULL OR h.occurred_at > sqlc.narg(since))
+ORDER BY h.id DESC
+LIMIT @lim OFFSET @off;

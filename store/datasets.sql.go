@@ -233,6 +233,66 @@ func (q *Queries) InsertDataset(ctx context.Context, arg InsertDatasetParams) (u
 	return id, err
 }
 
+const listColumnChanges = `-- name: ListColumnChanges :many
+SELECT h.action, h.actor_id, h.actor_display, h.changes, h.occurred_at, count(*) OVER () AS total
+FROM catalog.dataset_history h
+WHERE h.dataset_id = $1
+  AND h.action IN ('schema_change', 'column_added', 'column_dropped', 'column_renamed', 'column_type_changed')
+  AND ($2::timestamptz IS NULL OR h.occurred_at > $2)
+ORDER BY h.id DESC
+LIMIT $4 OFFSET $3
+`
+
+type ListColumnChangesParams struct {
+	DatasetID uuid.UUID  `json:"dataset_id"`
+	Since     *time.Time `json:"since"`
+	Off       int32      `json:"off"`
+	Lim       int32      `json:"lim"`
+}
+
+type ListColumnChangesRow struct {
+	Action       string          `json:"action"`
+	ActorID      *uuid.UUID      `json:"actor_id"`
+	ActorDisplay string          `json:"actor_display"`
+	Changes      json.RawMessage `json:"changes"`
+	OccurredAt   time.Time       `json:"occurred_at"`
+	Total        int64           `json:"total"`
+}
+
+// The schema changes of a dataset's table from its history (column added, dropped, renamed,
+// retyped; and a refresh's or reupload's schema change), newest first.
+func (q *Queries) ListColumnChanges(ctx context.Context, arg ListColumnChangesParams) ([]ListColumnChangesRow, error) {
+	rows, err := q.db.Query(ctx, listColumnChanges,
+		arg.DatasetID,
+		arg.Since,
+		arg.Off,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListColumnChangesRow{}
+	for rows.Next() {
+		var i ListColumnChangesRow
+		if err := rows.Scan(
+			&i.Action,
+			&i.ActorID,
+			&i.ActorDisplay,
+			&i.Changes,
+			&i.OccurredAt,
+			&i.Total,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listDatasetGrants = `-- name: ListDatasetGrants :many
 SELECT g.id, g.dataset_id, g.user_id, g.role, g.level, g.created_by, g.created_at, u.username FROM catalog.dataset_grants g LEFT JOIN catalog.users u ON u.id = g.user_id
 WHERE g.dataset_id = $1 ORDER BY g.created_at

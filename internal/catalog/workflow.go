@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -242,4 +243,30 @@ type HistoryEntry struct {
 	ActorDisplay  string
 	Changes       []byte // {"field": {"old": ..., "new": ...}, ...}
 	OccurredAt    time.Time
+}
+
+// ColumnChange is a schema change of a dataset's table, from its history.
+type ColumnChange struct {
+	Action       string
+	ActorID      *uuid.UUID
+	ActorDisplay string
+	Details      map[string]any
+	At           time.Time
+}
+
+// ColumnChanges lists the schema changes of a dataset's table, newest first, to those who may
+// change the dataset (admins included); others hear that it does not exist or is not theirs.
+func (s *Service) ColumnChanges(ctx context.Context, p auth.Principal, id uuid.UUID, since *time.Time, skip, limit int) ([]ColumnChange, int, error) {
+	if _, err := s.Get(ctx, p, id, true); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.Q.ListColumnChanges(ctx, store.ListColumnChangesParams{DatasetID: id, Since: since, Off: int32(skip), Lim: int32(limit)})
+	out := make([]ColumnChange, len(rows))
+	total := 0
+	for i, r := range rows {
+		out[i] = ColumnChange{Action: r.Action, ActorID: r.ActorID, ActorDisplay: r.ActorDisplay, At: r.OccurredAt}
+		_ = json.Unmarshal(r.Changes, &out[i].Details)
+		total = int(r.Total)
+	}
+	return out, total, err
 }
