@@ -61,10 +61,12 @@ func plainWords(text string) bool {
 }
 
 // searchRank orders by relevance: cover density of the document (title and keywords weigh
-// most), plus the trigram likeness that lets a misspelled query still rank its record first.
+// most); a record found by the typo branch only (its document does not match) ranks by its
+// trigram likeness instead, which is then the only trigram work a search does per record.
 func searchRank(b *sqlbuild.Builder, text string) string {
-	return "(ts_rank_cd(s.doc, " + searchQuery(b, text) + ", 1) + strict_word_similarity(" +
-		b.Cast(strings.ToLower(text), "text") + ", s.words))"
+	tsq := searchQuery(b, text)
+	return "(CASE WHEN s.doc @@ " + tsq + " THEN ts_rank_cd(s.doc, " + tsq + ", 1) ELSE strict_word_similarity(" +
+		b.Cast(strings.ToLower(text), "text") + ", s.words) END)"
 }
 
 // Facets are the counts of the records matching a query, per value of each facet field.
