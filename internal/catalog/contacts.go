@@ -103,12 +103,7 @@ func (s *Service) AddContact(ctx context.Context, p auth.Principal, recordID uui
 	if err := c.check(); err != nil {
 		return Contact{}, err
 	}
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := s.Q.WithTx(tx)
-		d, err := s.recordDataset(ctx, q, p, recordID, true)
-		if err != nil {
-			return err
-		}
+	err := s.changeRecord(ctx, p, recordID, func(q *store.Queries, d Dataset) error {
 		r, err := q.AddRecordContact(ctx, store.AddRecordContactParams{DatasetID: d.row.ID, Role: c.Role, Name: c.Name, Email: c.Email,
 			Organization: c.Organization, Phone: c.Phone, ExtraJson: extraJSON(c.Extra), SortOrder: int32(c.SortOrder)})
 		if err != nil {
@@ -123,12 +118,7 @@ func (s *Service) AddContact(ctx context.Context, p auth.Principal, recordID uui
 // UpdateContact applies a partial change to a contact of a record the caller may change.
 func (s *Service) UpdateContact(ctx context.Context, p auth.Principal, recordID, contactID uuid.UUID, ch ContactPatch) (Contact, error) {
 	var out Contact
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := s.Q.WithTx(tx)
-		d, err := s.recordDataset(ctx, q, p, recordID, true)
-		if err != nil {
-			return err
-		}
+	err := s.changeRecord(ctx, p, recordID, func(q *store.Queries, d Dataset) error {
 		cur, err := q.GetRecordContact(ctx, store.GetRecordContactParams{ID: contactID, DatasetID: d.row.ID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return apperr.NotFound("contact %s not found on this record", contactID)
@@ -176,12 +166,7 @@ func patch[T any](present bool, dst *T, v T) {
 
 // DeleteContact removes a contact from a record the caller may change.
 func (s *Service) DeleteContact(ctx context.Context, p auth.Principal, recordID, contactID uuid.UUID) error {
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := s.Q.WithTx(tx)
-		d, err := s.recordDataset(ctx, q, p, recordID, true)
-		if err != nil {
-			return err
-		}
+	return s.changeRecord(ctx, p, recordID, func(q *store.Queries, d Dataset) error {
 		who, err := q.DeleteRecordContact(ctx, store.DeleteRecordContactParams{ID: contactID, DatasetID: d.row.ID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return apperr.NotFound("contact %s not found on this record", contactID)

@@ -74,12 +74,7 @@ func (s *Service) AddDistribution(ctx context.Context, p auth.Principal, recordI
 	if err := x.check(); err != nil {
 		return Distribution{}, err
 	}
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := s.Q.WithTx(tx)
-		d, err := s.recordDataset(ctx, q, p, recordID, true)
-		if err != nil {
-			return err
-		}
+	err := s.changeRecord(ctx, p, recordID, func(q *store.Queries, d Dataset) error {
 		if x.Primary {
 			if err := q.ClearPrimaryDistribution(ctx, store.ClearPrimaryDistributionParams{DatasetID: d.row.ID, Keep: uuid.Nil}); err != nil {
 				return err
@@ -100,12 +95,7 @@ func (s *Service) AddDistribution(ctx context.Context, p auth.Principal, recordI
 // UpdateDistribution applies a partial change to a distribution of a record the caller may change.
 func (s *Service) UpdateDistribution(ctx context.Context, p auth.Principal, recordID, id uuid.UUID, ch DistributionPatch) (Distribution, error) {
 	var out Distribution
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := s.Q.WithTx(tx)
-		d, err := s.recordDataset(ctx, q, p, recordID, true)
-		if err != nil {
-			return err
-		}
+	err := s.changeRecord(ctx, p, recordID, func(q *store.Queries, d Dataset) error {
 		cur, err := q.GetRecordDistribution(ctx, store.GetRecordDistributionParams{ID: id, DatasetID: d.row.ID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return apperr.NotFound("distribution %s not found on this record", id)
@@ -152,12 +142,7 @@ func (ch DistributionPatch) merge(cur Distribution) Distribution {
 
 // DeleteDistribution removes a distribution from a record the caller may change.
 func (s *Service) DeleteDistribution(ctx context.Context, p auth.Principal, recordID, id uuid.UUID) error {
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := s.Q.WithTx(tx)
-		d, err := s.recordDataset(ctx, q, p, recordID, true)
-		if err != nil {
-			return err
-		}
+	return s.changeRecord(ctx, p, recordID, func(q *store.Queries, d Dataset) error {
 		u, err := q.DeleteRecordDistribution(ctx, store.DeleteRecordDistributionParams{ID: id, DatasetID: d.row.ID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return apperr.NotFound("distribution %s not found on this record", id)

@@ -37,6 +37,20 @@ func (s *Service) recordDataset(ctx context.Context, q *store.Queries, p auth.Pr
 	return s.get(ctx, q, p, id, false)
 }
 
+// changeRecord runs change in one transaction on the dataset a record names, for a caller who
+// may change it: the frame of every change to a record's keywords, contacts, distributions and
+// translations.
+func (s *Service) changeRecord(ctx context.Context, p auth.Principal, recordID uuid.UUID, change func(q *store.Queries, d Dataset) error) error {
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := s.Q.WithTx(tx)
+		d, err := s.recordDataset(ctx, q, p, recordID, true)
+		if err != nil {
+			return err
+		}
+		return change(q, d)
+	})
+}
+
 // Keywords lists a record's keywords by vocabulary, then keyword.
 func (s *Service) Keywords(ctx context.Context, p auth.Principal, recordID uuid.UUID, skip, limit int) ([]Keyword, int, error) {
 	d, err := s.recordDataset(ctx, s.Q, p, recordID, false)
@@ -68,12 +82,7 @@ func (s *Service) AddKeyword(ctx context.Context, p auth.Principal, recordID uui
 	if k.Keyword == "" {
 		return Keyword{}, apperr.Unprocessable("keyword: 1 to 500 characters, not only spaces")
 	}
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := s.Q.WithTx(tx)
-		d, err := s.recordDataset(ctx, q, p, recordID, true)
-		if err != nil {
-			return err
-		}
+	err := s.changeRecord(ctx, p, recordID, func(q *store.Queries, d Dataset) error {
 		r, err := q.AddRecordKeyword(ctx, store.AddRecordKeywordParams{DatasetID: d.row.ID, Keyword: k.Keyword,
 			VocabularyUri: k.VocabularyURI, KeywordType: k.Type})
 		if uniqueViolation(err) {
@@ -90,12 +99,7 @@ func (s *Service) AddKeyword(ctx context.Context, p auth.Principal, recordID uui
 
 // DeleteKeyword removes a keyword from a record the caller may change.
 func (s *Service) DeleteKeyword(ctx context.Context, p auth.Principal, recordID, keywordID uuid.UUID) error {
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := s.Q.WithTx(tx)
-		d, err := s.recordDataset(ctx, q, p, recordID, true)
-		if err != nil {
-			return err
-		}
+	return s.changeRecord(ctx, p, recordID, func(q *store.Queries, d Dataset) error {
 		kw, err := q.DeleteRecordKeyword(ctx, store.DeleteRecordKeywordParams{ID: keywordID, DatasetID: d.row.ID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return apperr.NotFound("keyword %s not found on this record", keywordID)

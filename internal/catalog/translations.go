@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
@@ -81,12 +80,7 @@ func (s *Service) SetTranslation(ctx context.Context, p auth.Principal, recordID
 	if strings.TrimSpace(tr.Title) == "" {
 		return Translation{}, apperr.Unprocessable("title: 1 to 500 characters, not only spaces")
 	}
-	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := s.Q.WithTx(tx)
-		d, err := s.recordDataset(ctx, q, p, recordID, true)
-		if err != nil {
-			return err
-		}
+	err = s.changeRecord(ctx, p, recordID, func(q *store.Queries, d Dataset) error {
 		if own := d.row.Language; own != nil && strings.EqualFold(*own, lang) {
 			return apperr.Conflict("%s is the record's own language; change the record's title and summary instead", lang)
 		}
@@ -106,12 +100,7 @@ func (s *Service) DeleteTranslation(ctx context.Context, p auth.Principal, recor
 	if err != nil {
 		return err
 	}
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		q := s.Q.WithTx(tx)
-		d, err := s.recordDataset(ctx, q, p, recordID, true)
-		if err != nil {
-			return err
-		}
+	return s.changeRecord(ctx, p, recordID, func(q *store.Queries, d Dataset) error {
 		n, err := q.DeleteRecordTranslation(ctx, store.DeleteRecordTranslationParams{DatasetID: d.row.ID, Language: lang})
 		if err != nil {
 			return err
