@@ -220,3 +220,23 @@ func TestSavedSearches(t *testing.T) {
 		t.Errorf("deleted: %d", r.Status)
 	}
 }
+
+// What a record the caller may not see holds must not change what the caller finds: a private
+// record with the very (misspelt) word searched for does not turn off the typo matching that
+// finds a public record for an anonymous caller.
+func TestSearchHiddenRecordsDoNotSteerTypoMatching(t *testing.T) {
+	owner := newUser(t, "editor")
+	word := "hydrografy"
+	priv := createDataset(t, owner, "private", false)["id"].(string)
+	if r := call(t, "PATCH", "/datasets/"+priv, map[string]any{"title": "Notes on " + word}, bearer(owner.Access)...); r.Status != 200 {
+		t.Fatal(r.Status)
+	}
+	pub := createDataset(t, owner, "public", true)["id"].(string)
+	call(t, "PATCH", "/datasets/"+pub, map[string]any{"title": "Hydrography survey"}, bearer(owner.Access)...)
+	c := call(t, "POST", "/catalog/collections/", map[string]any{"name": "Typo " + randomHex(4), "visibility": "public"}, bearer(owner.Access)...).JSON(t)["id"].(string)
+	call(t, "POST", "/catalog/collections/"+c+"/datasets/", map[string]any{"dataset_ids": []any{pub}}, bearer(owner.Access)...)
+	res := call(t, "GET", "/search/datasets/?collection_id="+c+"&q="+word, nil).JSON(t)
+	if res["numberMatched"].(float64) != 1 {
+		t.Fatalf("anonymous typo search beside a hidden exact match: %v", res["numberMatched"])
+	}
+}

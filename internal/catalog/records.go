@@ -64,10 +64,11 @@ type RecordQuery struct {
 	Limit, Offset int
 	BBox          []float64 // CRS84; minx > maxx crosses the antimeridian
 	Start, End    *time.Time
-	Terms         []string // any term in the title, summary or themes
-	Text          string   // full-text query (web-search syntax), typo-tolerant on titles and keywords
-	Language      string   // the caller's language (canonical BCP 47): texts come translated into it when they are
-	Keywords      []string // any of these keywords (theme categories), case-insensitive
+	Terms         []string                  // any term in the title, summary or themes
+	Text          string                    // full-text query (web-search syntax), typo-tolerant on titles and keywords
+	Language      string                    // the caller's language (canonical BCP 47): texts come translated into it when they are
+	Keywords      []string                  // any of these keywords (theme categories), case-insensitive
+	visible       func(alias string) string // the caller's visibility rule (set by visibleRecords)
 	IDs           []uuid.UUID
 	Types         []string
 	Equals        map[string]string // record field = value
@@ -211,9 +212,15 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 // visibleRecords are the predicates of the records the caller may see that match q.
 func visibleRecords(b *sqlbuild.Builder, p auth.Principal, q RecordQuery) ([]string, error) {
 	caller, role := who(p)
+	callerArgs := b.Arg(caller) + ", " + b.Arg(role) + ", " + b.Arg(p.IsAdmin())
+	// visible is the rule for any alias of catalog.datasets: a condition of the query that looks
+	// at other records (the typo gate of a search) must see only what the caller may see.
+	q.visible = func(alias string) string {
+		return "catalog.dataset_visible(" + alias + ".id, " + alias + ".visibility, " + alias + ".record_status, " + alias +
+			".created_by, " + callerArgs + ")"
+	}
 	more, err := recordConditions(b, q)
-	return append([]string{"catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, " +
-		b.Arg(caller) + ", " + b.Arg(role) + ", " + b.Arg(p.IsAdmin()) + ")"}, more...), err
+	return append([]string{q.visible("d")}, more...), err
 }
 
 // recordConditions are the query's predicates over catalog.datasets d.
@@ -257,7 +264,7 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 		where = append(where, "("+strings.Join(terms, " OR ")+")")
 	}
 	if q.Text != "" {
-		where = append(where, searchMatch(b, q.Text))
+		where = append(where, searchMatch(b, q.Text, q.visible))
 	}
 	if len(q.Keywords) > 0 {
 		lower := make([]string, len(q.Keywords))

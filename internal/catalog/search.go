@@ -31,18 +31,21 @@ func searchQuery(b *sqlbuild.Builder, text string) string {
 	return "(SELECT websearch_to_tsquery('english', " + arg + ") || websearch_to_tsquery('simple', " + arg + "))"
 }
 
-// searchMatch is the condition of a text: the document matches; or, only when no document of
-// the catalog matches and the text is plain words, a word of the title or the keywords is like
+// searchMatch is the condition of a text: the document matches; or, only when no document the
+// caller may see matches and the text is plain words, a word of the title or the keywords is like
 // the text (strict word similarity >= 0.5), which finds "hydrography" for "hydrografy". The
 // typo branch is gated by a one-time test, so a text that matches costs no trigram work (a
-// trigram test of every record is slow, and so is a trigram index for common words).
-func searchMatch(b *sqlbuild.Builder, text string) string {
+// trigram test of every record is slow, and so is a trigram index for common words). The gate
+// looks only at records the caller may see (visible): what a hidden record holds must not change
+// what the caller finds.
+func searchMatch(b *sqlbuild.Builder, text string, visible func(alias string) string) string {
 	tsq := searchQuery(b, text)
 	if !plainWords(text) {
 		return "s.doc @@ " + tsq
 	}
 	return "s.dataset_id IN (SELECT x.dataset_id FROM catalog.dataset_search x WHERE x.doc @@ " + tsq +
-		" UNION ALL SELECT x.dataset_id FROM catalog.dataset_search x WHERE NOT EXISTS (SELECT FROM catalog.dataset_search y WHERE y.doc @@ " + tsq +
+		" UNION ALL SELECT x.dataset_id FROM catalog.dataset_search x WHERE NOT EXISTS (SELECT FROM catalog.dataset_search y" +
+		" JOIN catalog.datasets dy ON dy.id = y.dataset_id WHERE y.doc @@ " + tsq + " AND " + visible("dy") +
 		") AND " + b.Cast(strings.ToLower(text), "text") + " <<% x.words)"
 }
 
