@@ -201,7 +201,7 @@ func searchBenchSetup(b *testing.B, pool *pgxpool.Pool, n int) (string, string) 
 			ARRAY[w[1 + (i / 5) % nw], w[1 + (i / 13) % nw]], 'Agency ' || (i % 23),
 			ARRAY[x, y, x + 1 + (i % 10), y + 1 + (i % 7)]::float8[], (SELECT id FROM catalog.users WHERE username = 'admin')
 		FROM generate_series($1::int, $2::int) i, LATERAL (SELECT $3::text[] AS w, cardinality($3::text[]) AS nw, $4::text[] AS r,
-			((i * 7919) % 340) - 170 AS x, ((i * 104729) % 150) - 75 AS y) v`, have+1, n, words, regions)
+			((i::bigint * 7919) % 340) - 170 AS x, ((i::bigint * 104729) % 150) - 75 AS y) v`, have+1, n, words, regions)
 	if err != nil {
 		b.Fatal(err)
 	}
