@@ -1,5 +1,5 @@
 -- name: ListRecordContacts :many
-SELECT c.*, count(*) OVER () AS total FROM catalog.record_contacts c
+SELECT sqlc.embed(c), count(*) OVER () AS total FROM catalog.record_contacts c
 WHERE c.dataset_id = @dataset_id
 ORDER BY c.sort_order, c.created_at, c.id
 LIMIT @lim OFFSET @off;

@@ -1,5 +1,5 @@
 -- name: ListRecordDistributions :many
-SELECT r.*, count(*) OVER () AS total FROM catalog.record_distributions r
+SELECT sqlc.embed(r), count(*) OVER () AS total FROM catalog.record_distributions r
 WHERE r.dataset_id = @dataset_id
 ORDER BY r.created_at, r.id
 LIMIT @lim OFFSET @off;

@@ -1,5 +1,5 @@
 -- name: ListRecordKeywords :many
-SELECT k.*, count(*) OVER () AS total FROM catalog.record_keywords k
+SELECT sqlc.embed(k), count(*) OVER () AS total FROM catalog.record_keywords k
 WHERE k.dataset_id = @dataset_id
 ORDER BY k.vocabulary_uri NULLS FIRST, lower(k.keyword), k.id
 LIMIT @lim OFFSET @off;

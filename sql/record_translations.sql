@@ -1,5 +1,5 @@
 -- name: ListRecordTranslations :many
-SELECT t.*, count(*) OVER () AS total FROM catalog.record_translations t
+SELECT sqlc.embed(t), count(*) OVER () AS total FROM catalog.record_translations t
 WHERE t.dataset_id = @dataset_id
 ORDER BY t.language
 LIMIT @lim OFFSET @off;

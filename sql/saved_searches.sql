@@ -4,7 +4,7 @@ RETURNING *;
 
 -- name: ListSavedSearches :many
 -- A user's saved searches, most recently updated first, with how many there are in all.
-SELECT s.*, count(*) OVER () AS total FROM catalog.saved_searches s
+SELECT sqlc.embed(s), count(*) OVER () AS total FROM catalog.saved_searches s
 WHERE s.user_id = @user_id
 ORDER BY s.updated_at DESC, s.id
 LIMIT @lim OFFSET @off;

@@ -7,7 +7,6 @@ package store
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -125,17 +124,8 @@ type ListRecordContactsParams struct {
 }
 
 type ListRecordContactsRow struct {
-	ID           uuid.UUID `json:"id"`
-	DatasetID    uuid.UUID `json:"dataset_id"`
-	Role         string    `json:"role"`
-	Name         *string   `json:"name"`
-	Email        *string   `json:"email"`
-	Organization *string   `json:"organization"`
-	Phone        *string   `json:"phone"`
-	ExtraJson    []byte    `json:"extra_json"`
-	SortOrder    int32     `json:"sort_order"`
-	CreatedAt    time.Time `json:"created_at"`
-	Total        int64     `json:"total"`
+	CatalogRecordContact CatalogRecordContact `json:"catalog_record_contact"`
+	Total                int64                `json:"total"`
 }
 
 func (q *Queries) ListRecordContacts(ctx context.Context, arg ListRecordContactsParams) ([]ListRecordContactsRow, error) {
@@ -148,16 +138,16 @@ func (q *Queries) ListRecordContacts(ctx context.Context, arg ListRecordContacts
 	for rows.Next() {
 		var i ListRecordContactsRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.DatasetID,
-			&i.Role,
-			&i.Name,
-			&i.Email,
-			&i.Organization,
-			&i.Phone,
-			&i.ExtraJson,
-			&i.SortOrder,
-			&i.CreatedAt,
+			&i.CatalogRecordContact.ID,
+			&i.CatalogRecordContact.DatasetID,
+			&i.CatalogRecordContact.Role,
+			&i.CatalogRecordContact.Name,
+			&i.CatalogRecordContact.Email,
+			&i.CatalogRecordContact.Organization,
+			&i.CatalogRecordContact.Phone,
+			&i.CatalogRecordContact.ExtraJson,
+			&i.CatalogRecordContact.SortOrder,
+			&i.CatalogRecordContact.CreatedAt,
 			&i.Total,
 		); err != nil {
 			return nil, err

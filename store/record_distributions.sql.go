@@ -7,7 +7,6 @@ package store
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -145,18 +144,8 @@ type ListRecordDistributionsParams struct {
 }
 
 type ListRecordDistributionsRow struct {
-	ID               uuid.UUID `json:"id"`
-	DatasetID        uuid.UUID `json:"dataset_id"`
-	DistributionType string    `json:"distribution_type"`
-	Format           string    `json:"format"`
-	Url              string    `json:"url"`
-	Title            *string   `json:"title"`
-	Description      *string   `json:"description"`
-	Protocol         *string   `json:"protocol"`
-	MediaType        *string   `json:"media_type"`
-	IsPrimary        bool      `json:"is_primary"`
-	CreatedAt        time.Time `json:"created_at"`
-	Total            int64     `json:"total"`
+	CatalogRecordDistribution CatalogRecordDistribution `json:"catalog_record_distribution"`
+	Total                     int64                     `json:"total"`
 }
 
 func (q *Queries) ListRecordDistributions(ctx context.Context, arg ListRecordDistributionsParams) ([]ListRecordDistributionsRow, error) {
@@ -169,17 +158,17 @@ func (q *Queries) ListRecordDistributions(ctx context.Context, arg ListRecordDis
 	for rows.Next() {
 		var i ListRecordDistributionsRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.DatasetID,
-			&i.DistributionType,
-			&i.Format,
-			&i.Url,
-			&i.Title,
-			&i.Description,
-			&i.Protocol,
-			&i.MediaType,
-			&i.IsPrimary,
-			&i.CreatedAt,
+			&i.CatalogRecordDistribution.ID,
+			&i.CatalogRecordDistribution.DatasetID,
+			&i.CatalogRecordDistribution.DistributionType,
+			&i.CatalogRecordDistribution.Format,
+			&i.CatalogRecordDistribution.Url,
+			&i.CatalogRecordDistribution.Title,
+			&i.CatalogRecordDistribution.Description,
+			&i.CatalogRecordDistribution.Protocol,
+			&i.CatalogRecordDistribution.MediaType,
+			&i.CatalogRecordDistribution.IsPrimary,
+			&i.CatalogRecordDistribution.CreatedAt,
 			&i.Total,
 		); err != nil {
 			return nil, err

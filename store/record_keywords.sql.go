@@ -7,7 +7,6 @@ package store
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -98,13 +97,8 @@ type ListRecordKeywordsParams struct {
 }
 
 type ListRecordKeywordsRow struct {
-	ID            uuid.UUID `json:"id"`
-	DatasetID     uuid.UUID `json:"dataset_id"`
-	Keyword       string    `json:"keyword"`
-	VocabularyUri *string   `json:"vocabulary_uri"`
-	KeywordType   string    `json:"keyword_type"`
-	CreatedAt     time.Time `json:"created_at"`
-	Total         int64     `json:"total"`
+	CatalogRecordKeyword CatalogRecordKeyword `json:"catalog_record_keyword"`
+	Total                int64                `json:"total"`
 }
 
 func (q *Queries) ListRecordKeywords(ctx context.Context, arg ListRecordKeywordsParams) ([]ListRecordKeywordsRow, error) {
@@ -117,12 +111,12 @@ func (q *Queries) ListRecordKeywords(ctx context.Context, arg ListRecordKeywords
 	for rows.Next() {
 		var i ListRecordKeywordsRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.DatasetID,
-			&i.Keyword,
-			&i.VocabularyUri,
-			&i.KeywordType,
-			&i.CreatedAt,
+			&i.CatalogRecordKeyword.ID,
+			&i.CatalogRecordKeyword.DatasetID,
+			&i.CatalogRecordKeyword.Keyword,
+			&i.CatalogRecordKeyword.VocabularyUri,
+			&i.CatalogRecordKeyword.KeywordType,
+			&i.CatalogRecordKeyword.CreatedAt,
 			&i.Total,
 		); err != nil {
 			return nil, err

@@ -7,7 +7,6 @@ package store
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -54,12 +53,8 @@ type ListRecordTranslationsParams struct {
 }
 
 type ListRecordTranslationsRow struct {
-	DatasetID uuid.UUID `json:"dataset_id"`
-	Language  string    `json:"language"`
-	Title     string    `json:"title"`
-	Summary   *string   `json:"summary"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Total     int64     `json:"total"`
+	CatalogRecordTranslation CatalogRecordTranslation `json:"catalog_record_translation"`
+	Total                    int64                    `json:"total"`
 }
 
 func (q *Queries) ListRecordTranslations(ctx context.Context, arg ListRecordTranslationsParams) ([]ListRecordTranslationsRow, error) {
@@ -72,11 +67,11 @@ func (q *Queries) ListRecordTranslations(ctx context.Context, arg ListRecordTran
 	for rows.Next() {
 		var i ListRecordTranslationsRow
 		if err := rows.Scan(
-			&i.DatasetID,
-			&i.Language,
-			&i.Title,
-			&i.Summary,
-			&i.UpdatedAt,
+			&i.CatalogRecordTranslation.DatasetID,
+			&i.CatalogRecordTranslation.Language,
+			&i.CatalogRecordTranslation.Title,
+			&i.CatalogRecordTranslation.Summary,
+			&i.CatalogRecordTranslation.UpdatedAt,
 			&i.Total,
 		); err != nil {
 			return nil, err

@@ -8,7 +8,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -103,13 +102,8 @@ type ListSavedSearchesParams struct {
 }
 
 type ListSavedSearchesRow struct {
-	ID        uuid.UUID       `json:"id"`
-	UserID    uuid.UUID       `json:"user_id"`
-	Name      string          `json:"name"`
-	Params    json.RawMessage `json:"params"`
-	CreatedAt time.Time       `json:"created_at"`
-	UpdatedAt time.Time       `json:"updated_at"`
-	Total     int64           `json:"total"`
+	CatalogSavedSearch CatalogSavedSearch `json:"catalog_saved_search"`
+	Total              int64              `json:"total"`
 }
 
 // A user's saved searches, most recently updated first, with how many there are in all.
@@ -123,12 +117,12 @@ func (q *Queries) ListSavedSearches(ctx context.Context, arg ListSavedSearchesPa
 	for rows.Next() {
 		var i ListSavedSearchesRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.UserID,
-			&i.Name,
-			&i.Params,
-			&i.CreatedAt,
-			&i.UpdatedAt,
+			&i.CatalogSavedSearch.ID,
+			&i.CatalogSavedSearch.UserID,
+			&i.CatalogSavedSearch.Name,
+			&i.CatalogSavedSearch.Params,
+			&i.CatalogSavedSearch.CreatedAt,
+			&i.CatalogSavedSearch.UpdatedAt,
 			&i.Total,
 		); err != nil {
 			return nil, err

@@ -85,17 +85,9 @@ func (s *Service) Contacts(ctx context.Context, p auth.Principal, recordID uuid.
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]Contact, len(rows))
-	total := int64(0)
-	for i, r := range rows {
-		out[i] = contactOf(store.CatalogRecordContact{ID: r.ID, Role: r.Role, Name: r.Name, Email: r.Email, Organization: r.Organization,
-			Phone: r.Phone, ExtraJson: r.ExtraJson, SortOrder: r.SortOrder}, d.row.RecordID)
-		total = r.Total
-	}
-	if len(rows) == 0 && skip > 0 {
-		total, err = s.Q.CountRecordContacts(ctx, d.row.ID)
-	}
-	return out, int(total), err
+	return listPage(rows, skip, func(r store.ListRecordContactsRow) int64 { return r.Total },
+		func() (int64, error) { return s.Q.CountRecordContacts(ctx, d.row.ID) },
+		func(r store.ListRecordContactsRow) Contact { return contactOf(r.CatalogRecordContact, d.row.RecordID) })
 }
 
 // AddContact adds a contact to a record the caller may change: a new version with a history entry.

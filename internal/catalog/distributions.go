@@ -55,17 +55,11 @@ func (s *Service) Distributions(ctx context.Context, p auth.Principal, recordID 
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]Distribution, len(rows))
-	total := int64(0)
-	for i, r := range rows {
-		out[i] = distributionOf(store.CatalogRecordDistribution{ID: r.ID, DistributionType: r.DistributionType, Format: r.Format, Url: r.Url,
-			Title: r.Title, Description: r.Description, Protocol: r.Protocol, MediaType: r.MediaType, IsPrimary: r.IsPrimary}, d.row.RecordID)
-		total = r.Total
-	}
-	if len(rows) == 0 && skip > 0 {
-		total, err = s.Q.CountRecordDistributions(ctx, d.row.ID)
-	}
-	return out, int(total), err
+	return listPage(rows, skip, func(r store.ListRecordDistributionsRow) int64 { return r.Total },
+		func() (int64, error) { return s.Q.CountRecordDistributions(ctx, d.row.ID) },
+		func(r store.ListRecordDistributionsRow) Distribution {
+			return distributionOf(r.CatalogRecordDistribution, d.row.RecordID)
+		})
 }
 
 // AddDistribution adds a distribution to a record the caller may change; a primary one takes the

@@ -51,6 +51,24 @@ func (s *Service) changeRecord(ctx context.Context, p auth.Principal, recordID u
 	})
 }
 
+// listPage maps one page of list rows, each carrying the count of the whole list; a page past
+// the end carries none, so count is asked then. Every paged list of a record's parts and of
+// saved searches reads its total this way.
+func listPage[R, T any](rows []R, skip int, total func(R) int64, count func() (int64, error), of func(R) T) ([]T, int, error) {
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = of(r)
+	}
+	if len(rows) > 0 {
+		return out, int(total(rows[0])), nil
+	}
+	if skip == 0 {
+		return out, 0, nil
+	}
+	n, err := count()
+	return out, int(n), err
+}
+
 // Keywords lists a record's keywords by vocabulary, then keyword.
 func (s *Service) Keywords(ctx context.Context, p auth.Principal, recordID uuid.UUID, skip, limit int) ([]Keyword, int, error) {
 	d, err := s.recordDataset(ctx, s.Q, p, recordID, false)
@@ -61,16 +79,13 @@ func (s *Service) Keywords(ctx context.Context, p auth.Principal, recordID uuid.
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]Keyword, len(rows))
-	total := int64(0)
-	for i, r := range rows {
-		out[i] = Keyword{ID: r.ID, RecordID: d.row.RecordID, Keyword: r.Keyword, Type: r.KeywordType, VocabularyURI: r.VocabularyUri, CreatedAt: r.CreatedAt}
-		total = r.Total
-	}
-	if len(rows) == 0 && skip > 0 {
-		total, err = s.Q.CountRecordKeywords(ctx, d.row.ID)
-	}
-	return out, int(total), err
+	return listPage(rows, skip, func(r store.ListRecordKeywordsRow) int64 { return r.Total },
+		func() (int64, error) { return s.Q.CountRecordKeywords(ctx, d.row.ID) },
+		func(r store.ListRecordKeywordsRow) Keyword { return keywordOf(r.CatalogRecordKeyword, d.row.RecordID) })
+}
+
+func keywordOf(r store.CatalogRecordKeyword, record uuid.UUID) Keyword {
+	return Keyword{ID: r.ID, RecordID: record, Keyword: r.Keyword, Type: r.KeywordType, VocabularyURI: r.VocabularyUri, CreatedAt: r.CreatedAt}
 }
 
 // AddKeyword adds a keyword to a record the caller may change: the same keyword in the same
@@ -91,7 +106,7 @@ func (s *Service) AddKeyword(ctx context.Context, p auth.Principal, recordID uui
 		if err != nil {
 			return err
 		}
-		k = Keyword{ID: r.ID, RecordID: d.row.RecordID, Keyword: r.Keyword, Type: r.KeywordType, VocabularyURI: r.VocabularyUri, CreatedAt: r.CreatedAt}
+		k = keywordOf(r, d.row.RecordID)
 		return touch(ctx, q, p, d.row.ID, "keyword_added", map[string]any{"keywords": change(nil, r.Keyword)})
 	})
 	return k, err

@@ -24,9 +24,11 @@ type SavedSearch struct {
 	CreatedAt, UpdatedAt time.Time
 }
 
-func savedOf(id uuid.UUID, name string, params []byte, created, updated time.Time) (SavedSearch, error) {
-	s := SavedSearch{ID: id, Name: name, CreatedAt: created, UpdatedAt: updated}
-	return s, json.Unmarshal(params, &s.Params)
+// savedOf is a stored saved search; its params are a JSON object (the table checks it).
+func savedOf(r store.CatalogSavedSearch) SavedSearch {
+	s := SavedSearch{ID: r.ID, Name: r.Name, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	_ = json.Unmarshal(r.Params, &s.Params)
+	return s
 }
 
 // signedIn refuses anonymous callers: saved searches belong to a user.
@@ -53,7 +55,7 @@ func (s *Service) SaveSearch(ctx context.Context, p auth.Principal, name string,
 	if err != nil {
 		return SavedSearch{}, err
 	}
-	return savedOf(r.ID, r.Name, r.Params, r.CreatedAt, r.UpdatedAt)
+	return savedOf(r), nil
 }
 
 // SavedSearches lists the caller's saved searches, most recently updated first.
@@ -65,19 +67,9 @@ func (s *Service) SavedSearches(ctx context.Context, p auth.Principal, skip, lim
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]SavedSearch, len(rows))
-	total := 0
-	for i, r := range rows {
-		if out[i], err = savedOf(r.ID, r.Name, r.Params, r.CreatedAt, r.UpdatedAt); err != nil {
-			return nil, 0, err
-		}
-		total = int(r.Total)
-	}
-	if len(rows) == 0 && skip > 0 { // past the last page: the total still counts
-		n, err := s.Q.CountSavedSearches(ctx, p.UserID)
-		return out, int(n), err
-	}
-	return out, total, nil
+	return listPage(rows, skip, func(r store.ListSavedSearchesRow) int64 { return r.Total },
+		func() (int64, error) { return s.Q.CountSavedSearches(ctx, p.UserID) },
+		func(r store.ListSavedSearchesRow) SavedSearch { return savedOf(r.CatalogSavedSearch) })
 }
 
 // SavedSearch returns one saved search of the caller; another user's is not found.
@@ -92,7 +84,7 @@ func (s *Service) SavedSearch(ctx context.Context, p auth.Principal, id uuid.UUI
 	if err != nil {
 		return SavedSearch{}, err
 	}
-	return savedOf(r.ID, r.Name, r.Params, r.CreatedAt, r.UpdatedAt)
+	return savedOf(r), nil
 }
 
 // DeleteSavedSearch deletes one saved search of the caller; another user's is not found.

@@ -58,16 +58,15 @@ func (s *Service) Translations(ctx context.Context, p auth.Principal, recordID u
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]Translation, len(rows))
-	total := int64(0)
-	for i, r := range rows {
-		out[i] = Translation{RecordID: d.row.RecordID, Language: r.Language, Title: r.Title, Summary: r.Summary}
-		total = r.Total
-	}
-	if len(rows) == 0 && skip > 0 {
-		total, err = s.Q.CountRecordTranslations(ctx, d.row.ID)
-	}
-	return out, int(total), err
+	return listPage(rows, skip, func(r store.ListRecordTranslationsRow) int64 { return r.Total },
+		func() (int64, error) { return s.Q.CountRecordTranslations(ctx, d.row.ID) },
+		func(r store.ListRecordTranslationsRow) Translation {
+			return translationOf(r.CatalogRecordTranslation, d.row.RecordID)
+		})
+}
+
+func translationOf(r store.CatalogRecordTranslation, record uuid.UUID) Translation {
+	return Translation{RecordID: record, Language: r.Language, Title: r.Title, Summary: r.Summary}
 }
 
 // SetTranslation creates or replaces a record's translation into one language; the record's own
@@ -88,7 +87,7 @@ func (s *Service) SetTranslation(ctx context.Context, p auth.Principal, recordID
 		if err != nil {
 			return err
 		}
-		tr = Translation{RecordID: d.row.RecordID, Language: r.Language, Title: r.Title, Summary: r.Summary}
+		tr = translationOf(r, d.row.RecordID)
 		return touch(ctx, q, p, d.row.ID, "translation_set", map[string]any{"translations": change(nil, map[string]any{"language": lang, "title": r.Title})})
 	})
 	return tr, err
