@@ -18,6 +18,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/audit"
 	"meridian/internal/auth"
+	"meridian/internal/features"
 	"meridian/internal/ingest"
 	"meridian/internal/oauth"
 )
@@ -74,7 +75,15 @@ func (s *Server) GetAllSettings(ctx context.Context, request gen.GetAllSettingsR
 
 // ListBasemaps: List Basemaps (GET /settings/basemaps/).
 func (s *Server) ListBasemaps(ctx context.Context, request gen.ListBasemapsRequestObject) (gen.ListBasemapsResponseObject, error) {
-	return nil, notImplemented("listBasemaps")
+	list, err := s.settings.Basemaps(ctx, s.cfg.ProviderKeys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(gen.ListBasemaps200JSONResponse, len(list))
+	for i, b := range list {
+		out[i] = gen.Basemap{Id: b.ID, Label: b.Label, Url: b.URL, Attribution: b.Attribution, Enabled: b.Enabled, IsPreset: b.Preset}
+	}
+	return out, nil
 }
 
 // GetBranding: Get Branding (GET /settings/branding/).
@@ -142,7 +151,21 @@ func (s *Server) ResetSettings(ctx context.Context, request gen.ResetSettingsReq
 
 // GetTileConfig: Get Tile Config (GET /settings/tile-config/).
 func (s *Server) GetTileConfig(ctx context.Context, request gen.GetTileConfigRequestObject) (gen.GetTileConfigResponseObject, error) {
-	return nil, notImplemented("getTileConfig")
+	if _, err := requireCapability(ctx, auth.CapManageSettings); err != nil {
+		return nil, err
+	}
+	c, err := s.tiles.Config(ctx)
+	if err != nil {
+		return nil, err
+	}
+	used, n := s.tiles.Cache.Stats()
+	api, simplify := s.cfg.BaseURL+"/api", float32(c.SimplifyTolerance)
+	extent, buffer, minZoom, maxZoom := features.TileExtent, features.TileBuffer, 0, 24
+	return gen.GetTileConfig200JSONResponse{CdnBaseUrl: c.CDNBaseURL, PublicAppUrl: &s.cfg.BaseURL, PublicApiUrl: &api,
+		PublicBaseUrl: &s.cfg.BaseURL, MvtSourceLayerPrefix: &c.LayerPrefix, CacheMaxBytes: &c.CacheMaxBytes, CacheUsedBytes: &used,
+		CacheTiles: &n, MaxFeaturesPerTile: &c.MaxFeaturesPerTile, SimplifyTolerance: &simplify,
+		TokenTtlSeconds: &c.TokenTTLSeconds, MaxConcurrent: &c.MaxConcurrent, Extent: &extent, Buffer: &buffer,
+		MinZoom: &minZoom, MaxZoom: &maxZoom}, nil
 }
 
 // CreateAPIKey: Create API Key (POST /admin/api-keys/). Admin only; the key belongs to user_id.

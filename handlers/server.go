@@ -25,6 +25,7 @@ import (
 	"meridian/internal/oauth"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
+	"meridian/internal/tiles"
 	"meridian/internal/web"
 )
 
@@ -47,6 +48,7 @@ type Deps struct {
 	Jobs         *ingest.Jobs
 	Exporter     *export.Exporter
 	Tables       features.Reader
+	Tiles        *tiles.Service
 }
 
 // Server implements gen.StrictServerInterface.
@@ -70,6 +72,7 @@ type Server struct {
 	jobs           *ingest.Jobs
 	exporter       *export.Exporter
 	tables         features.Reader
+	tiles          *tiles.Service
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -79,7 +82,7 @@ func New(d Deps) *Server {
 	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
-		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables}
+		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles}
 }
 
 // Mount registers every contract operation under /api with the per-route middleware, in order:
@@ -100,6 +103,9 @@ func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Rou
 			limit = cfg.MaxFeatureBodyBytes
 		}
 		opts := web.AuthOptions{AcceptDeadCredential: op.ID == "logout"}
+		if op.ID == "tile" || op.ID == "clusterTile" {
+			opts.Capabilities = []web.Capability{s.tileSignature}
+		}
 		mws = append(mws, web.BodyLimit(limit), web.Authenticate(s.auth, op, opts))
 		if n := cfg.UserRateLimits[op.ID]; n > 0 && cfg.RateLimitEnabled {
 			mws = append(mws, web.RateLimitPerUser(web.PerMinute(n)))

@@ -4,13 +4,102 @@ package handlers
 
 import (
 	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
 
 	"meridian/gen"
+	"meridian/internal/auth"
+	"meridian/internal/cql2"
+	"meridian/internal/tiles"
+	"meridian/internal/web"
 )
+
+// tileSignature is the capability of a signed tile template: a valid, unexpired signature of its
+// scope authorizes the tiles of that scope, whatever else the request carries (spec section 5,
+// rule 4b). Anything less is no capability, and the request is judged by its credential.
+func (s *Server) tileSignature(c echo.Context) (auth.Principal, bool, error) {
+	q := c.QueryParams()
+	sig, scope := q.Get("sig"), q.Get("scope")
+	exp, err := strconv.ParseInt(q.Get("exp"), 10, 64)
+	if sig == "" || scope == "" || err != nil || !s.tiles.Signer.Valid(scope, sig, exp, time.Now()) {
+		return auth.Principal{}, false, nil
+	}
+	return auth.Principal{Via: auth.ViaTileSignature, Scope: scope, Exp: exp}, true, nil
+}
+
+// tileRequest is the part of a tile request both tile operations share.
+func tileRequest(path string, z, x, y int, cols, filter, ifNoneMatch *string) (tiles.Request, error) {
+	r := tiles.Request{Path: path, Z: z, X: x, Y: y, Cols: cols, IfNoneMatch: val(ifNoneMatch)}
+	if filter != nil {
+		f, err := cql2.ParseFilter("cql2-text", *filter, 0, false)
+		if err != nil {
+			return r, err
+		}
+		r.Filter, r.FilterText = f, *filter
+	}
+	return r, nil
+}
+
+// tileResponse writes a tile, an empty tile (204) or 304, with its cache headers.
+type tileResponse struct{ tiles.Tile }
+
+func (t tileResponse) write(w http.ResponseWriter) error {
+	w.Header().Set("ETag", t.ETag)
+	w.Header().Set("Cache-Control", t.CacheControl)
+	switch {
+	case t.NotModified:
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	case len(t.Body) == 0:
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	w.Header().Set("Content-Type", "application/vnd.mapbox-vector-tile")
+	w.Header().Set("Content-Length", strconv.Itoa(len(t.Body)))
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(t.Body)
+	return err
+}
+
+func (t tileResponse) VisitTileResponse(w http.ResponseWriter) error        { return t.write(w) }
+func (t tileResponse) VisitClusterTileResponse(w http.ResponseWriter) error { return t.write(w) }
+
+// Tile: Tile (GET /tiles/{table_path}/{z}/{x}/{y}.pbf).
+func (s *Server) Tile(ctx context.Context, request gen.TileRequestObject) (gen.TileResponseObject, error) {
+	p := request.Params
+	r, err := tileRequest(request.TablePath, request.Z, request.X, request.Y, p.Cols, p.Filter, p.IfNoneMatch)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.tiles.Tile(ctx, auth.From(ctx), r, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return tileResponse{t}, nil
+}
 
 // ClusterTile: Cluster Tile (GET /tiles/clusters/{table_path}/{z}/{x}/{y}.pbf).
 func (s *Server) ClusterTile(ctx context.Context, request gen.ClusterTileRequestObject) (gen.ClusterTileResponseObject, error) {
-	return nil, notImplemented("clusterTile")
+	p := request.Params
+	r, err := tileRequest(request.TablePath, request.Z, request.X, request.Y, p.Cols, p.Filter, p.IfNoneMatch)
+	if err != nil {
+		return nil, err
+	}
+	r.Cluster = &tiles.Cluster{Radius: 48, MaxZoom: 14}
+	if p.ClusterRadius != nil {
+		r.Cluster.Radius = *p.ClusterRadius
+	}
+	if p.ClusterMaxZoom != nil {
+		r.Cluster.MaxZoom = *p.ClusterMaxZoom
+	}
+	t, err := s.tiles.Tile(ctx, auth.From(ctx), r, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return tileResponse{t}, nil
 }
 
 // RasterTileProxy: Raster Tile Proxy (GET /tiles/raster-proxy/{dataset_id}/{z}/{x}/{y}.{fmt}).
@@ -20,15 +109,34 @@ func (s *Server) RasterTileProxy(ctx context.Context, request gen.RasterTileProx
 
 // GetTileToken: Get Tile Token (GET /tiles/token/{dataset_id}/).
 func (s *Server) GetTileToken(ctx context.Context, request gen.GetTileTokenRequestObject) (gen.GetTileTokenResponseObject, error) {
-	return nil, notImplemented("getTileToken")
+	t, err := s.tiles.Token(ctx, auth.From(ctx), request.DatasetId, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	var out gen.TileToken
+	err = out.FromTileVectorToken(gen.TileVectorToken{Sig: t.Sig, Exp: t.Exp, Scope: t.Scope, ExpiresIn: int(t.ExpiresIn)})
+	return gen.GetTileToken200JSONResponse(out), err
 }
 
 // GetTileTokensBatch: Get Tile Tokens Batch (POST /tiles/tokens/).
 func (s *Server) GetTileTokensBatch(ctx context.Context, request gen.GetTileTokensBatchRequestObject) (gen.GetTileTokensBatchResponseObject, error) {
-	return nil, notImplemented("getTileTokensBatch")
-}
-
-// Tile: Tile (GET /tiles/{table_path}/{z}/{x}/{y}.pbf).
-func (s *Server) Tile(ctx context.Context, request gen.TileRequestObject) (gen.TileResponseObject, error) {
-	return nil, notImplemented("tile")
+	issued, err := s.tiles.Tokens(ctx, auth.From(ctx), request.Body.DatasetIds, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := gen.GetTileTokensBatch200JSONResponse{Tokens: map[string]gen.TileTokenBatchResponse_Tokens_AdditionalProperties{},
+		Errors: map[string]gen.TileTokenError{}}
+	for id, is := range issued {
+		if is.Err != nil {
+			out.Errors[id.String()] = gen.TileTokenError{Status: web.StatusOf(is.Err), Detail: is.Err.Detail}
+			continue
+		}
+		var tok gen.TileTokenBatchResponse_Tokens_AdditionalProperties
+		if err := tok.FromVectorTileToken(gen.VectorTileToken{Kind: gen.VectorTileTokenKindVector, Sig: is.Token.Sig,
+			Exp: int(is.Token.Exp), Scope: is.Token.Scope, ExpiresIn: int(is.Token.ExpiresIn)}); err != nil {
+			return nil, err
+		}
+		out.Tokens[id.String()] = tok
+	}
+	return out, nil
 }

@@ -133,3 +133,7 @@ WHERE h.dataset_id = @dataset_id
   AND (sqlc.narg(since)::timestamptz IS NULL OR h.occurred_at > sqlc.narg(since))
 ORDER BY h.id DESC
 LIMIT @lim OFFSET @off;
+
+-- name: FindDatasetByTable :one
+-- The dataset whose data is the table schema.name (tile addresses name datasets so).
+SELECT id FROM catalog.datasets WHERE table_schema = @table_schema AND table_name = @table_name;

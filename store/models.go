@@ -117,6 +117,7 @@ type CatalogDataset struct {
 	QualityDetail             []byte      `json:"quality_detail"`
 	IDColumn                  string      `json:"id_column"`
 	GeometryColumn            string      `json:"geometry_column"`
+	TileVersion               int64       `json:"tile_version"`
 }
 
 type CatalogDatasetAttribute struct {

@@ -154,6 +154,7 @@ func serve() error {
 	if err != nil {
 		return err
 	}
+	go deps.Catalog.Watch(ctx) // kept records follow every change, from any server
 	srv := handlers.New(deps)
 	handlers.Mount(e, doc, cfg, srv)
 	handlers.MountStorage(e, cfg, srv)

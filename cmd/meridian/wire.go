@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -24,6 +25,7 @@ import (
 	"meridian/internal/oauth"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
+	"meridian/internal/tiles"
 	"meridian/store"
 )
 
@@ -60,5 +62,7 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 			Catalog: cat},
 		Exporter: &export.Exporter{Pool: pool, TmpDir: filepath.Join(c.DataDir, "exports"), Timeout: c.ExportTimeout, Log: log},
 		Tables:   features.Reader{Pool: pool},
+		Tiles: &tiles.Service{Catalog: cat, Reader: features.Reader{Pool: pool}, Settings: settings.Reader{Q: q},
+			Signer: tiles.NewSigner(cmp.Or(c.TileSigningSecret, c.JWTSecretKey)), Cache: tiles.NewCache(0)},
 	}, nil
 }

@@ -44,6 +44,8 @@ const (
 	ViaAnonymous = "anonymous"
 	ViaAPIKey    = "api_key"
 	ViaBearer    = "bearer"
+	// ViaTileSignature: a signed tile template, which authorizes the tiles of its Scope only.
+	ViaTileSignature = "tile_signature"
 )
 
 // Principal is who a request acts as. The zero value is the anonymous caller.
@@ -55,6 +57,8 @@ type Principal struct {
 	KeyID    uuid.UUID // set when Via is ViaAPIKey
 	KeyScope string    // "full" or "read_only" for API keys
 	Session  uuid.UUID // refresh-token family of a bearer token
+	Scope    string    // what a capability (signed tile template) was issued for
+	Exp      int64     // when that capability ends, Unix seconds
 }
 
 // Anonymous reports whether no identity stands behind the request.

@@ -43,6 +43,7 @@ type Dataset struct {
 	grant               string               // the strongest grant the reader holds, for later policy checks
 	row                 store.CatalogDataset // the record as stored, for the policy and quality rules
 	table               *features.Table      // the data table, parsed once for a kept record (reads.go)
+	vouched             bool                 // a kept record known to be current (watch.go)
 }
 
 func resource(d store.CatalogDataset, grant string) auth.Resource {
@@ -60,6 +61,19 @@ func (s *Service) Get(ctx context.Context, p auth.Principal, id uuid.UUID, write
 }
 
 func (s *Service) get(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.UUID, write bool) (Dataset, error) {
+	d, err := s.read(ctx, q, p, id)
+	if err != nil {
+		return d, err
+	}
+	if err := auth.Authorize(p, resource(d.row, d.grant), write, "dataset"); err != nil {
+		return Dataset{}, err
+	}
+	return d, nil
+}
+
+// read reads dataset id with the grant p holds on it, unauthorized, and keeps it.
+func (s *Service) read(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.UUID) (Dataset, error) {
+	epoch := s.reads.epoch.Load()
 	caller, role := who(p)
 	r, err := q.GetDatasetRecord(ctx, store.GetDatasetRecordParams{ID: id, CallerID: caller, CallerRole: role})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -68,12 +82,9 @@ func (s *Service) get(ctx context.Context, q *store.Queries, p auth.Principal, i
 	if err != nil {
 		return Dataset{}, err
 	}
-	if err := auth.Authorize(p, resource(r.CatalogDataset, r.CallerGrant), write, "dataset"); err != nil {
-		return Dataset{}, err
-	}
 	d := Dataset{row: r.CatalogDataset, Entry: entryOf(r.CatalogDataset), CreatedByDisplay: r.CreatedByDisplay, LastEditedByDisplay: r.LastEditedByDisplay,
 		TableColumns: r.TableColumns, Version: r.Version, grant: r.CallerGrant}
-	s.reads.keep(d)
+	s.reads.keep(d, epoch)
 	return d, nil
 }
 
@@ -256,6 +267,7 @@ func (s *Service) writable(ctx context.Context, q *store.Queries, p auth.Princip
 // dataset was detached rather than dropped.
 func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID, confirmTitle *string) (bool, error) {
 	detached := false
+	defer s.Forget(id) // no tile of it from this server's memory either
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := s.Q.WithTx(tx)
 		d, err := s.get(ctx, q, p, id, true)

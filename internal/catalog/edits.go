@@ -106,6 +106,7 @@ func (s *Service) prepare(ctx context.Context, et editTarget, w FeatureWrite) (p
 // recomputes the count and extent, moves the version on, records the editor and writes the
 // history entry (action, changes plus the count).
 func (s *Service) edit(ctx context.Context, p auth.Principal, et editTarget, fn func(tx pgx.Tx) (action string, changes map[string]any, err error)) error {
+	defer s.Forget(et.d.row.ID) // this server's next tile shows the edit
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := s.Q.WithTx(tx)
 		before, err := q.LockDatasetForFeatureEdit(ctx, et.d.row.ID)

@@ -70,6 +70,7 @@ type Entry struct {
 	QualityDetail             []byte
 	IDColumn                  string
 	GeometryColumn            string
+	TileVersion               int64 // moves on with every change of what the dataset's tiles show
 }
 
 func entryOf(r store.CatalogDataset) Entry {
@@ -132,6 +133,7 @@ func entryOf(r store.CatalogDataset) Entry {
 		QualityDetail:             r.QualityDetail,
 		IDColumn:                  r.IDColumn,
 		GeometryColumn:            r.GeometryColumn,
+		TileVersion:               r.TileVersion,
 	}
 }
 

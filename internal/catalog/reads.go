@@ -26,17 +26,27 @@ const maxRecords = 10000
 type records struct {
 	m sync.Map // uuid.UUID -> *Dataset (a pointer: forget compares entries)
 	n atomic.Int64
+
+	live  atomic.Bool   // the listener is up (watch.go)
+	epoch atomic.Uint64 // announcements received so far
 }
 
-func (r *records) keep(d Dataset) {
+// keep keeps d, read when the announcements numbered epoch; it is vouched for only when none
+// arrived since.
+func (r *records) keep(d Dataset, epoch uint64) {
 	d.grant = "" // the caller's grant is no property of the record
 	// The table description is parsed once per kept version, not on every read.
 	if t, err := d.Table(); err == nil {
 		d.table = &t
 	}
-	if _, loaded := r.m.Swap(d.row.ID, &d); !loaded && r.n.Add(1) > maxRecords {
-		r.m.Clear()
-		r.n.Store(0)
+	d.vouched = r.live.Load() && r.epoch.Load() == epoch
+	kept := &d
+	if _, loaded := r.m.Swap(d.row.ID, kept); !loaded && r.n.Add(1) > maxRecords {
+		r.clear()
+	}
+	// An announcement between the check above and the Swap found nothing to forget: undo.
+	if d.vouched && r.epoch.Load() != epoch {
+		r.m.CompareAndDelete(d.row.ID, kept)
 	}
 }
 
@@ -50,6 +60,32 @@ func (r *records) get(id uuid.UUID) (*Dataset, bool) {
 
 // forget drops d unless a newer read has replaced it meanwhile.
 func (r *records) forget(d *Dataset) { r.m.CompareAndDelete(d.row.ID, d) }
+
+// changed drops the record of dataset id after an announcement of its change.
+func (r *records) changed(id uuid.UUID) {
+	r.epoch.Add(1)
+	r.m.Delete(id)
+}
+
+func (r *records) clear() {
+	r.m.Clear()
+	r.n.Store(0)
+}
+
+// goLive starts vouching once the listener is up. Whatever changed while nobody listened is
+// unknown, reads in flight included: start from nothing kept.
+func (r *records) goLive() {
+	r.epoch.Add(1)
+	r.clear()
+	r.live.Store(true)
+}
+
+// unvouch stops vouching for any record: the listener is down.
+func (r *records) unvouch() {
+	r.live.Store(false)
+	r.epoch.Add(1)
+	r.clear()
+}
 
 // Table is the dataset's data table as feature reads see it.
 func (d Dataset) Table() (features.Table, error) {

@@ -77,6 +77,10 @@ type Config struct {
 	LogLevel  string
 	LogFormat string // json or text
 
+	// TileSigningSecret signs tile templates (HMAC-SHA256 over "{scope}:{exp}"); it defaults to
+	// JWT_SECRET_KEY (open-points.md).
+	TileSigningSecret string
+
 	// ProviderKeys are third-party keys from the environment (MAPTILER_API_KEY ...), keyed by
 	// provider name (see ProviderKeyEnv). Admin settings may add keys the environment lacks.
 	ProviderKeys map[string]string
@@ -159,7 +163,8 @@ func load(get func(string) string) (Config, error) {
 		LogLevel:  p.str("LOG_LEVEL", "info"),
 		LogFormat: p.str("LOG_FORMAT", "json"),
 
-		ProviderKeys: p.providerKeys(),
+		ProviderKeys:      p.providerKeys(),
+		TileSigningSecret: p.str("TILE_SIGNING_SECRET", ""),
 
 		S3Endpoint:  p.str("S3_ENDPOINT", ""),
 		S3Region:    p.str("S3_REGION", "us-east-1"),
@@ -198,6 +203,11 @@ func (c Config) validate() error {
 	}
 	if err := CheckSecret(c.JWTSecretKey); err != nil {
 		return err
+	}
+	if c.TileSigningSecret != "" {
+		if err := CheckSecret(c.TileSigningSecret); err != nil {
+			return fmt.Errorf("TILE_SIGNING_SECRET: %w", err)
+		}
 	}
 	u, err := url.Parse(c.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -101,6 +101,12 @@ func ErrorHandler(log *slog.Logger, queryTimeout time.Duration) echo.HTTPErrorHa
 	}
 }
 
+// StatusOf is the status err answers with, for answers that report several outcomes in one body.
+func StatusOf(err error) int {
+	p, _ := toProblem(err)
+	return p.Status
+}
+
 func writeProblem(c echo.Context, p Problem) {
 	if p.Type == "" {
 		p.Type = "about:blank"

@@ -1,0 +1,57 @@
+package tiles
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"meridian/internal/apperr"
+	"meridian/internal/auth"
+)
+
+// Token signs the tile template of dataset id for p, who must be able to read it.
+func (s *Service) Token(ctx context.Context, p auth.Principal, id uuid.UUID, now time.Time) (Token, error) {
+	conf, err := s.config(ctx)
+	if err != nil {
+		return Token{}, err
+	}
+	d, err := s.Catalog.Get(ctx, p, id, false)
+	if err != nil {
+		return Token{}, err
+	}
+	if err := tileable(d); err != nil {
+		return Token{}, err
+	}
+	return s.Signer.Issue(Scope(d), time.Duration(conf.TokenTTLSeconds)*time.Second, now), nil
+}
+
+// Issued is the outcome of one dataset of a batch: a token, or the problem that stands for it.
+type Issued struct {
+	Token Token
+	Err   *apperr.Error
+}
+
+// Tokens signs the templates of several datasets; each id is answered once, a failure of one
+// (missing, invisible, not tileable) in its own entry. Only a failure of the whole (the database)
+// is an error.
+func (s *Service) Tokens(ctx context.Context, p auth.Principal, ids []uuid.UUID, now time.Time) (map[uuid.UUID]Issued, error) {
+	out := make(map[uuid.UUID]Issued, len(ids))
+	for _, id := range ids {
+		if _, done := out[id]; done {
+			continue
+		}
+		t, err := s.Token(ctx, p, id, now)
+		if err != nil {
+			var e *apperr.Error
+			if !errors.As(err, &e) {
+				return nil, err
+			}
+			out[id] = Issued{Err: e}
+			continue
+		}
+		out[id] = Issued{Token: t}
+	}
+	return out, nil
+}
