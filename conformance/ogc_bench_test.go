@@ -263,6 +263,7 @@ type ogcParams struct {
 	bbox   [4]float64
 	id     int
 	q      string // search text (BenchmarkSearch)
+	tile   [3]int // z, x, y (BenchmarkTiles)
 }
 
 // draw picks the pages: random pages within the first 100,000 rows (or the table), random

@@ -384,3 +384,45 @@ func TestTileConfigAndBasemaps(t *testing.T) {
 		t.Fatalf("basemaps without keys: %v", got)
 	}
 }
+
+// TestTilesOfRegisteredProjectedTables: a registered table keeps its schema, key and reference
+// system; its tiles are found by id or schema.table, and the tile envelope is taken to the
+// table's SRID (a UTM zone here) so the features are found where they lie.
+func TestTilesOfRegisteredProjectedTables(t *testing.T) {
+	ctx := context.Background()
+	conn := dbConn(t)
+	name := "utm_sites_" + strings.ToLower(randomHex(3))
+	for _, stmt := range []string{
+		"CREATE TABLE public." + name + " (site_id integer PRIMARY KEY, label text, shape geometry(Point, 25832))",
+		// Around Frankfurt and Munich, in ETRS89 / UTM 32N.
+		"INSERT INTO public." + name + " SELECT g, 'site ' || g, ST_Transform(ST_SetSRID(ST_MakePoint(8.6 + (g % 2) * 3, 50.1 - (g % 2) * 2), 4326), 25832) FROM generate_series(1, 6) g",
+		"CREATE INDEX ON public." + name + " USING gist (shape)",
+	} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	token := admin(t).Access
+	id, err := ogcRegisterPublic(token, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := tileToken(t, id)
+	if tok["scope"] != "public."+name {
+		t.Fatalf("scope of a registered table: %v", tok["scope"])
+	}
+	// z4 tile 8/5 holds both places (lon 8.6 and 11.6, lat 50.1 and 48.1).
+	for _, path := range []string{"/tiles/" + id + "/4/8/5.pbf?cols=label", "/tiles/public." + name + "/4/8/5.pbf?cols=label",
+		"/tiles/data.public." + name + "/4/8/5.pbf?cols=label&" + signedQuery(tok)} {
+		_, layers := getTile(t, server.APIRoot, path, 200)
+		if len(layers) != 1 || layers[0].Name != "data."+name || len(layers[0].Features) != 6 {
+			t.Fatalf("%s: %+v", path, layers)
+		}
+		for _, f := range layers[0].Features {
+			if f.ID == nil || f.Props["label"] != fmt.Sprintf("site %d", *f.ID) {
+				t.Fatalf("%s: feature %+v", path, f)
+			}
+		}
+	}
+	getTile(t, server.APIRoot, "/tiles/"+id+"/6/0/0.pbf", 204)
+}

@@ -135,8 +135,9 @@ func clusterRows(b *sqlbuild.Builder, t Table, q TileQuery, id, mercator, from s
 		" AS id, " + point + " AS g" + from + ") p, e GROUP BY floor((ST_X(p.g) - ST_XMin(e.tile)) / " + cell +
 		"), floor((ST_Y(p.g) - ST_YMin(e.tile)) / " + cell + ")"
 	cols, lone := q.Columns, " LEFT JOIN "+t.ident()+" t ON c.n = 1 AND "+t.id()+" = c.id"
-	if kindOf(t.IDType) != kindInt {
-		cols, lone = nil, "" // a lone feature cannot be found again by its key
+	if len(cols) == 0 || kindOf(t.IDType) != kindInt {
+		// Nothing to read of a lone feature, or it cannot be found again by its key.
+		cols, lone = nil, ""
 	}
 	return "SELECT CASE WHEN c.n = 1 THEN c.id END AS mvt_id, ST_AsMVTGeom(ST_SetSRID(ST_MakePoint(c.x, c.y), 3857), e.tile, " +
 		strconv.Itoa(TileExtent) + ", " + strconv.Itoa(TileBuffer) + ", true) AS mvt_geom, " +
