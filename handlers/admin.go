@@ -20,6 +20,7 @@ import (
 	"meridian/internal/auth"
 	"meridian/internal/features"
 	"meridian/internal/ingest"
+	"meridian/internal/maps"
 	"meridian/internal/oauth"
 )
 
@@ -50,12 +51,35 @@ func (s *Server) GetInfrastructure(ctx context.Context, request gen.GetInfrastru
 
 // ListShareTokens: List Share Tokens (GET /admin/share-tokens/).
 func (s *Server) ListShareTokens(ctx context.Context, request gen.ListShareTokensRequestObject) (gen.ListShareTokensResponseObject, error) {
-	return nil, notImplemented("listShareTokens")
+	p := request.Params
+	skip, limit := page(p.Skip, p.Limit, 50, 200)
+	active := p.IsActive
+	if active == nil && p.Status != nil {
+		b := *p.Status == "active"
+		active = &b
+	}
+	list, total, err := s.maps.ListShares(ctx, auth.From(ctx), maps.ShareFilter{MapID: p.MapId, Active: active, Q: p.Search, Skip: skip, Limit: limit}, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListShareTokens200JSONResponse{Tokens: make([]gen.AdminShareTokenResponse, len(list)), Total: total}
+	for i, sh := range list {
+		var by *string
+		if sh.CreatedBy != nil {
+			by = ptr(sh.CreatedBy.String())
+		}
+		out.Tokens[i] = gen.AdminShareTokenResponse{Id: &sh.ID, MapId: sh.MapID, MapName: sh.MapName, Token: &sh.Token, IsActive: &sh.Active,
+			ExpiresAt: sh.ExpiresAt, CreatedAt: sh.CreatedAt, CreatedBy: by, EmbedTokenCount: ptr(0)}
+	}
+	return out, nil
 }
 
 // AdminRevokeShareToken: Admin Revoke Share Token (DELETE /admin/share-tokens/{token_id}).
 func (s *Server) AdminRevokeShareToken(ctx context.Context, request gen.AdminRevokeShareTokenRequestObject) (gen.AdminRevokeShareTokenResponseObject, error) {
-	return nil, notImplemented("adminRevokeShareToken")
+	if err := s.maps.RevokeShareByID(ctx, auth.From(ctx), request.TokenId); err != nil {
+		return nil, err
+	}
+	return gen.AdminRevokeShareToken204Response{}, nil
 }
 
 // GetCatalogStats: Get Catalog Stats (GET /admin/stats/).
@@ -131,7 +155,13 @@ func (s *Server) GetFeatureFlags(ctx context.Context, request gen.GetFeatureFlag
 
 // GetMapDefaults: Get Map Defaults (GET /settings/map-defaults/).
 func (s *Server) GetMapDefaults(ctx context.Context, request gen.GetMapDefaultsRequestObject) (gen.GetMapDefaultsResponseObject, error) {
-	return nil, notImplemented("getMapDefaults")
+	d, err := s.settings.MapDefaults(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetMapDefaults200JSONResponse{CenterLng: d.CenterLng, CenterLat: d.CenterLat, Zoom: d.Zoom, BasemapStyle: d.BasemapStyle,
+		ShowBasemapLabels: d.ShowBasemapLabels, BasemapPosition: gen.SettingsMapDefaultsBasemapPosition(d.BasemapPosition),
+		Projection: gen.SettingsMapDefaultsProjection(d.Projection)}, nil
 }
 
 // GetNotificationStatus: Get Notification Status (GET /settings/notifications/status/).

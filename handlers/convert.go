@@ -215,3 +215,6 @@ func adminJobOut(j ingest.Job) gen.AdminJobResponse {
 	out.CreatedBy, out.Username = j.CreatedBy, j.Username
 	return out
 }
+
+// ptr is a pointer to a copy of v.
+func ptr[T any](v T) *T { return &v }

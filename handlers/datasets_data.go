@@ -16,7 +16,12 @@ import (
 
 // DatasetMaps: Dataset Maps (GET /datasets/{dataset_id}/maps/).
 func (s *Server) DatasetMaps(ctx context.Context, request gen.DatasetMapsRequestObject) (gen.DatasetMapsResponseObject, error) {
-	return nil, notImplemented("datasetMaps")
+	skip, limit := page(request.Params.Skip, request.Params.Limit, 50, 200)
+	list, total, err := s.maps.DatasetMaps(ctx, auth.From(ctx), request.DatasetId, skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	return gen.DatasetMaps200JSONResponse(mapListOut(list, total)), nil
 }
 
 // ListRelatedDatasets: List Related Datasets (GET /datasets/{dataset_id}/related/). At most 200,

@@ -3,9 +3,14 @@ package handlers
 // Operations of the Maps tag.
 
 import (
+	"cmp"
 	"context"
+	"net/http"
+	"time"
 
 	"meridian/gen"
+	"meridian/internal/auth"
+	"meridian/internal/maps"
 )
 
 // AiAvailability: AI Availability (GET /ai/availability/).
@@ -90,12 +95,33 @@ func (s *Server) AlterColumnType(ctx context.Context, request gen.AlterColumnTyp
 
 // ListMaps: List Maps (GET /maps/).
 func (s *Server) ListMaps(ctx context.Context, request gen.ListMapsRequestObject) (gen.ListMapsResponseObject, error) {
-	return nil, notImplemented("listMaps")
+	p := request.Params
+	skip, limit := page(p.Skip, p.Limit, 50, 200)
+	f := maps.Filter{Q: cmp.Or(p.Q, p.Search), Visibility: (*string)(p.Visibility), Mine: val(p.Mine), Sort: "-updated_at", Skip: skip, Limit: limit}
+	switch {
+	case p.Sort != nil:
+		f.Sort = string(*p.Sort)
+	case p.SortBy != nil || p.SortDir != nil:
+		f.Sort = string(cmp.Or(val(p.SortBy), "updated_at"))
+		if cmp.Or(val(p.SortDir), "desc") == "desc" {
+			f.Sort = "-" + f.Sort
+		}
+	}
+	list, total, err := s.maps.List(ctx, auth.From(ctx), f)
+	if err != nil {
+		return nil, err
+	}
+	return gen.ListMaps200JSONResponse(mapListOut(list, total)), nil
 }
 
 // CreateMap: Create Map (POST /maps/).
 func (s *Server) CreateMap(ctx context.Context, request gen.CreateMapRequestObject) (gen.CreateMapResponseObject, error) {
-	return nil, notImplemented("createMap")
+	in, err := merged[maps.Settings](request.Body)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := s.maps.Create(ctx, auth.From(ctx), in)
+	return mapDoc{status: http.StatusCreated, body: doc}, err
 }
 
 // ListMapIcons: List Map Icons (GET /maps/icons).
@@ -120,7 +146,12 @@ func (s *Server) ImportMapStyle(ctx context.Context, request gen.ImportMapStyleR
 
 // GetSharedMap: Get Shared Map (GET /maps/shared/{token}).
 func (s *Server) GetSharedMap(ctx context.Context, request gen.GetSharedMapRequestObject) (gen.GetSharedMapResponseObject, error) {
-	return nil, notImplemented("getSharedMap")
+	m, err := s.maps.SharedMap(ctx, request.Token, time.Now(), s.tiles)
+	if err != nil {
+		return nil, err
+	}
+	out, err := merged[gen.GetSharedMap200JSONResponse](m)
+	return out, err
 }
 
 // SpriteIndex: Sprite index (GET /maps/sprites/service.json).
@@ -135,52 +166,103 @@ func (s *Server) SpriteImage(ctx context.Context, request gen.SpriteImageRequest
 
 // DeleteMap: Delete Map (DELETE /maps/{map_id}).
 func (s *Server) DeleteMap(ctx context.Context, request gen.DeleteMapRequestObject) (gen.DeleteMapResponseObject, error) {
-	return nil, notImplemented("deleteMap")
+	if err := s.maps.Delete(ctx, auth.From(ctx), request.MapId); err != nil {
+		return nil, err
+	}
+	return gen.DeleteMap204Response{}, nil
 }
 
 // GetMap: Get Map (GET /maps/{map_id}).
 func (s *Server) GetMap(ctx context.Context, request gen.GetMapRequestObject) (gen.GetMapResponseObject, error) {
-	return nil, notImplemented("getMap")
+	doc, err := s.maps.Get(ctx, auth.From(ctx), request.MapId)
+	return mapDoc{status: http.StatusOK, body: doc}, err
 }
 
 // UpdateMap: Update Map (PUT /maps/{map_id}).
 func (s *Server) UpdateMap(ctx context.Context, request gen.UpdateMapRequestObject) (gen.UpdateMapResponseObject, error) {
-	return nil, notImplemented("updateMap")
+	in, err := merged[maps.Settings](request.Body)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := s.maps.Update(ctx, auth.From(ctx), request.MapId, in)
+	return mapDoc{status: http.StatusOK, body: doc}, err
 }
 
 // GetMapAccess: Get Map Access (GET /maps/{map_id}/access/).
 func (s *Server) GetMapAccess(ctx context.Context, request gen.GetMapAccessRequestObject) (gen.GetMapAccessResponseObject, error) {
-	return nil, notImplemented("getMapAccess")
+	a, err := s.maps.Access(ctx, auth.From(ctx), request.MapId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetMapAccess200JSONResponse{CanView: a.View, CanEdit: a.Edit, CanShare: a.Share,
+		Reason: gen.MapAccessResponseReason(a.Reason)}, nil
 }
 
 // DuplicateMap: Duplicate Map (POST /maps/{map_id}/duplicate/).
 func (s *Server) DuplicateMap(ctx context.Context, request gen.DuplicateMapRequestObject) (gen.DuplicateMapResponseObject, error) {
-	return nil, notImplemented("duplicateMap")
+	doc, err := s.maps.Duplicate(ctx, auth.From(ctx), request.MapId)
+	return mapDoc{status: http.StatusOK, body: doc}, err
 }
 
 // GetMapHistory: Get Map History (GET /maps/{map_id}/history).
 func (s *Server) GetMapHistory(ctx context.Context, request gen.GetMapHistoryRequestObject) (gen.GetMapHistoryResponseObject, error) {
-	return nil, notImplemented("getMapHistory")
+	skip, limit := page(request.Params.Skip, request.Params.Limit, 50, 100)
+	events, total, err := s.maps.History(ctx, auth.From(ctx), request.MapId, skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.GetMapHistory200JSONResponse{Events: make([]gen.MapHistoryEventResponse, len(events)), Total: total, Skip: skip, Limit: limit}
+	for i, e := range events {
+		details := decoded[map[string]any](e.Details)
+		out.Events[i] = gen.MapHistoryEventResponse{Id: e.ID, MapId: e.MapID, ActorId: e.ActorID, ActorUsername: e.ActorUsername,
+			TargetType: e.TargetType, TargetId: e.TargetID, TargetName: e.TargetName, Action: e.Action, Summary: e.Summary,
+			Details: details, CreatedAt: e.CreatedAt}
+	}
+	return out, nil
 }
 
 // PatchMapLayers: Patch Map Layers (PATCH /maps/{map_id}/layers).
 func (s *Server) PatchMapLayers(ctx context.Context, request gen.PatchMapLayersRequestObject) (gen.PatchMapLayersResponseObject, error) {
-	return nil, notImplemented("patchMapLayers")
+	d, err := merged[maps.LayerDiff](request.Body)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := s.maps.PatchLayers(ctx, auth.From(ctx), request.MapId, d)
+	return mapDoc{status: http.StatusOK, body: doc}, err
 }
 
 // AddLayer: Add Layer (POST /maps/{map_id}/layers).
 func (s *Server) AddLayer(ctx context.Context, request gen.AddLayerRequestObject) (gen.AddLayerResponseObject, error) {
-	return nil, notImplemented("addLayer")
+	in, err := merged[maps.LayerInput](request.Body)
+	if err != nil {
+		return nil, err
+	}
+	layer, err := s.maps.AddLayer(ctx, auth.From(ctx), request.MapId, in)
+	return mapDoc{status: http.StatusCreated, body: layer}, err
 }
 
 // BulkDeleteLayers: Bulk Delete Layers (POST /maps/{map_id}/layers/bulk-delete).
 func (s *Server) BulkDeleteLayers(ctx context.Context, request gen.BulkDeleteLayersRequestObject) (gen.BulkDeleteLayersResponseObject, error) {
-	return nil, notImplemented("bulkDeleteLayers")
+	deleted, missing, err := s.maps.BulkDeleteLayers(ctx, auth.From(ctx), request.MapId, request.Body.LayerIds)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.BulkDeleteLayers200JSONResponse{Deleted: make([]string, len(deleted)), Failed: make([]gen.BulkDeleteLayersFailure, len(missing))}
+	for i, id := range deleted {
+		out.Deleted[i] = id.String()
+	}
+	for i, id := range missing {
+		out.Failed[i] = gen.BulkDeleteLayersFailure{Id: id.String(), Reason: "the map has no such layer"}
+	}
+	return out, nil
 }
 
 // RemoveLayer: Remove Layer (DELETE /maps/{map_id}/layers/{layer_id}).
 func (s *Server) RemoveLayer(ctx context.Context, request gen.RemoveLayerRequestObject) (gen.RemoveLayerResponseObject, error) {
-	return nil, notImplemented("removeLayer")
+	if err := s.maps.RemoveLayer(ctx, auth.From(ctx), request.MapId, request.LayerId); err != nil {
+		return nil, err
+	}
+	return gen.RemoveLayer204Response{}, nil
 }
 
 // GetOGImage: Get OG Image (GET /maps/{map_id}/og-image/).
@@ -195,22 +277,42 @@ func (s *Server) UploadOGImage(ctx context.Context, request gen.UploadOGImageReq
 
 // RevokeMapShare: Revoke Map Share (DELETE /maps/{map_id}/share/).
 func (s *Server) RevokeMapShare(ctx context.Context, request gen.RevokeMapShareRequestObject) (gen.RevokeMapShareResponseObject, error) {
-	return nil, notImplemented("revokeMapShare")
+	if err := s.maps.RevokeShare(ctx, auth.From(ctx), request.MapId); err != nil {
+		return nil, err
+	}
+	return gen.RevokeMapShare204Response{}, nil
 }
 
 // GetMapShareToken: Get Map Share Token (GET /maps/{map_id}/share/).
 func (s *Server) GetMapShareToken(ctx context.Context, request gen.GetMapShareTokenRequestObject) (gen.GetMapShareTokenResponseObject, error) {
-	return nil, notImplemented("getMapShareToken")
+	sh, err := s.maps.GetShare(ctx, auth.From(ctx), request.MapId, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetMapShareToken200JSONResponse(shareOut(sh)), nil
 }
 
 // UpdateMapShareToken: Update Map Share Token (PATCH /maps/{map_id}/share/).
 func (s *Server) UpdateMapShareToken(ctx context.Context, request gen.UpdateMapShareTokenRequestObject) (gen.UpdateMapShareTokenResponseObject, error) {
-	return nil, notImplemented("updateMapShareToken")
+	sh, err := s.maps.UpdateShare(ctx, auth.From(ctx), request.MapId, maps.Expiry{At: request.Body.ExpiresAt,
+		Days: (*int)(request.Body.ExpiresInDays)}, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return gen.UpdateMapShareToken200JSONResponse(shareOut(sh)), nil
 }
 
 // ShareMap: Share Map (POST /maps/{map_id}/share/).
 func (s *Server) ShareMap(ctx context.Context, request gen.ShareMapRequestObject) (gen.ShareMapResponseObject, error) {
-	return nil, notImplemented("shareMap")
+	var e maps.Expiry
+	if b := request.Body; b != nil {
+		e = maps.Expiry{At: b.ExpiresAt, Days: (*int)(b.ExpiresInDays)}
+	}
+	sh, err := s.maps.Share(ctx, auth.From(ctx), request.MapId, e, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return gen.ShareMap200JSONResponse{Token: sh.Token, ShareUrl: &sh.URL, ExpiresAt: sh.ExpiresAt, IsActive: &sh.Active}, nil
 }
 
 // ExportMapStyle: Export Map Style (GET /maps/{map_id}/style.json).
@@ -230,5 +332,43 @@ func (s *Server) UploadThumbnail(ctx context.Context, request gen.UploadThumbnai
 
 // VisibilityCheck: Visibility Check (GET /maps/{map_id}/visibility-check/).
 func (s *Server) VisibilityCheck(ctx context.Context, request gen.VisibilityCheckRequestObject) (gen.VisibilityCheckResponseObject, error) {
-	return nil, notImplemented("visibilityCheck")
+	names, err := s.maps.VisibilityCheck(ctx, auth.From(ctx), request.MapId, (*string)(request.Params.TargetVisibility))
+	if err != nil {
+		return nil, err
+	}
+	return gen.VisibilityCheck200JSONResponse{NonPublicDatasets: names, HasNonPublic: len(names) > 0}, nil
+}
+
+// mapDoc is a map document (or one of its layers) as internal/maps built it.
+type mapDoc struct {
+	status int
+	body   []byte
+}
+
+func (m mapDoc) write(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(m.status)
+	_, err := w.Write(m.body)
+	return err
+}
+
+func (m mapDoc) VisitCreateMapResponse(w http.ResponseWriter) error      { return m.write(w) }
+func (m mapDoc) VisitGetMapResponse(w http.ResponseWriter) error         { return m.write(w) }
+func (m mapDoc) VisitUpdateMapResponse(w http.ResponseWriter) error      { return m.write(w) }
+func (m mapDoc) VisitDuplicateMapResponse(w http.ResponseWriter) error   { return m.write(w) }
+func (m mapDoc) VisitPatchMapLayersResponse(w http.ResponseWriter) error { return m.write(w) }
+func (m mapDoc) VisitAddLayerResponse(w http.ResponseWriter) error       { return m.write(w) }
+
+func mapListOut(list []maps.Summary, total int) gen.MapListResponse {
+	out := gen.MapListResponse{Maps: make([]gen.MapSummaryResponse, len(list)), Total: total}
+	for i, m := range list {
+		out.Maps[i] = gen.MapSummaryResponse{Id: m.ID, Name: m.Name, Description: m.Description, MapVisibilitySchema: gen.MapVisibilitySchema(m.Visibility),
+			LayerCount: m.LayerCount, CreatedByUsername: m.CreatedByUsername, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
+	}
+	return out
+}
+
+func shareOut(sh maps.Share) gen.ShareToken {
+	return gen.ShareToken{Id: &sh.ID, MapId: &sh.MapID, Token: sh.Token, ShareUrl: sh.URL, ExpiresAt: sh.ExpiresAt,
+		IsActive: sh.Active, CreatedAt: &sh.CreatedAt}
 }

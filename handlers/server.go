@@ -22,6 +22,7 @@ import (
 	"meridian/internal/features"
 	"meridian/internal/health"
 	"meridian/internal/ingest"
+	"meridian/internal/maps"
 	"meridian/internal/oauth"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
@@ -49,6 +50,7 @@ type Deps struct {
 	Exporter     *export.Exporter
 	Tables       features.Reader
 	Tiles        *tiles.Service
+	Maps         *maps.Service
 }
 
 // Server implements gen.StrictServerInterface.
@@ -73,6 +75,7 @@ type Server struct {
 	exporter       *export.Exporter
 	tables         features.Reader
 	tiles          *tiles.Service
+	maps           *maps.Service
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -82,7 +85,7 @@ func New(d Deps) *Server {
 	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
-		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles}
+		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, maps: d.Maps}
 }
 
 // Mount registers every contract operation under /api with the per-route middleware, in order:

@@ -218,6 +218,73 @@ type CatalogIngestJob struct {
 	Attempts            int32           `json:"attempts"`
 }
 
+type CatalogMap struct {
+	ID                uuid.UUID  `json:"id"`
+	Name              string     `json:"name"`
+	Description       *string    `json:"description"`
+	Notes             *string    `json:"notes"`
+	CenterLng         *float64   `json:"center_lng"`
+	CenterLat         *float64   `json:"center_lat"`
+	Zoom              *float64   `json:"zoom"`
+	Bearing           float64    `json:"bearing"`
+	Pitch             float64    `json:"pitch"`
+	BasemapStyle      string     `json:"basemap_style"`
+	ShowBasemapLabels bool       `json:"show_basemap_labels"`
+	BasemapConfig     []byte     `json:"basemap_config"`
+	TerrainConfig     []byte     `json:"terrain_config"`
+	Visibility        string     `json:"visibility"`
+	Plugins           []string   `json:"plugins"`
+	LegendTitle       *string    `json:"legend_title"`
+	ForkedFromID      *uuid.UUID `json:"forked_from_id"`
+	CreatedBy         *uuid.UUID `json:"created_by"`
+	CreatedAt         time.Time  `json:"created_at"`
+	UpdatedAt         time.Time  `json:"updated_at"`
+}
+
+type CatalogMapHistory struct {
+	ID         uuid.UUID       `json:"id"`
+	Seq        *int64          `json:"seq"`
+	MapID      uuid.UUID       `json:"map_id"`
+	ActorID    *uuid.UUID      `json:"actor_id"`
+	TargetType string          `json:"target_type"`
+	TargetID   *uuid.UUID      `json:"target_id"`
+	TargetName *string         `json:"target_name"`
+	Action     string          `json:"action"`
+	Summary    string          `json:"summary"`
+	Details    json.RawMessage `json:"details"`
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
+type CatalogMapLayer struct {
+	ID           uuid.UUID       `json:"id"`
+	MapID        uuid.UUID       `json:"map_id"`
+	DatasetID    uuid.UUID       `json:"dataset_id"`
+	SortOrder    int32           `json:"sort_order"`
+	Visible      bool            `json:"visible"`
+	Opacity      float64         `json:"opacity"`
+	Paint        json.RawMessage `json:"paint"`
+	Layout       json.RawMessage `json:"layout"`
+	DisplayName  *string         `json:"display_name"`
+	LayerType    string          `json:"layer_type"`
+	Filter       []byte          `json:"filter"`
+	LabelConfig  []byte          `json:"label_config"`
+	PopupConfig  []byte          `json:"popup_config"`
+	StyleConfig  []byte          `json:"style_config"`
+	ShowInLegend bool            `json:"show_in_legend"`
+	CreatedAt    time.Time       `json:"created_at"`
+}
+
+type CatalogMapShareToken struct {
+	ID          uuid.UUID  `json:"id"`
+	MapID       uuid.UUID  `json:"map_id"`
+	TokenSha256 []byte     `json:"token_sha256"`
+	TokenSealed []byte     `json:"token_sealed"`
+	ExpiresAt   *time.Time `json:"expires_at"`
+	RevokedAt   *time.Time `json:"revoked_at"`
+	CreatedBy   *uuid.UUID `json:"created_by"`
+	CreatedAt   time.Time  `json:"created_at"`
+}
+
 type CatalogOauthAccount struct {
 	ID         uuid.UUID `json:"id"`
 	ProviderID uuid.UUID `json:"provider_id"`

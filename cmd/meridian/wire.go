@@ -22,6 +22,7 @@ import (
 	"meridian/internal/health"
 	"meridian/internal/ingest"
 	"meridian/internal/mail"
+	"meridian/internal/maps"
 	"meridian/internal/oauth"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
@@ -64,5 +65,6 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 		Tables:   features.Reader{Pool: pool},
 		Tiles: &tiles.Service{Catalog: cat, Reader: features.Reader{Pool: pool}, Settings: settings.Reader{Q: q},
 			Signer: tiles.NewSigner(cmp.Or(c.TileSigningSecret, c.JWTSecretKey)), Cache: tiles.NewCache(0)},
+		Maps: &maps.Service{Pool: pool, Q: q, Box: box, Settings: settings.Reader{Q: q}, BaseURL: c.BaseURL},
 	}, nil
 }

@@ -113,3 +113,35 @@ func (r Reader) Basemaps(ctx context.Context, keys map[string]string) ([]Basemap
 	}
 	return kept, nil
 }
+
+// MapDefaults is the view and basemap a new map starts with (map_defaults group).
+type MapDefaults struct {
+	CenterLng         float64 `json:"center_lng"`
+	CenterLat         float64 `json:"center_lat"`
+	Zoom              float64 `json:"zoom"`
+	BasemapStyle      string  `json:"basemap_style"`
+	ShowBasemapLabels bool    `json:"show_basemap_labels"`
+	BasemapPosition   string  `json:"basemap_position"`
+	Projection        string  `json:"projection"`
+}
+
+func init() {
+	for k, v := range map[string]any{
+		"map_defaults.center_lng": 0.0, "map_defaults.center_lat": 20.0, "map_defaults.zoom": 2.0,
+		"map_defaults.basemap_style": "carto-positron", "map_defaults.show_basemap_labels": true,
+		"map_defaults.basemap_position": "bottom", "map_defaults.projection": "mercator",
+	} {
+		defaults[k] = v
+	}
+}
+
+// MapDefaults reads the map defaults in one query.
+func (r Reader) MapDefaults(ctx context.Context) (MapDefaults, error) {
+	var m MapDefaults
+	err := r.load(ctx, map[string]any{
+		"map_defaults.center_lng": &m.CenterLng, "map_defaults.center_lat": &m.CenterLat, "map_defaults.zoom": &m.Zoom,
+		"map_defaults.basemap_style": &m.BasemapStyle, "map_defaults.show_basemap_labels": &m.ShowBasemapLabels,
+		"map_defaults.basemap_position": &m.BasemapPosition, "map_defaults.projection": &m.Projection,
+	})
+	return m, err
+}

@@ -93,11 +93,14 @@ func (s *Service) config(ctx context.Context) (*loaded, error) {
 
 // Scope is what a signed template of dataset d names: its table, schema-qualified unless it is
 // in the data schema.
-func Scope(d catalog.Dataset) string {
-	if d.Entry.TableSchema == "data" {
-		return d.Entry.TableName
+func Scope(d catalog.Dataset) string { return ScopeOf(d.Entry.TableSchema, d.Entry.TableName) }
+
+// ScopeOf is the scope of the dataset whose table is schema.name.
+func ScopeOf(schema, name string) string {
+	if schema == "data" {
+		return name
 	}
-	return d.Entry.TableSchema + "." + d.Entry.TableName
+	return schema + "." + name
 }
 
 // Request is one tile request.

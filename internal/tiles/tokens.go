@@ -27,6 +27,16 @@ func (s *Service) Token(ctx context.Context, p auth.Principal, id uuid.UUID, now
 	return s.Signer.Issue(Scope(d), time.Duration(conf.TokenTTLSeconds)*time.Second, now), nil
 }
 
+// Sign issues a template for scope to a caller already allowed to read its dataset by other
+// means (the layers of a share link), with the configured lifetime.
+func (s *Service) Sign(ctx context.Context, scope string, now time.Time) (Token, error) {
+	conf, err := s.config(ctx)
+	if err != nil {
+		return Token{}, err
+	}
+	return s.Signer.Issue(scope, time.Duration(conf.TokenTTLSeconds)*time.Second, now), nil
+}
+
 // Issued is the outcome of one dataset of a batch: a token, or the problem that stands for it.
 type Issued struct {
 	Token Token

@@ -1,0 +1,196 @@
+package conformance
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Maps tag: maps, layers, history, access, duplicates and share links.
+
+func mapLayers(t *testing.T, m map[string]any) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range m["layers"].([]any) {
+		out = append(out, l.(map[string]any))
+	}
+	return out
+}
+
+func TestMapLifecycle(t *testing.T) {
+	owner, viewer := newUser(t, "editor"), newUser(t, "viewer")
+	public, private := ogcDataset(t, owner, "public"), ogcDataset(t, owner, "private")
+	stranger := ogcDataset(t, newUser(t, "editor"), "private")
+
+	wantStatus(t, "anonymous create", call(t, "POST", "/maps/", map[string]any{"name": "x"}), 401)
+	r := call(t, "POST", "/maps/", map[string]any{"name": "Rivers", "notes": "draft"}, bearer(owner.Access)...)
+	wantStatus(t, "create", r, 201)
+	m := r.JSON(t)
+	id := m["id"].(string)
+	if m["visibility"] != "private" || m["zoom"] != float64(2) || m["basemap_style"] != "carto-positron" || m["layer_count"] != float64(0) ||
+		m["created_by"] != owner.ID || m["notes"] != "draft" {
+		t.Fatalf("created map: %s", r.Body)
+	}
+	base := "/maps/" + id
+
+	// Layers: only of datasets the caller may read.
+	wantStatus(t, "layer of a stranger's private dataset", call(t, "POST", base+"/layers", map[string]any{"dataset_id": stranger}, bearer(owner.Access)...), 404)
+	r = call(t, "POST", base+"/layers", map[string]any{"dataset_id": public, "display_name": "Open places", "opacity": 0.5}, bearer(owner.Access)...)
+	wantStatus(t, "add layer", r, 201)
+	l := r.JSON(t)
+	if l["dataset_id"] != public || l["opacity"] != 0.5 || !strings.HasPrefix(l["dataset_table_name"].(string), "ds_") ||
+		!strings.HasPrefix(l["dataset_name"].(string), "Places ") || l["tile_version"] == nil || l["dataset_visibility"] != "public" {
+		t.Fatalf("added layer: %s", r.Body)
+	}
+	long := strings.Repeat("x", 501)
+	wantStatus(t, "popup expression too long", call(t, "PATCH", base+"/layers", map[string]any{"updated": []map[string]any{
+		{"id": l["id"], "popup_config": map[string]any{"enabled": true, "expression": long}}}}, bearer(owner.Access)...), 422)
+	r = call(t, "PATCH", base+"/layers", map[string]any{
+		"added":   []map[string]any{{"dataset_id": private, "display_name": "Closed places"}},
+		"updated": []map[string]any{{"id": l["id"], "visible": false}}}, bearer(owner.Access)...)
+	wantStatus(t, "patch layers", r, 200)
+	layers := mapLayers(t, r.JSON(t))
+	if len(layers) != 2 || layers[0]["visible"] != false || layers[1]["display_name"] != "Closed places" {
+		t.Fatalf("after patch: %s", r.Body)
+	}
+	r = call(t, "PATCH", base+"/layers", map[string]any{"order": []any{layers[1]["id"], layers[0]["id"]}}, bearer(owner.Access)...)
+	if layers := mapLayers(t, r.JSON(t)); layers[0]["display_name"] != "Closed places" || layers[0]["sort_order"] != float64(0) {
+		t.Fatalf("after reorder: %s", r.Body)
+	}
+
+	// Private: the viewer does not see it. Internal: they do, without the private layer or notes.
+	wantStatus(t, "viewer, private map", call(t, "GET", base, nil, bearer(viewer.Access)...), 404)
+	saved := call(t, "GET", base, nil, bearer(owner.Access)...).JSON(t)
+	put := map[string]any{"name": "Rivers", "visibility": "internal", "notes": "draft", "expected_updated_at": saved["updated_at"]}
+	r = call(t, "PUT", base, put, bearer(owner.Access)...)
+	wantStatus(t, "update", r, 200)
+	wantStatus(t, "update with a stale expected_updated_at", call(t, "PUT", base, put, bearer(owner.Access)...), 409)
+	r = call(t, "GET", base, nil, bearer(viewer.Access)...)
+	wantStatus(t, "viewer, internal map", r, 200)
+	v := r.JSON(t)
+	if v["layer_count"] != float64(1) || v["excluded_layer_count"] != float64(1) || v["notes"] != nil || mapLayers(t, v)[0]["dataset_id"] != public {
+		t.Fatalf("the viewer's map: %s", r.Body)
+	}
+	wantStatus(t, "viewer update", call(t, "PUT", base, map[string]any{"name": "mine now"}, bearer(viewer.Access)...), 403)
+	wantStatus(t, "viewer history", call(t, "GET", base+"/history", nil, bearer(viewer.Access)...), 403)
+
+	acc := call(t, "GET", base+"/access/", nil, bearer(viewer.Access)...).JSON(t)
+	own := call(t, "GET", base+"/access/", nil, bearer(owner.Access)...).JSON(t)
+	if acc["can_view"] != true || acc["can_edit"] != false || acc["reason"] != "internal_map" || own["can_edit"] != true || own["reason"] != "owner" {
+		t.Fatalf("access: viewer %v, owner %v", acc, own)
+	}
+	vc := call(t, "GET", base+"/visibility-check/?target_visibility=public", nil, bearer(owner.Access)...).JSON(t)
+	if vc["has_non_public"] != true || len(vc["non_public_datasets"].([]any)) != 1 {
+		t.Fatalf("visibility check: %v", vc)
+	}
+
+	// A duplicate by the viewer: their own private map, without the layer they cannot read.
+	r = call(t, "POST", base+"/duplicate/", nil, bearer(viewer.Access)...)
+	wantStatus(t, "duplicate", r, 200)
+	dup := r.JSON(t)
+	if dup["created_by"] != viewer.ID || dup["visibility"] != "private" || dup["forked_from_id"] != id || dup["forked_from_name"] != "Rivers" ||
+		dup["layer_count"] != float64(1) || dup["excluded_layer_count"] != float64(1) || dup["notes"] != nil {
+		t.Fatalf("duplicate: %s", r.Body)
+	}
+
+	// Lists.
+	list := call(t, "GET", "/maps/?mine=true&q=rivers", nil, bearer(owner.Access)...).JSON(t)
+	if list["total"] != float64(1) || list["maps"].([]any)[0].(map[string]any)["layer_count"] != float64(2) {
+		t.Fatalf("owner's maps: %v", list)
+	}
+	dm := call(t, "GET", "/datasets/"+private+"/maps/", nil, bearer(owner.Access)...).JSON(t)
+	if dm["total"] != float64(1) {
+		t.Fatalf("maps of the private dataset: %v", dm)
+	}
+	wantStatus(t, "maps of a dataset the viewer cannot read", call(t, "GET", "/datasets/"+private+"/maps/", nil, bearer(viewer.Access)...), 404)
+
+	// Removing layers; deleting a dataset takes its layer along and says so in the history.
+	missing := uuid.NewString()
+	r = call(t, "POST", base+"/layers/bulk-delete", map[string]any{"layer_ids": []any{layers[0]["id"], missing}}, bearer(owner.Access)...)
+	if b := r.JSON(t); len(b["deleted"].([]any)) != 1 || len(b["failed"].([]any)) != 1 {
+		t.Fatalf("bulk delete: %s", r.Body)
+	}
+	wantStatus(t, "remove a missing layer", call(t, "DELETE", base+"/layers/"+missing, nil, bearer(owner.Access)...), 404)
+	wantStatus(t, "delete the private dataset", call(t, "DELETE", "/datasets/"+private, nil, bearer(owner.Access)...), 204)
+	m = call(t, "GET", base, nil, bearer(owner.Access)...).JSON(t)
+	if m["layer_count"] != float64(0) {
+		t.Fatalf("layers after their datasets went: %v", m["layers"])
+	}
+	h := call(t, "GET", base+"/history", nil, bearer(owner.Access)...).JSON(t)
+	events := h["events"].([]any)
+	if first := events[0].(map[string]any); first["action"] != "layer_removed" || !strings.Contains(first["summary"].(string), "dataset was deleted") {
+		t.Fatalf("history after the dataset went: %v", events[0])
+	}
+	if last := events[len(events)-1].(map[string]any); last["action"] != "map_created" || last["actor_username"] != owner.Username {
+		t.Fatalf("first history entry: %v", last)
+	}
+
+	wantStatus(t, "viewer deletes", call(t, "DELETE", base, nil, bearer(viewer.Access)...), 403)
+	wantStatus(t, "delete", call(t, "DELETE", base, nil, bearer(owner.Access)...), 204)
+	wantStatus(t, "deleted map", call(t, "GET", base, nil, bearer(owner.Access)...), 404)
+
+	d := call(t, "GET", "/settings/map-defaults/", nil).JSON(t)
+	if d["zoom"] != float64(2) || d["projection"] != "mercator" {
+		t.Fatalf("map defaults: %v", d)
+	}
+}
+
+func TestMapShareLinks(t *testing.T) {
+	owner, viewer, adm := newUser(t, "editor"), newUser(t, "viewer"), admin(t)
+	private := ogcDataset(t, owner, "private")
+	m := call(t, "POST", "/maps/", map[string]any{"name": "Shared " + randomHex(3)}, bearer(owner.Access)...).JSON(t)
+	base := "/maps/" + m["id"].(string)
+	wantStatus(t, "add layer", call(t, "POST", base+"/layers", map[string]any{"dataset_id": private}, bearer(owner.Access)...), 201)
+
+	wantStatus(t, "no link yet", call(t, "GET", base+"/share/", nil, bearer(owner.Access)...), 404)
+	wantStatus(t, "both expiries", call(t, "POST", base+"/share/", map[string]any{"expires_in_days": 7,
+		"expires_at": time.Now().Add(time.Hour).Format(time.RFC3339)}, bearer(owner.Access)...), 422)
+	wantStatus(t, "viewer shares another's map", call(t, "POST", base+"/share/", map[string]any{}, bearer(viewer.Access)...), 404)
+	r := call(t, "POST", base+"/share/", map[string]any{"expires_in_days": 7}, bearer(owner.Access)...)
+	wantStatus(t, "share", r, 200)
+	sh := r.JSON(t)
+	token := sh["token"].(string)
+	if len(token) != 43 || sh["share_url"] != strings.TrimSuffix(server.APIRoot, "/api")+"/shared/"+token || sh["is_active"] != true {
+		t.Fatalf("share: %s", r.Body)
+	}
+	if got := call(t, "GET", base+"/share/", nil, bearer(owner.Access)...).JSON(t); got["token"] != token {
+		t.Fatalf("get share: %v", got)
+	}
+
+	// Anyone with the link sees the map and its private layer, whose tiles its template opens.
+	r = call(t, "GET", "/maps/shared/"+url.PathEscape(token), nil)
+	wantStatus(t, "shared map", r, 200)
+	shared := r.JSON(t)
+	layers := mapLayers(t, shared)
+	if len(layers) != 1 || shared["has_non_public_layers"] != true {
+		t.Fatalf("shared map: %s", r.Body)
+	}
+	tile := strings.NewReplacer("{z}", "0", "{x}", "0", "{y}", "0").Replace(layers[0]["tile_url"].(string))
+	if _, l := getTile(t, server.APIRoot, strings.TrimPrefix(tile, server.APIRoot), 200); len(l[0].Features) != 30 {
+		t.Fatalf("tile of the shared layer: %d features", len(l[0].Features))
+	}
+	wantStatus(t, "unknown link", call(t, "GET", "/maps/shared/"+strings.Repeat("A", 43), nil), 404)
+
+	// Admins list and revoke links; a revoked link is gone (410) whatever the credential.
+	wantStatus(t, "viewer lists links", call(t, "GET", "/admin/share-tokens/", nil, bearer(viewer.Access)...), 403)
+	all := call(t, "GET", "/admin/share-tokens/?map_id="+m["id"].(string), nil, bearer(adm.Access)...).JSON(t)
+	if all["total"] != float64(1) || all["tokens"].([]any)[0].(map[string]any)["token"] != token {
+		t.Fatalf("admin list: %v", all)
+	}
+	upd := call(t, "PATCH", base+"/share/", map[string]any{"expires_at": nil}, bearer(owner.Access)...).JSON(t)
+	if upd["expires_at"] != nil || upd["is_active"] != true {
+		t.Fatalf("update expiry: %v", upd)
+	}
+	wantStatus(t, "revoke", call(t, "DELETE", base+"/share/", nil, bearer(owner.Access)...), 204)
+	for _, h := range [][]string{nil, bearer(owner.Access), bearer("dead")} {
+		wantStatus(t, fmt.Sprintf("revoked link with %v", h), call(t, "GET", "/maps/shared/"+token, nil, h...), 410)
+	}
+	again := call(t, "POST", base+"/share/", nil, bearer(owner.Access)...).JSON(t)
+	id := call(t, "GET", "/admin/share-tokens/?map_id="+m["id"].(string)+"&is_active=true", nil, bearer(adm.Access)...).JSON(t)["tokens"].([]any)[0].(map[string]any)["id"].(string)
+	wantStatus(t, "admin revoke", call(t, "DELETE", "/admin/share-tokens/"+id, nil, bearer(adm.Access)...), 204)
+	wantStatus(t, "link revoked by an admin", call(t, "GET", "/maps/shared/"+again["token"].(string), nil), 410)
+}

@@ -1,0 +1,342 @@
+package maps
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"meridian/internal/apperr"
+	"meridian/internal/auth"
+	"meridian/internal/tiles"
+	"meridian/store"
+)
+
+// Share links: 32 random bytes, URL-safe base64 (open-points.md). The token is stored sealed, so
+// its owner can read the link again, and found by its SHA-256.
+
+// Share is a share link as its map's editors see it.
+type Share struct {
+	ID, MapID uuid.UUID
+	Token     string
+	URL       string
+	ExpiresAt *time.Time
+	Active    bool
+	CreatedAt time.Time
+}
+
+// Expiry is a share link's lifetime: an instant, a number of days, or neither (never expires).
+type Expiry struct {
+	At   *time.Time
+	Days *int
+}
+
+func (e Expiry) resolve(now time.Time) (*time.Time, error) {
+	switch {
+	case e.At != nil && e.Days != nil:
+		return nil, apperr.Unprocessable("give expires_at or expires_in_days, not both")
+	case e.Days != nil:
+		t := now.Add(time.Duration(*e.Days) * 24 * time.Hour)
+		return &t, nil
+	case e.At != nil && !e.At.After(now):
+		return nil, apperr.Unprocessable("expires_at must lie in the future")
+	}
+	return e.At, nil
+}
+
+func (s *Service) shareOf(row store.CatalogMapShareToken, now time.Time) (Share, error) {
+	token, err := s.Box.Open(row.TokenSealed)
+	if err != nil {
+		return Share{}, err
+	}
+	return Share{ID: row.ID, MapID: row.MapID, Token: string(token), URL: s.BaseURL + "/shared/" + url.PathEscape(string(token)),
+		ExpiresAt: row.ExpiresAt, Active: row.RevokedAt == nil && (row.ExpiresAt == nil || row.ExpiresAt.After(now)), CreatedAt: row.CreatedAt}, nil
+}
+
+func tokenHash(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
+
+// Share makes a new share link of map id, replacing the live one.
+func (s *Service) Share(ctx context.Context, p auth.Principal, id uuid.UUID, e Expiry, now time.Time) (Share, error) {
+	expires, err := e.resolve(now)
+	if err != nil {
+		return Share{}, err
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return Share{}, err
+	}
+	token := base64.RawURLEncoding.EncodeToString(raw)
+	sealed, err := s.Box.Seal([]byte(token))
+	if err != nil {
+		return Share{}, err
+	}
+	var out Share
+	_, err = s.change(ctx, p, id, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
+		if _, err := q.RevokeMapShareTokens(ctx, id); err != nil {
+			return nil, err
+		}
+		row, err := q.InsertMapShareToken(ctx, store.InsertMapShareTokenParams{MapID: id, TokenSha256: tokenHash(token),
+			TokenSealed: sealed, ExpiresAt: expires, CreatedBy: &p.UserID})
+		if err != nil {
+			return nil, err
+		}
+		out, err = s.shareOf(row, now)
+		return []Event{{TargetType: "share", TargetID: &row.ID, Action: ActionShared, Summary: "Share link created",
+			Details: map[string]any{"expires_at": expires}}}, err
+	})
+	return out, err
+}
+
+// GetShare is the live share link of map id; 404 when it has none.
+func (s *Service) GetShare(ctx context.Context, p auth.Principal, id uuid.UUID, now time.Time) (Share, error) {
+	var out Share
+	_, err := s.change(ctx, p, id, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
+		row, err := q.LiveMapShareToken(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, apperr.NotFound("map %s has no share link", id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out, err = s.shareOf(row, now)
+		return nil, err
+	})
+	return out, err
+}
+
+// UpdateShare changes the expiry of map id's live share link.
+func (s *Service) UpdateShare(ctx context.Context, p auth.Principal, id uuid.UUID, e Expiry, now time.Time) (Share, error) {
+	expires, err := e.resolve(now)
+	if err != nil {
+		return Share{}, err
+	}
+	var out Share
+	_, err = s.change(ctx, p, id, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
+		row, err := q.SetMapShareExpiry(ctx, store.SetMapShareExpiryParams{MapID: id, ExpiresAt: expires})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, apperr.NotFound("map %s has no share link", id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out, err = s.shareOf(row, now)
+		return []Event{{TargetType: "share", TargetID: &row.ID, Action: ActionShareChanged, Summary: "Share link expiry changed",
+			Details: map[string]any{"expires_at": expires}}}, err
+	})
+	return out, err
+}
+
+// RevokeShare ends map id's live share link; its URL answers 410 from now on.
+func (s *Service) RevokeShare(ctx context.Context, p auth.Principal, id uuid.UUID) error {
+	_, err := s.change(ctx, p, id, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
+		n, err := q.RevokeMapShareTokens(ctx, id)
+		if err == nil && n == 0 {
+			err = apperr.NotFound("map %s has no share link", id)
+		}
+		return []Event{{TargetType: "share", Action: ActionShareRevoked, Summary: "Share link revoked"}}, err
+	})
+	return err
+}
+
+// SharedLayer is a layer of a shared map, with the signed tile template that opens its dataset.
+type SharedLayer struct {
+	ID                 uuid.UUID       `json:"id"`
+	DatasetID          uuid.UUID       `json:"dataset_id"`
+	DatasetName        string          `json:"dataset_name"`
+	DisplayName        *string         `json:"display_name"`
+	TableName          string          `json:"table_name"`
+	GeometryType       *string         `json:"geometry_type"`
+	ColumnInfo         json.RawMessage `json:"column_info"`
+	SortOrder          int             `json:"sort_order"`
+	Visible            bool            `json:"visible"`
+	Opacity            float64         `json:"opacity"`
+	Paint              json.RawMessage `json:"paint"`
+	Layout             json.RawMessage `json:"layout"`
+	LayerType          string          `json:"layer_type"`
+	RecordType         *string         `json:"dataset_record_type"`
+	Filter             json.RawMessage `json:"filter"`
+	LabelConfig        json.RawMessage `json:"label_config"`
+	PopupConfig        json.RawMessage `json:"popup_config"`
+	StyleConfig        json.RawMessage `json:"style_config"`
+	ShowInLegend       bool            `json:"show_in_legend"`
+	TileURL            string          `json:"tile_url"`
+	Is3D               *bool           `json:"is_3d"`
+	FeatureCount       *int64          `json:"feature_count"`
+	TileVersion        *int64          `json:"tile_version"`
+	DatasetAttribution *string         `json:"dataset_attribution"`
+}
+
+// Shared is the map behind a share link.
+type Shared struct {
+	Name               string          `json:"name"`
+	Description        *string         `json:"description"`
+	CenterLng          float64         `json:"center_lng"`
+	CenterLat          float64         `json:"center_lat"`
+	Zoom               float64         `json:"zoom"`
+	Bearing            float64         `json:"bearing"`
+	Pitch              float64         `json:"pitch"`
+	BasemapStyle       string          `json:"basemap_style"`
+	ShowBasemapLabels  bool            `json:"show_basemap_labels"`
+	BasemapConfig      json.RawMessage `json:"basemap_config"`
+	TerrainConfig      json.RawMessage `json:"terrain_config"`
+	HasNonPublicLayers bool            `json:"has_non_public_layers"`
+	LegendTitle        *string         `json:"legend_title"`
+	Layers             []SharedLayer   `json:"layers"`
+}
+
+// layerDoc is what a shared map reads of a layer of the map document beyond SharedLayer.
+type layerDoc struct {
+	SharedLayer
+	TableName  string          `json:"dataset_table_name"`
+	Geometry   *string         `json:"dataset_geometry_type"`
+	Columns    json.RawMessage `json:"dataset_column_info"`
+	Features   *int64          `json:"dataset_feature_count"`
+	Visibility string          `json:"dataset_visibility"`
+	Status     string          `json:"dataset_status"`
+}
+
+// SharedMap answers a share link: 404 for a token nobody issued, 410 for a revoked or expired
+// one. The map shows the layers its owner may read now, each with a signed tile template.
+func (s *Service) SharedMap(ctx context.Context, token string, now time.Time, sign *tiles.Service) (Shared, error) {
+	row, err := s.Q.FindMapShareToken(ctx, tokenHash(token))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Shared{}, apperr.NotFound("no such share link")
+	}
+	if err != nil {
+		return Shared{}, err
+	}
+	if row.RevokedAt != nil || (row.ExpiresAt != nil && !row.ExpiresAt.After(now)) {
+		return Shared{}, apperr.Gone("this share link was revoked or has expired")
+	}
+	owner, err := s.ownerOf(ctx, row.MapID)
+	if err != nil {
+		return Shared{}, err
+	}
+	doc, err := s.doc(ctx, s.Q, owner, row.MapID)
+	if err != nil {
+		return Shared{}, err
+	}
+	var m struct {
+		Shared
+		CenterLng *float64   `json:"center_lng"`
+		CenterLat *float64   `json:"center_lat"`
+		Zoom      *float64   `json:"zoom"`
+		Layers    []layerDoc `json:"layers"`
+	}
+	if err := json.Unmarshal(doc, &m); err != nil {
+		return Shared{}, err
+	}
+	out := m.Shared
+	out.CenterLng, out.CenterLat, out.Zoom = deref(m.CenterLng), deref(m.CenterLat), deref(m.Zoom)
+	out.Layers = make([]SharedLayer, len(m.Layers))
+	scopes, err := s.scopes(ctx, m.Layers)
+	if err != nil {
+		return Shared{}, err
+	}
+	for i, l := range m.Layers {
+		t, err := sign.Sign(ctx, scopes[l.DatasetID], now)
+		if err != nil {
+			return Shared{}, err
+		}
+		l.SharedLayer.TableName, l.GeometryType, l.ColumnInfo, l.FeatureCount = l.TableName, l.Geometry, l.Columns, l.Features
+		l.TileURL = fmt.Sprintf("%s/api/tiles/%s/{z}/{x}/{y}.pbf?sig=%s&exp=%d&scope=%s", s.BaseURL, l.DatasetID, t.Sig, t.Exp, url.QueryEscape(t.Scope))
+		out.Layers[i] = l.SharedLayer
+		out.HasNonPublicLayers = out.HasNonPublicLayers || l.Visibility != auth.VisibilityPublic || l.Status != "published"
+	}
+	return out, nil
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// ownerOf is the principal of map id's owner, whose read access a share link lends.
+func (s *Service) ownerOf(ctx context.Context, id uuid.UUID) (auth.Principal, error) {
+	m, err := s.Q.GetMapRecord(ctx, id)
+	if err != nil || m.CreatedBy == nil {
+		return auth.Principal{}, err // an owner gone: the link shows what anyone may see
+	}
+	u, err := s.Q.GetUserByID(ctx, *m.CreatedBy)
+	if err != nil {
+		return auth.Principal{}, err
+	}
+	return auth.Principal{UserID: u.ID, Username: u.Username, Role: u.Role}, nil
+}
+
+// scopes are the tile scopes of the layers' datasets.
+func (s *Service) scopes(ctx context.Context, layers []layerDoc) (map[uuid.UUID]string, error) {
+	ids := make([]uuid.UUID, len(layers))
+	for i, l := range layers {
+		ids[i] = l.DatasetID
+	}
+	rows, err := s.Q.DatasetsReadableBy(ctx, store.DatasetsReadableByParams{Ids: ids, IsAdmin: true})
+	out := make(map[uuid.UUID]string, len(rows))
+	for _, r := range rows {
+		out[r.ID] = tiles.ScopeOf(r.TableSchema, r.TableName)
+	}
+	return out, err
+}
+
+// ShareFilter narrows the admin's list of share links.
+type ShareFilter struct {
+	MapID       *uuid.UUID
+	Active      *bool
+	Q           *string
+	Skip, Limit int
+}
+
+// AdminShare is a share link in the admin's list.
+type AdminShare struct {
+	Share
+	MapName   string
+	CreatedBy *uuid.UUID
+}
+
+// ListShares lists every share link (admins).
+func (s *Service) ListShares(ctx context.Context, p auth.Principal, f ShareFilter, now time.Time) ([]AdminShare, int, error) {
+	if !p.Can(auth.CapManageSettings) {
+		return nil, 0, apperr.Forbidden("listing share links is for admins")
+	}
+	rows, err := s.Q.ListAllShareTokens(ctx, store.ListAllShareTokensParams{MapID: f.MapID, Active: f.Active, Q: f.Q,
+		Lim: int32(f.Limit), Off: int32(f.Skip)})
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]AdminShare, len(rows))
+	total := 0
+	for i, r := range rows {
+		sh, err := s.shareOf(r.CatalogMapShareToken, now)
+		if err != nil {
+			return nil, 0, err
+		}
+		out[i] = AdminShare{Share: sh, MapName: r.MapName, CreatedBy: r.CatalogMapShareToken.CreatedBy}
+		total = int(r.Total)
+	}
+	return out, total, nil
+}
+
+// RevokeShareByID ends a share link (admins); 404 for an unknown id.
+func (s *Service) RevokeShareByID(ctx context.Context, p auth.Principal, id uuid.UUID) error {
+	if !p.Can(auth.CapManageSettings) {
+		return apperr.Forbidden("revoking other users' share links is for admins")
+	}
+	n, err := s.Q.RevokeShareTokenByID(ctx, id)
+	if err == nil && n == 0 {
+		err = apperr.NotFound("share link %s not found", id)
+	}
+	return err
+}

@@ -1,0 +1,150 @@
+-- name: InsertMap :one
+INSERT INTO catalog.maps (name, description, notes, center_lng, center_lat, zoom, bearing, pitch, basemap_style,
+    show_basemap_labels, basemap_config, terrain_config, visibility, plugins, legend_title, forked_from_id, created_by)
+VALUES (@name, @description, @notes, @center_lng, @center_lat, @zoom, @bearing, @pitch, @basemap_style,
+    @show_basemap_labels, @basemap_config, @terrain_config, @visibility, @plugins, @legend_title, @forked_from_id, @created_by)
+RETURNING id;
+
+-- name: MapDocument :one
+-- The map as the caller reads it (catalog.map_document); null when there is no such map.
+SELECT catalog.map_document(@id, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool)::jsonb AS doc;
+
+-- name: GetMapRecord :one
+SELECT * FROM catalog.maps WHERE id = @id;
+
+-- name: LockMapRecord :one
+SELECT * FROM catalog.maps WHERE id = @id FOR UPDATE;
+
+-- name: ReplaceMapSettings :exec
+UPDATE catalog.maps SET name = @name, description = @description, notes = @notes, center_lng = @center_lng,
+    center_lat = @center_lat, zoom = @zoom, bearing = @bearing, pitch = @pitch, basemap_style = @basemap_style,
+    show_basemap_labels = @show_basemap_labels, basemap_config = @basemap_config, terrain_config = @terrain_config,
+    visibility = @visibility, plugins = @plugins, legend_title = @legend_title, updated_at = now()
+WHERE id = @id;
+
+-- name: TouchMap :exec
+UPDATE catalog.maps SET updated_at = now() WHERE id = @id;
+
+-- name: DeleteMap :exec
+DELETE FROM catalog.maps WHERE id = @id;
+
+-- name: ListVisibleMaps :many
+-- The maps the caller may read (catalog.map_visible), with their layer count and creator's name
+-- and how many match in all.
+SELECT sqlc.embed(m), u.username AS created_by_username,
+    (SELECT count(*) FROM catalog.map_layers l WHERE l.map_id = m.id) AS layer_count,
+    count(*) OVER () AS total
+FROM catalog.maps m LEFT JOIN catalog.users u ON u.id = m.created_by
+WHERE catalog.map_visible(m.visibility, m.created_by, sqlc.narg(caller_id), @is_admin::bool)
+  AND (sqlc.narg(q)::text IS NULL OR m.name ILIKE '%' || sqlc.narg(q) || '%' OR m.description ILIKE '%' || sqlc.narg(q) || '%')
+  AND (sqlc.narg(visibility)::text IS NULL OR m.visibility = sqlc.narg(visibility))
+  AND (NOT @mine::bool OR m.created_by = sqlc.narg(caller_id))
+  AND (sqlc.narg(dataset_id)::uuid IS NULL OR EXISTS (SELECT 1 FROM catalog.map_layers l WHERE l.map_id = m.id AND l.dataset_id = sqlc.narg(dataset_id)))
+ORDER BY
+  CASE WHEN @sort::text = 'name' THEN lower(m.name) END ASC,
+  CASE WHEN @sort::text = '-name' THEN lower(m.name) END DESC,
+  CASE WHEN @sort::text = 'created_at' THEN m.created_at END ASC,
+  CASE WHEN @sort::text = '-created_at' THEN m.created_at END DESC,
+  CASE WHEN @sort::text = 'updated_at' THEN m.updated_at END ASC,
+  m.updated_at DESC, m.id
+LIMIT @lim OFFSET @off;
+
+-- name: InsertMapLayer :one
+INSERT INTO catalog.map_layers (map_id, dataset_id, sort_order, visible, opacity, paint, layout, display_name,
+    layer_type, filter, label_config, popup_config, style_config, show_in_legend)
+VALUES (@map_id, @dataset_id, @sort_order, @visible, @opacity, @paint, @layout, @display_name,
+    @layer_type, @filter, @label_config, @popup_config, @style_config, @show_in_legend)
+RETURNING id;
+
+-- name: ListMapLayers :many
+SELECT * FROM catalog.map_layers WHERE map_id = @map_id ORDER BY sort_order, created_at, id;
+
+-- name: UpdateMapLayer :execrows
+-- A partial update: a null argument keeps the stored value.
+UPDATE catalog.map_layers SET
+    sort_order = coalesce(sqlc.narg(sort_order), sort_order),
+    visible = coalesce(sqlc.narg(visible), visible),
+    opacity = coalesce(sqlc.narg(opacity), opacity),
+    paint = coalesce(sqlc.narg(paint), paint),
+    layout = coalesce(sqlc.narg(layout), layout),
+    display_name = coalesce(sqlc.narg(display_name), display_name),
+    layer_type = coalesce(sqlc.narg(layer_type), layer_type),
+    filter = coalesce(sqlc.narg(filter), filter),
+    label_config = coalesce(sqlc.narg(label_config), label_config),
+    popup_config = coalesce(sqlc.narg(popup_config), popup_config),
+    style_config = coalesce(sqlc.narg(style_config), style_config),
+    show_in_legend = coalesce(sqlc.narg(show_in_legend), show_in_legend)
+WHERE id = @id AND map_id = @map_id;
+
+-- name: DeleteMapLayers :many
+DELETE FROM catalog.map_layers WHERE map_id = @map_id AND id = ANY(@ids::uuid[]) RETURNING id, display_name, dataset_id;
+
+-- name: RecordMapHistory :exec
+INSERT INTO catalog.map_history (map_id, actor_id, target_type, target_id, target_name, action, summary, details)
+VALUES (@map_id, @actor_id, @target_type, @target_id, @target_name, @action, @summary, @details);
+
+-- name: ListMapHistory :many
+SELECT sqlc.embed(h), u.username AS actor_username, count(*) OVER () AS total
+FROM catalog.map_history h LEFT JOIN catalog.users u ON u.id = h.actor_id
+WHERE h.map_id = @map_id
+ORDER BY h.seq DESC
+LIMIT @lim OFFSET @off;
+
+-- name: ReadableLayerDatasets :many
+-- Which of the map's layers' datasets the caller may read, with their visibility.
+SELECT l.id AS layer_id, d.id AS dataset_id, d.title, d.visibility, d.record_status,
+    catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool)::bool AS readable
+FROM catalog.map_layers l JOIN catalog.datasets d ON d.id = l.dataset_id
+WHERE l.map_id = @map_id
+ORDER BY l.sort_order, l.created_at, l.id;
+
+-- name: RevokeMapShareTokens :execrows
+UPDATE catalog.map_share_tokens SET revoked_at = now() WHERE map_id = @map_id AND revoked_at IS NULL;
+
+-- name: InsertMapShareToken :one
+INSERT INTO catalog.map_share_tokens (map_id, token_sha256, token_sealed, expires_at, created_by)
+VALUES (@map_id, @token_sha256, @token_sealed, @expires_at, @created_by)
+RETURNING *;
+
+-- name: LiveMapShareToken :one
+SELECT * FROM catalog.map_share_tokens WHERE map_id = @map_id AND revoked_at IS NULL;
+
+-- name: SetMapShareExpiry :one
+UPDATE catalog.map_share_tokens SET expires_at = @expires_at WHERE map_id = @map_id AND revoked_at IS NULL
+RETURNING *;
+
+-- name: FindMapShareToken :one
+SELECT * FROM catalog.map_share_tokens WHERE token_sha256 = @token_sha256;
+
+-- name: ListAllShareTokens :many
+SELECT sqlc.embed(t), m.name AS map_name, count(*) OVER () AS total
+FROM catalog.map_share_tokens t JOIN catalog.maps m ON m.id = t.map_id
+WHERE (sqlc.narg(map_id)::uuid IS NULL OR t.map_id = sqlc.narg(map_id))
+  AND (sqlc.narg(active)::bool IS NULL OR (t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())) = sqlc.narg(active))
+  AND (sqlc.narg(q)::text IS NULL OR m.name ILIKE '%' || sqlc.narg(q) || '%')
+ORDER BY t.created_at DESC, t.id
+LIMIT @lim OFFSET @off;
+
+-- name: RevokeShareTokenByID :execrows
+UPDATE catalog.map_share_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = @id;
+
+-- name: DatasetsReadableBy :many
+-- Which of the datasets the caller may read (catalog.dataset_visible), with what a layer or a
+-- signed tile template of them needs.
+SELECT d.id, d.title, d.record_type, d.visibility, d.record_status, d.table_schema, d.table_name
+FROM catalog.datasets d
+WHERE d.id = ANY(@ids::uuid[])
+  AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool);
+
+-- name: CopyMapLayers :execrows
+-- A duplicate's layers: those of the source whose datasets the caller may read, in order.
+INSERT INTO catalog.map_layers (map_id, dataset_id, sort_order, visible, opacity, paint, layout, display_name,
+    layer_type, filter, label_config, popup_config, style_config, show_in_legend)
+SELECT @new_map_id, l.dataset_id, l.sort_order, l.visible, l.opacity, l.paint, l.layout, l.display_name,
+    l.layer_type, l.filter, l.label_config, l.popup_config, l.style_config, l.show_in_legend
+FROM catalog.map_layers l JOIN catalog.datasets d ON d.id = l.dataset_id
+WHERE l.map_id = @source_map_id
+  AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool);
+
+-- name: CountMapLayers :one
+SELECT count(*) FROM catalog.map_layers WHERE map_id = @map_id;
