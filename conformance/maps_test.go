@@ -194,3 +194,70 @@ func TestMapShareLinks(t *testing.T) {
 	wantStatus(t, "admin revoke", call(t, "DELETE", "/admin/share-tokens/"+id, nil, bearer(adm.Access)...), 204)
 	wantStatus(t, "link revoked by an admin", call(t, "GET", "/maps/shared/"+again["token"].(string), nil), 410)
 }
+
+func TestEmbedTokens(t *testing.T) {
+	owner, viewer, adm := newUser(t, "editor"), newUser(t, "viewer"), admin(t)
+	private, later := ogcDataset(t, owner, "private"), ogcDataset(t, owner, "private")
+	m := call(t, "POST", "/maps/", map[string]any{"name": "Embedded " + randomHex(3)}, bearer(owner.Access)...).JSON(t)
+	mapID := m["id"].(string)
+	base := "/maps/" + mapID
+	wantStatus(t, "add layer", call(t, "POST", base+"/layers", map[string]any{"dataset_id": private}, bearer(owner.Access)...), 201)
+
+	wantStatus(t, "bad origin", call(t, "POST", base+"/embed-tokens/", map[string]any{"allowed_origins": []string{"javascript:alert(1)"}}, bearer(owner.Access)...), 422)
+	wantStatus(t, "viewer makes a token", call(t, "POST", base+"/embed-tokens/", map[string]any{}, bearer(viewer.Access)...), 404)
+	r := call(t, "POST", base+"/embed-tokens/", map[string]any{"name": "site", "expires_in_days": 7,
+		"allowed_origins": []string{"https://example.org"}}, bearer(owner.Access)...)
+	wantStatus(t, "create", r, 201)
+	tok := r.JSON(t)
+	raw := tok["raw_token"].(string)
+	if !strings.HasPrefix(raw, "emb_") || tok["token_hint"] != "emb_…"+raw[len(raw)-4:] || len(tok["scoped_dataset_ids"].([]any)) != 1 ||
+		tok["is_active"] != true {
+		t.Fatalf("created token: %s", r.Body)
+	}
+	// A layer added afterwards is outside the token's scope.
+	wantStatus(t, "add a later layer", call(t, "POST", base+"/layers", map[string]any{"dataset_id": later}, bearer(owner.Access)...), 201)
+
+	embed := func(origin string) []string { return []string{"X-Embed-Token", raw, "Origin", origin} }
+	r = call(t, "GET", base, nil, embed("https://example.org")...)
+	wantStatus(t, "map through the token", r, 200)
+	if got := r.JSON(t); got["layer_count"] != float64(1) || got["excluded_layer_count"] != float64(1) || got["notes"] != nil {
+		t.Fatalf("map through the token: %s", r.Body)
+	}
+	if a := call(t, "GET", base+"/access/", nil, embed("https://example.org")...).JSON(t); a["reason"] != "embed_token" || a["can_edit"] != false {
+		t.Fatalf("access through the token: %v", a)
+	}
+	b := call(t, "POST", "/tiles/tokens/", map[string]any{"dataset_ids": []string{private, later}}, embed("https://example.org")...).JSON(t)
+	if len(b["tokens"].(map[string]any)) != 1 || b["tokens"].(map[string]any)[private] == nil || b["errors"].(map[string]any)[later] == nil {
+		t.Fatalf("tile tokens through the embed token: %v", b)
+	}
+	getTile(t, server.APIRoot, "/tiles/"+private+"/0/0/0.pbf", 200, embed("https://example.org")...)
+	getTile(t, server.APIRoot, "/tiles/"+later+"/0/0/0.pbf", 404, embed("https://example.org")...)
+	// From another origin, the token is no capability: the request is anonymous.
+	wantStatus(t, "map from another origin", call(t, "GET", base, nil, embed("https://evil.example")...), 404)
+	getTile(t, server.APIRoot, "/tiles/"+private+"/0/0/0.pbf", 404, embed("https://evil.example")...)
+	wantStatus(t, "forged token", call(t, "GET", base, nil, "X-Embed-Token", "emb_"+strings.Repeat("A", 43), "Origin", "https://example.org"), 404)
+
+	list := call(t, "GET", base+"/embed-tokens/", nil, bearer(owner.Access)...).JSON(t)
+	if first := list["tokens"].([]any)[0].(map[string]any); list["total"] != float64(1) || first["use_count"].(float64) < 5 || first["raw_token"] != nil {
+		t.Fatalf("token list: %v", list)
+	}
+	id := tok["id"].(string)
+	upd := call(t, "PATCH", base+"/embed-tokens/"+id+"/", map[string]any{"allowed_origins": []string{"https://evil.example"}}, bearer(owner.Access)...)
+	wantStatus(t, "update origins", upd, 200)
+	wantStatus(t, "map from the newly allowed origin", call(t, "GET", base, nil, embed("https://evil.example")...), 200)
+
+	all := call(t, "GET", "/admin/embed-tokens/?map_id="+mapID, nil, bearer(adm.Access)...).JSON(t)
+	if all["total"] != float64(1) || all["tokens"].([]any)[0].(map[string]any)["creator_username"] != owner.Username {
+		t.Fatalf("admin list: %v", all)
+	}
+	wantStatus(t, "revoke", call(t, "DELETE", base+"/embed-tokens/"+id+"/", nil, bearer(owner.Access)...), 200)
+	wantStatus(t, "map through a revoked token", call(t, "GET", base, nil, embed("https://evil.example")...), 404)
+	wantStatus(t, "update a revoked token", call(t, "PATCH", base+"/embed-tokens/"+id+"/", map[string]any{"allowed_origins": []string{}}, bearer(owner.Access)...), 409)
+
+	second := call(t, "POST", base+"/embed-tokens/", map[string]any{}, bearer(owner.Access)...).JSON(t)
+	wantStatus(t, "viewer bulk revoke", call(t, "POST", "/admin/embed-tokens/bulk-revoke/", map[string]any{"token_ids": []string{second["id"].(string)}}, bearer(viewer.Access)...), 403)
+	br := call(t, "POST", "/admin/embed-tokens/bulk-revoke/", map[string]any{"token_ids": []string{second["id"].(string), id, "nonsense"}}, bearer(adm.Access)...).JSON(t)
+	if br["revoked_count"] != float64(1) {
+		t.Fatalf("bulk revoke: %v", br)
+	}
+}

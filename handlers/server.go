@@ -4,6 +4,7 @@
 package handlers
 
 import (
+	"cmp"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -109,6 +110,9 @@ func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Rou
 		if op.ID == "tile" || op.ID == "clusterTile" {
 			opts.Capabilities = []web.Capability{s.tileSignature}
 		}
+		if acceptsEmbedToken(op) {
+			opts.Capabilities = append(opts.Capabilities, s.embedToken)
+		}
 		mws = append(mws, web.BodyLimit(limit), web.Authenticate(s.auth, op, opts))
 		if n := cfg.UserRateLimits[op.ID]; n > 0 && cfg.RateLimitEnabled {
 			mws = append(mws, web.RateLimitPerUser(web.PerMinute(n)))
@@ -121,6 +125,30 @@ func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Rou
 	})
 	gen.RegisterHandlersWithBaseURL(r, gen.NewStrictHandler(s, nil), "/api")
 	return r
+}
+
+// acceptsEmbedToken: the operations whose security names the EmbedToken scheme.
+func acceptsEmbedToken(op *web.Operation) bool {
+	if op.Spec.Security == nil {
+		return false
+	}
+	for _, req := range *op.Spec.Security {
+		if _, ok := req["EmbedToken"]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// embedToken is the capability of an X-Embed-Token header (spec section 5, rule 4b): a live
+// token used from an origin it allows lends read access to its map and that map's datasets.
+func (s *Server) embedToken(c echo.Context) (auth.Principal, bool, error) {
+	token := c.Request().Header.Get("X-Embed-Token")
+	if token == "" {
+		return auth.Principal{}, false, nil
+	}
+	origin := cmp.Or(c.Request().Header.Get("Origin"), c.Request().Header.Get("Referer"))
+	return s.maps.Embedded(c.Request().Context(), token, origin)
 }
 
 // clearingPatches are the partial updates in which a member sent as null clears its field.

@@ -652,14 +652,15 @@ func (q *Queries) LockMapRecord(ctx context.Context, id uuid.UUID) (CatalogMap, 
 }
 
 const mapDocument = `-- name: MapDocument :one
-SELECT catalog.map_document($1, $2, $3, $4::bool)::jsonb AS doc
+SELECT catalog.map_document($1, $2, $3, $4::bool, $5::uuid[])::jsonb AS doc
 `
 
 type MapDocumentParams struct {
-	ID         uuid.UUID  `json:"id"`
-	CallerID   *uuid.UUID `json:"caller_id"`
-	CallerRole *string    `json:"caller_role"`
-	IsAdmin    bool       `json:"is_admin"`
+	ID         uuid.UUID   `json:"id"`
+	CallerID   *uuid.UUID  `json:"caller_id"`
+	CallerRole *string     `json:"caller_role"`
+	IsAdmin    bool        `json:"is_admin"`
+	Lent       []uuid.UUID `json:"lent"`
 }
 
 // The map as the caller reads it (catalog.map_document); null when there is no such map.
@@ -669,6 +670,7 @@ func (q *Queries) MapDocument(ctx context.Context, arg MapDocumentParams) (json.
 		arg.CallerID,
 		arg.CallerRole,
 		arg.IsAdmin,
+		arg.Lent,
 	)
 	var doc json.RawMessage
 	err := row.Scan(&doc)

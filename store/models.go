@@ -184,6 +184,22 @@ type CatalogEmailVerification struct {
 	UsedAt    *time.Time `json:"used_at"`
 }
 
+type CatalogEmbedToken struct {
+	ID               uuid.UUID   `json:"id"`
+	MapID            uuid.UUID   `json:"map_id"`
+	Name             *string     `json:"name"`
+	TokenSha256      []byte      `json:"token_sha256"`
+	TokenHint        string      `json:"token_hint"`
+	ScopedDatasetIds []uuid.UUID `json:"scoped_dataset_ids"`
+	AllowedOrigins   []string    `json:"allowed_origins"`
+	ExpiresAt        time.Time   `json:"expires_at"`
+	RevokedAt        *time.Time  `json:"revoked_at"`
+	UseCount         int64       `json:"use_count"`
+	LastUsedAt       *time.Time  `json:"last_used_at"`
+	CreatedBy        *uuid.UUID  `json:"created_by"`
+	CreatedAt        time.Time   `json:"created_at"`
+}
+
 type CatalogIngestJob struct {
 	ID                  uuid.UUID       `json:"id"`
 	Status              string          `json:"status"`

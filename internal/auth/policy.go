@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"slices"
+
 	"github.com/google/uuid"
 
 	"meridian/internal/apperr"
@@ -23,6 +25,7 @@ const (
 
 // Resource is what the policy needs to know about a dataset, record or map.
 type Resource struct {
+	ID         uuid.UUID // the dataset or map, which a capability may lend (Principal.Lent)
 	Visibility string
 	OwnerID    uuid.UUID
 	Published  bool   // record_status is the workflow's last status
@@ -34,7 +37,7 @@ type Resource struct {
 // private ones and restricted ones they own or hold a grant for; a record that is not published
 // is visible only to its creator and admins.
 func CanRead(p Principal, r Resource) bool {
-	if p.IsAdmin() {
+	if p.IsAdmin() || (r.ID != uuid.Nil && slices.Contains(p.Lent, r.ID)) {
 		return true
 	}
 	owner := !p.Anonymous() && p.UserID == r.OwnerID

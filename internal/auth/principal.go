@@ -46,6 +46,9 @@ const (
 	ViaBearer    = "bearer"
 	// ViaTileSignature: a signed tile template, which authorizes the tiles of its Scope only.
 	ViaTileSignature = "tile_signature"
+	// ViaEmbedToken: a map's embed token, which lends read access to the map and its layers'
+	// datasets (Lent).
+	ViaEmbedToken = "embed_token"
 )
 
 // Principal is who a request acts as. The zero value is the anonymous caller.
@@ -59,6 +62,9 @@ type Principal struct {
 	Session  uuid.UUID // refresh-token family of a bearer token
 	Scope    string    // what a capability (signed tile template) was issued for
 	Exp      int64     // when that capability ends, Unix seconds
+	// Lent are the maps and datasets a capability (an embed token) lets the request read,
+	// whoever sends it.
+	Lent []uuid.UUID
 }
 
 // Anonymous reports whether no identity stands behind the request.

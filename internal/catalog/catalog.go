@@ -47,7 +47,7 @@ type Dataset struct {
 }
 
 func resource(d store.CatalogDataset, grant string) auth.Resource {
-	r := auth.Resource{Visibility: d.Visibility, Published: d.RecordStatus == StatusPublished, Grant: grant}
+	r := auth.Resource{ID: d.ID, Visibility: d.Visibility, Published: d.RecordStatus == StatusPublished, Grant: grant}
 	if d.CreatedBy != nil {
 		r.OwnerID = *d.CreatedBy
 	}

@@ -78,7 +78,7 @@ func who(p auth.Principal) (*uuid.UUID, *string) {
 }
 
 func resource(m store.CatalogMap) auth.Resource {
-	r := auth.Resource{Visibility: m.Visibility, Published: true}
+	r := auth.Resource{ID: m.ID, Visibility: m.Visibility, Published: true}
 	if m.CreatedBy != nil {
 		r.OwnerID = *m.CreatedBy
 	}
@@ -100,7 +100,8 @@ func (s *Service) Get(ctx context.Context, p auth.Principal, id uuid.UUID) (Doc,
 
 func (s *Service) doc(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.UUID) (Doc, error) {
 	caller, role := who(p)
-	doc, err := q.MapDocument(ctx, store.MapDocumentParams{ID: id, CallerID: caller, CallerRole: role, IsAdmin: p.IsAdmin()})
+	doc, err := q.MapDocument(ctx, store.MapDocumentParams{ID: id, CallerID: caller, CallerRole: role, IsAdmin: p.IsAdmin(),
+		Lent: nonNilIDs(p.Lent)})
 	if err != nil {
 		return nil, err
 	}
@@ -291,4 +292,11 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID) er
 		}
 		return q.DeleteMap(ctx, id)
 	})
+}
+
+func nonNilIDs(ids []uuid.UUID) []uuid.UUID {
+	if ids == nil {
+		return []uuid.UUID{}
+	}
+	return ids
 }

@@ -166,7 +166,7 @@ func (s *Service) History(ctx context.Context, p auth.Principal, id uuid.UUID, s
 // Access is what p may do with a map, and why.
 type Access struct {
 	View, Edit, Share bool
-	Reason            string // owner, admin, internal_map, public_map
+	Reason            string // owner, admin, internal_map, public_map, embed_token
 }
 
 // Access tells p's access to map id; 404 when p may not even read it.
@@ -178,6 +178,8 @@ func (s *Service) Access(ctx context.Context, p auth.Principal, id uuid.UUID) (A
 	manage := auth.CanManage(p, resource(m))
 	a := Access{View: true, Edit: manage, Share: manage}
 	switch {
+	case p.Via == auth.ViaEmbedToken:
+		a.Reason = "embed_token"
 	case p.IsAdmin():
 		a.Reason = "admin"
 	case manage:

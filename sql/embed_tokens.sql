@@ -1,0 +1,43 @@
+-- name: InsertEmbedToken :one
+-- The scope is the datasets the map's layers show now.
+INSERT INTO catalog.embed_tokens (map_id, name, token_sha256, token_hint, scoped_dataset_ids, allowed_origins, expires_at, created_by)
+VALUES (@map_id, @name, @token_sha256, @token_hint,
+    ARRAY(SELECT DISTINCT l.dataset_id FROM catalog.map_layers l WHERE l.map_id = @map_id), @allowed_origins, @expires_at, @created_by)
+RETURNING *;
+
+-- name: ListEmbedTokens :many
+SELECT sqlc.embed(t), count(*) OVER () AS total FROM catalog.embed_tokens t
+WHERE t.map_id = @map_id
+ORDER BY t.created_at DESC, t.id
+LIMIT @lim OFFSET @off;
+
+-- name: SetEmbedTokenOrigins :one
+UPDATE catalog.embed_tokens SET allowed_origins = @allowed_origins WHERE id = @id AND map_id = @map_id
+RETURNING *;
+
+-- name: GetEmbedToken :one
+SELECT * FROM catalog.embed_tokens WHERE id = @id AND map_id = @map_id;
+
+-- name: RevokeEmbedToken :one
+UPDATE catalog.embed_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = @id AND map_id = @map_id
+RETURNING *;
+
+-- name: UseEmbedToken :one
+-- A request carrying the token from origin: counted when the token is live and allows the origin;
+-- nothing when not.
+UPDATE catalog.embed_tokens SET use_count = use_count + 1, last_used_at = now()
+WHERE token_sha256 = @token_sha256 AND revoked_at IS NULL AND expires_at > now()
+  AND (cardinality(allowed_origins) = 0 OR @origin::text = ANY(allowed_origins))
+RETURNING map_id, scoped_dataset_ids, allowed_origins, expires_at;
+
+-- name: ListAllEmbedTokens :many
+SELECT sqlc.embed(t), m.name AS map_name, u.username AS created_by_username, count(*) OVER () AS total
+FROM catalog.embed_tokens t JOIN catalog.maps m ON m.id = t.map_id LEFT JOIN catalog.users u ON u.id = t.created_by
+WHERE (sqlc.narg(map_id)::uuid IS NULL OR t.map_id = sqlc.narg(map_id))
+  AND (sqlc.narg(active)::bool IS NULL OR (t.revoked_at IS NULL AND t.expires_at > now()) = sqlc.narg(active))
+  AND (sqlc.narg(map_search)::text IS NULL OR m.name ILIKE '%' || sqlc.narg(map_search) || '%')
+ORDER BY t.created_at DESC, t.id
+LIMIT @lim OFFSET @off;
+
+-- name: BulkRevokeEmbedTokens :execrows
+UPDATE catalog.embed_tokens SET revoked_at = now() WHERE id = ANY(@ids::uuid[]) AND revoked_at IS NULL;
