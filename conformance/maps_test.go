@@ -261,3 +261,87 @@ func TestEmbedTokens(t *testing.T) {
 		t.Fatalf("bulk revoke: %v", br)
 	}
 }
+
+func TestColumnOperations(t *testing.T) {
+	owner, viewer := newUser(t, "editor"), newUser(t, "viewer")
+	m := call(t, "POST", "/maps/", map[string]any{"name": "Sketch " + randomHex(3)}, bearer(owner.Access)...).JSON(t)
+	body := map[string]any{"title": "Sketch points", "geometry_type": "point", "map_id": m["id"],
+		"columns": []map[string]any{{"name": "name", "type": "text"}, {"name": "note", "type": "text"}}}
+	wantStatus(t, "viewer creates a layer", call(t, "POST", "/layers/", body, bearer(viewer.Access)...), 403)
+	wantStatus(t, "unknown geometry type", call(t, "POST", "/layers/", map[string]any{"title": "x", "geometry_type": "Blob"}, bearer(owner.Access)...), 422)
+	r := call(t, "POST", "/layers/", body, bearer(owner.Access)...)
+	wantStatus(t, "create layer", r, 201)
+	created := r.JSON(t)
+	id := created["id"].(string)
+	layer := created["layer"].(map[string]any)
+	if created["geometry_type"] != "Point" || layer["dataset_id"] != id {
+		t.Fatalf("created layer: %s", r.Body)
+	}
+	for i, note := range []string{"12", "abc"} {
+		wantStatus(t, "add feature", call(t, "POST", "/datasets/"+id+"/features/", map[string]any{"geometry": point(float64(i), 1),
+			"properties": map[string]any{"name": fmt.Sprint("p", i), "note": note}}, bearer(owner.Access)...), 201)
+	}
+	wantStatus(t, "a line into a point layer", call(t, "POST", "/datasets/"+id+"/features/", map[string]any{"geometry": map[string]any{
+		"type": "LineString", "coordinates": [][]float64{{0, 0}, {1, 1}}}, "properties": map[string]any{}}, bearer(owner.Access)...), 422)
+	cols := "/layers/" + id + "/columns/"
+
+	r = call(t, "POST", cols, map[string]any{"column": map[string]any{"name": "rank", "type": "integer"}}, bearer(owner.Access)...)
+	wantStatus(t, "add column", r, 201)
+	if n := len(r.JSON(t)["columns"].([]any)); n != 3 {
+		t.Fatalf("columns after add: %s", r.Body)
+	}
+	wantStatus(t, "add it again", call(t, "POST", cols, map[string]any{"column": map[string]any{"name": "rank", "type": "integer"}}, bearer(owner.Access)...), 409)
+	wantStatus(t, "add gid", call(t, "POST", cols, map[string]any{"column": map[string]any{"name": "gid", "type": "integer"}}, bearer(owner.Access)...), 422)
+	wantStatus(t, "viewer adds", call(t, "POST", cols, map[string]any{"column": map[string]any{"name": "x", "type": "text"}}, bearer(viewer.Access)...), 404)
+
+	// The map layer uses "name": filter, popup, label.
+	patch := map[string]any{"updated": []map[string]any{{"id": layer["id"], "filter": []any{"==", []any{"get", "name"}, "p0"},
+		"popup_config": map[string]any{"enabled": true, "visible_fields": []string{"name", "note"}, "expression": "{name}!"},
+		"label_config": map[string]any{"field": "name"}}}}
+	wantStatus(t, "style the layer", call(t, "PATCH", "/maps/"+m["id"].(string)+"/layers", patch, bearer(owner.Access)...), 200)
+	if refs := call(t, "GET", cols+"name/references", nil, bearer(owner.Access)...).JSON(t); refs["map_count"] != float64(1) {
+		t.Fatalf("references: %v", refs)
+	}
+	r = call(t, "PATCH", cols+"name/name", map[string]any{"new_name": "title"}, bearer(owner.Access)...)
+	wantStatus(t, "rename", r, 200)
+	if rn := r.JSON(t); rn["updated_references"] != float64(1) {
+		t.Fatalf("rename: %s", r.Body)
+	}
+	l := mapLayers(t, call(t, "GET", "/maps/"+m["id"].(string), nil, bearer(owner.Access)...).JSON(t))[0]
+	if fmt.Sprint(l["filter"]) != "[== [get title] p0]" || fmt.Sprint(l["popup_config"]) != "map[enabled:true expression:{title}! visible_fields:[note title]]" ||
+		fmt.Sprint(l["label_config"]) != "map[field:title]" {
+		t.Fatalf("layer after rename: %v", l)
+	}
+	if f := call(t, "GET", "/datasets/"+id+"/features/1", nil, bearer(owner.Access)...).JSON(t); f["properties"].(map[string]any)["title"] != "p0" {
+		t.Fatalf("feature after rename: %v", f)
+	}
+
+	// Retype: "abc" is no integer.
+	wantStatus(t, "retype, cast", call(t, "PATCH", cols+"note/type", map[string]any{"new_type": "integer"}, bearer(owner.Access)...), 422, "gid 2")
+	r = call(t, "PATCH", cols+"note/type", map[string]any{"new_type": "integer", "using": "null_on_error"}, bearer(owner.Access)...)
+	wantStatus(t, "retype, null on error", r, 200)
+	if r.JSON(t)["nulled_values"] != float64(1) {
+		t.Fatalf("retype: %s", r.Body)
+	}
+	if f := call(t, "GET", "/datasets/"+id+"/features/1", nil, bearer(owner.Access)...).JSON(t); f["properties"].(map[string]any)["note"] != float64(12) {
+		t.Fatalf("feature after retype: %v", f)
+	}
+
+	// Drop: refused while the layer uses the column, unless forced.
+	wantStatus(t, "drop a used column", call(t, "DELETE", cols+"title", nil, bearer(owner.Access)...), 409)
+	wantStatus(t, "drop the key", call(t, "DELETE", cols+"gid", nil, bearer(owner.Access)...), 422)
+	wantStatus(t, "drop, forced", call(t, "DELETE", cols+"title?force=true", nil, bearer(owner.Access)...), 200)
+	l = mapLayers(t, call(t, "GET", "/maps/"+m["id"].(string), nil, bearer(owner.Access)...).JSON(t))[0]
+	if l["filter"] != nil || l["label_config"] != nil || fmt.Sprint(l["popup_config"]) != "map[enabled:true expression:! visible_fields:[note]]" ||
+		l["tile_version"].(float64) < 4 {
+		t.Fatalf("layer after the drop: %v", l)
+	}
+	feed := call(t, "GET", "/audit/datasets/"+id+"/column-ddl", nil, bearer(owner.Access)...).JSON(t)
+	var actions []string
+	for _, e := range feed["items"].([]any) {
+		actions = append(actions, e.(map[string]any)["action"].(string))
+	}
+	if fmt.Sprint(actions) != "[column_dropped column_type_changed column_renamed column_added]" {
+		t.Fatalf("column DDL feed: %v", actions)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"meridian/gen"
 	"meridian/internal/auth"
+	"meridian/internal/catalog"
 	"meridian/internal/maps"
 )
 
@@ -65,32 +66,66 @@ func (s *Server) GenerateMetadataSummary(ctx context.Context, request gen.Genera
 
 // CreateLayer: Create Layer (POST /layers/).
 func (s *Server) CreateLayer(ctx context.Context, request gen.CreateLayerRequestObject) (gen.CreateLayerResponseObject, error) {
-	return nil, notImplemented("createLayer")
+	b := request.Body
+	nd := catalog.NewDataset{Title: b.Title, Summary: b.Summary, GeometryType: b.GeometryType}
+	for _, c := range val(b.Columns) {
+		nd.Columns = append(nd.Columns, catalog.Column{Name: c.Name, Type: c.Type})
+	}
+	d, layer, err := s.maps.CreateLayer(ctx, auth.From(ctx), nd, b.MapId)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.CreateLayer201JSONResponse{Id: d.Entry.ID, Title: d.Entry.Title, TableName: d.Entry.TableName, GeometryType: val(d.Entry.GeometryType),
+		FeatureCount: 0, Visibility: d.Entry.Visibility, CreatedAt: d.Entry.CreatedAt, Layer: decoded[gen.MapLayerResponse](layer)}
+	return out, nil
 }
 
 // AddColumn: Add Column (POST /layers/{dataset_id}/columns/).
 func (s *Server) AddColumn(ctx context.Context, request gen.AddColumnRequestObject) (gen.AddColumnResponseObject, error) {
-	return nil, notImplemented("addColumn")
+	r, err := s.catalog.AddColumn(ctx, auth.From(ctx), request.DatasetId, request.Body.Column.Name, request.Body.Column.Type)
+	if err != nil {
+		return nil, err
+	}
+	return gen.AddColumn201JSONResponse{Columns: r.Columns}, nil
 }
 
 // DropColumn: Drop Column (DELETE /layers/{dataset_id}/columns/{column_name}).
 func (s *Server) DropColumn(ctx context.Context, request gen.DropColumnRequestObject) (gen.DropColumnResponseObject, error) {
-	return nil, notImplemented("dropColumn")
+	r, err := s.catalog.DropColumn(ctx, auth.From(ctx), request.DatasetId, request.ColumnName, val(request.Params.Force))
+	if err != nil {
+		return nil, err
+	}
+	return gen.DropColumn200JSONResponse{Columns: r.Columns}, nil
 }
 
 // RenameColumn: Rename Column (PATCH /layers/{dataset_id}/columns/{column_name}/name).
 func (s *Server) RenameColumn(ctx context.Context, request gen.RenameColumnRequestObject) (gen.RenameColumnResponseObject, error) {
-	return nil, notImplemented("renameColumn")
+	r, err := s.catalog.RenameColumn(ctx, auth.From(ctx), request.DatasetId, request.ColumnName, request.Body.NewName)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := merged[[]gen.ColumnInfo](r.Columns)
+	return gen.RenameColumn200JSONResponse{DatasetId: request.DatasetId, Columns: cols, CurrentVersion: int(r.Version),
+		UpdatedReferences: &r.UpdatedReferences}, err
 }
 
 // ColumnReferences: Column References (GET /layers/{dataset_id}/columns/{column_name}/references).
 func (s *Server) ColumnReferences(ctx context.Context, request gen.ColumnReferencesRequestObject) (gen.ColumnReferencesResponseObject, error) {
-	return nil, notImplemented("columnReferences")
+	n, err := s.catalog.ColumnReferences(ctx, auth.From(ctx), request.DatasetId, request.ColumnName)
+	if err != nil {
+		return nil, err
+	}
+	return gen.ColumnReferences200JSONResponse{MapCount: n}, nil
 }
 
 // AlterColumnType: Alter Column Type (PATCH /layers/{dataset_id}/columns/{column_name}/type).
 func (s *Server) AlterColumnType(ctx context.Context, request gen.AlterColumnTypeRequestObject) (gen.AlterColumnTypeResponseObject, error) {
-	return nil, notImplemented("alterColumnType")
+	using := string(val(request.Body.Using))
+	r, err := s.catalog.RetypeColumn(ctx, auth.From(ctx), request.DatasetId, request.ColumnName, request.Body.NewType, using == "null_on_error")
+	if err != nil {
+		return nil, err
+	}
+	return gen.AlterColumnType200JSONResponse{Columns: r.Columns, NulledValues: &r.NulledValues}, nil
 }
 
 // ListMaps: List Maps (GET /maps/).

@@ -137,3 +137,10 @@ LIMIT @lim OFFSET @off;
 -- name: FindDatasetByTable :one
 -- The dataset whose data is the table schema.name (tile addresses name datasets so).
 SELECT id FROM catalog.datasets WHERE table_schema = @table_schema AND table_name = @table_name;
+
+-- name: SetDatasetColumns :one
+-- A schema change of the dataset's table: its column list and tile columns, a new version.
+UPDATE catalog.datasets SET column_info = @column_info, tile_columns = @tile_columns,
+    current_version = current_version + 1, updated_by = @updated_by, updated_at = now()
+WHERE id = @id
+RETURNING current_version;

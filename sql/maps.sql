@@ -148,3 +148,12 @@ WHERE l.map_id = @source_map_id
 
 -- name: CountMapLayers :one
 SELECT count(*) FROM catalog.map_layers WHERE map_id = @map_id;
+
+-- name: LockDatasetLayers :many
+SELECT * FROM catalog.map_layers WHERE dataset_id = @dataset_id ORDER BY id FOR UPDATE;
+
+-- name: SetLayerStyle :exec
+-- A layer's JSON members after a column it refers to was renamed or dropped.
+UPDATE catalog.map_layers SET paint = @paint, layout = @layout, filter = @filter, label_config = @label_config,
+    popup_config = @popup_config, style_config = @style_config
+WHERE id = @id;

@@ -589,6 +589,33 @@ func (q *Queries) RecordDatasetHistory(ctx context.Context, arg RecordDatasetHis
 	return err
 }
 
+const setDatasetColumns = `-- name: SetDatasetColumns :one
+UPDATE catalog.datasets SET column_info = $1, tile_columns = $2,
+    current_version = current_version + 1, updated_by = $3, updated_at = now()
+WHERE id = $4
+RETURNING current_version
+`
+
+type SetDatasetColumnsParams struct {
+	ColumnInfo  []byte     `json:"column_info"`
+	TileColumns []string   `json:"tile_columns"`
+	UpdatedBy   *uuid.UUID `json:"updated_by"`
+	ID          uuid.UUID  `json:"id"`
+}
+
+// A schema change of the dataset's table: its column list and tile columns, a new version.
+func (q *Queries) SetDatasetColumns(ctx context.Context, arg SetDatasetColumnsParams) (int32, error) {
+	row := q.db.QueryRow(ctx, setDatasetColumns,
+		arg.ColumnInfo,
+		arg.TileColumns,
+		arg.UpdatedBy,
+		arg.ID,
+	)
+	var current_version int32
+	err := row.Scan(&current_version)
+	return current_version, err
+}
+
 const setDatasetQuality = `-- name: SetDatasetQuality :exec
 UPDATE catalog.datasets SET quality_detail = $1 WHERE id = $2
 `

@@ -619,6 +619,47 @@ func (q *Queries) LiveMapShareToken(ctx context.Context, mapID uuid.UUID) (Catal
 	return i, err
 }
 
+const lockDatasetLayers = `-- name: LockDatasetLayers :many
+SELECT id, map_id, dataset_id, sort_order, visible, opacity, paint, layout, display_name, layer_type, filter, label_config, popup_config, style_config, show_in_legend, created_at FROM catalog.map_layers WHERE dataset_id = $1 ORDER BY id FOR UPDATE
+`
+
+func (q *Queries) LockDatasetLayers(ctx context.Context, datasetID uuid.UUID) ([]CatalogMapLayer, error) {
+	rows, err := q.db.Query(ctx, lockDatasetLayers, datasetID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CatalogMapLayer{}
+	for rows.Next() {
+		var i CatalogMapLayer
+		if err := rows.Scan(
+			&i.ID,
+			&i.MapID,
+			&i.DatasetID,
+			&i.SortOrder,
+			&i.Visible,
+			&i.Opacity,
+			&i.Paint,
+			&i.Layout,
+			&i.DisplayName,
+			&i.LayerType,
+			&i.Filter,
+			&i.LabelConfig,
+			&i.PopupConfig,
+			&i.StyleConfig,
+			&i.ShowInLegend,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const lockMapRecord = `-- name: LockMapRecord :one
 SELECT id, name, description, notes, center_lng, center_lat, zoom, bearing, pitch, basemap_style, show_basemap_labels, basemap_config, terrain_config, visibility, plugins, legend_title, forked_from_id, created_by, created_at, updated_at FROM catalog.maps WHERE id = $1 FOR UPDATE
 `
@@ -835,6 +876,36 @@ func (q *Queries) RevokeShareTokenByID(ctx context.Context, id uuid.UUID) (int64
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const setLayerStyle = `-- name: SetLayerStyle :exec
+UPDATE catalog.map_layers SET paint = $1, layout = $2, filter = $3, label_config = $4,
+    popup_config = $5, style_config = $6
+WHERE id = $7
+`
+
+type SetLayerStyleParams struct {
+	Paint       json.RawMessage `json:"paint"`
+	Layout      json.RawMessage `json:"layout"`
+	Filter      []byte          `json:"filter"`
+	LabelConfig []byte          `json:"label_config"`
+	PopupConfig []byte          `json:"popup_config"`
+	StyleConfig []byte          `json:"style_config"`
+	ID          uuid.UUID       `json:"id"`
+}
+
+// A layer's JSON members after a column it refers to was renamed or dropped.
+func (q *Queries) SetLayerStyle(ctx context.Context, arg SetLayerStyleParams) error {
+	_, err := q.db.Exec(ctx, setLayerStyle,
+		arg.Paint,
+		arg.Layout,
+		arg.Filter,
+		arg.LabelConfig,
+		arg.PopupConfig,
+		arg.StyleConfig,
+		arg.ID,
+	)
+	return err
 }
 
 const setMapShareExpiry = `-- name: SetMapShareExpiry :one

@@ -45,6 +45,8 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 	}
 	box := secretbox.New(c.JWTSecretKey)
 	cat := &catalog.Service{Pool: pool, Q: q, Log: log}
+	mapService := &maps.Service{Pool: pool, Q: q, Box: box, Settings: settings.Reader{Q: q}, Catalog: cat, BaseURL: c.BaseURL}
+	cat.Refs = mapService // column operations keep map layers' references
 	return handlers.Deps{
 		Config: c, Health: &health.Checker{Pool: pool, MaxAge: time.Second}, Log: log, Settings: settings.Reader{Q: q}, Audit: audit.Trail{Q: q},
 		Auth: &auth.Service{Pool: pool, Q: q, Log: log, Signer: auth.NewSigner(c.JWTSecretKey, c.AccessTokenTTL),
@@ -65,6 +67,6 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 		Tables:   features.Reader{Pool: pool},
 		Tiles: &tiles.Service{Catalog: cat, Reader: features.Reader{Pool: pool}, Settings: settings.Reader{Q: q},
 			Signer: tiles.NewSigner(cmp.Or(c.TileSigningSecret, c.JWTSecretKey)), Cache: tiles.NewCache(0)},
-		Maps: &maps.Service{Pool: pool, Q: q, Box: box, Settings: settings.Reader{Q: q}, BaseURL: c.BaseURL},
+		Maps: mapService,
 	}, nil
 }

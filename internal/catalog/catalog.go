@@ -29,6 +29,7 @@ type Service struct {
 	Pool *pgxpool.Pool
 	Q    *store.Queries
 	Log  *slog.Logger
+	Refs ColumnRefs // map layers' references to columns (internal/maps)
 
 	reads records // records kept for feature reads (reads.go)
 }
@@ -147,6 +148,36 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, title string, co
 	if !p.Can(auth.CapUpload) {
 		return Dataset{}, apperr.Forbidden("creating datasets needs the upload capability")
 	}
+	return s.create(ctx, p, NewDataset{Title: title, GeometryType: "Geometry", Columns: cols})
+}
+
+// NewDataset is an empty dataset to create.
+type NewDataset struct {
+	Title        string
+	Summary      *string
+	GeometryType string // Point, LineString, Polygon, their Multi forms, or Geometry for any
+	Columns      []Column
+}
+
+// geometryTypes are the geometry column types an empty dataset may take.
+var geometryTypes = []string{"Point", "LineString", "Polygon", "MultiPoint", "MultiLineString", "MultiPolygon", "Geometry"}
+
+// CreateLayer makes an empty dataset to draw into (Create Layer): as Create, with the geometry
+// type and summary given; for the create_layers capability.
+func (s *Service) CreateLayer(ctx context.Context, p auth.Principal, nd NewDataset) (Dataset, error) {
+	if !p.Can(auth.CapCreateLayers) {
+		return Dataset{}, apperr.Forbidden("creating layers needs the create_layers capability")
+	}
+	i := slices.IndexFunc(geometryTypes, func(g string) bool { return strings.EqualFold(g, nd.GeometryType) })
+	if i < 0 {
+		return Dataset{}, apperr.Unprocessable("geometry_type %q is not one of %s", nd.GeometryType, strings.Join(geometryTypes, ", "))
+	}
+	nd.GeometryType = geometryTypes[i]
+	return s.create(ctx, p, nd)
+}
+
+func (s *Service) create(ctx context.Context, p auth.Principal, nd NewDataset) (Dataset, error) {
+	title, cols := nd.Title, nd.Columns
 	seen := map[string]bool{}
 	defs := make([]string, 0, len(cols))
 	info := make([]map[string]any, 0, len(cols))
@@ -170,7 +201,7 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, title string, co
 	}
 	table := "ds_" + strings.ReplaceAll(uuid.NewString(), "-", "")
 	ident := pgx.Identifier{"data", table}.Sanitize()
-	ddl := "CREATE TABLE " + ident + " (gid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, geom geometry(Geometry, 4326)"
+	ddl := "CREATE TABLE " + ident + " (gid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, geom geometry(" + nd.GeometryType + ", 4326)"
 	for _, d := range defs {
 		ddl += ", " + d
 	}
@@ -185,11 +216,11 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, title string, co
 			return err
 		}
 		q := s.Q.WithTx(tx)
-		origin, format, srid, gtype, dims, zero := "created", "none", int32(4326), "Geometry", int32(2), int64(0)
+		origin, format, srid, gtype, dims, zero := "created", "none", int32(4326), nd.GeometryType, int32(2), int64(0)
 		var err error
 		id, err = AddRecord(ctx, q, store.InsertDatasetParams{TableSchema: "data", TableName: table, Title: title,
-			Visibility: auth.VisibilityPrivate, RecordType: "vector_dataset", Origin: &origin, SourceFormat: &format,
-			Srid: &srid, GeometryType: &gtype, HasGenericGeometry: true, Is3d: ptr(false), NDims: &dims, FeatureCount: &zero,
+			Summary: nd.Summary, Visibility: auth.VisibilityPrivate, RecordType: "vector_dataset", Origin: &origin, SourceFormat: &format,
+			Srid: &srid, GeometryType: &gtype, HasGenericGeometry: nd.GeometryType == "Geometry", Is3d: ptr(false), NDims: &dims, FeatureCount: &zero,
 			ColumnInfo: colInfo, CreatedBy: &p.UserID}, p)
 		return err
 	})

@@ -11,6 +11,7 @@ import (
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
+	"meridian/internal/catalog"
 	"meridian/store"
 )
 
@@ -313,4 +314,27 @@ func (s *Service) BulkDeleteLayers(ctx context.Context, p auth.Principal, mapID 
 		return events, err
 	})
 	return deleted, missing, err
+}
+
+// CreateLayer makes an empty dataset to draw into and, with mapID, puts it on top of that map
+// (whose editability is checked first, so a refused map leaves no dataset behind).
+func (s *Service) CreateLayer(ctx context.Context, p auth.Principal, nd catalog.NewDataset, mapID *uuid.UUID) (catalog.Dataset, json.RawMessage, error) {
+	if !p.Can(auth.CapCreateLayers) {
+		return catalog.Dataset{}, nil, apperr.Forbidden("creating layers needs the create_layers capability")
+	}
+	if mapID != nil {
+		m, err := s.record(ctx, s.Q, p, *mapID)
+		if err != nil {
+			return catalog.Dataset{}, nil, err
+		}
+		if err := auth.AuthorizeManage(p, resource(m), "map", "change it"); err != nil {
+			return catalog.Dataset{}, nil, err
+		}
+	}
+	d, err := s.Catalog.CreateLayer(ctx, p, nd)
+	if err != nil || mapID == nil {
+		return d, nil, err
+	}
+	layer, err := s.AddLayer(ctx, p, *mapID, LayerInput{DatasetID: d.Entry.ID})
+	return d, layer, err
 }

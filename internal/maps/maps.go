@@ -16,6 +16,7 @@ import (
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
+	"meridian/internal/catalog"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
 	"meridian/store"
@@ -27,6 +28,7 @@ type Service struct {
 	Q        *store.Queries
 	Box      *secretbox.Box
 	Settings settings.Reader
+	Catalog  *catalog.Service
 	BaseURL  string // share links point at {BaseURL}/shared/{token}
 }
 
