@@ -345,3 +345,61 @@ func TestColumnOperations(t *testing.T) {
 		t.Fatalf("column DDL feed: %v", actions)
 	}
 }
+
+func TestMapStyleRoundTrip(t *testing.T) {
+	owner, viewer := newUser(t, "editor"), newUser(t, "viewer")
+	public, private := ogcDataset(t, owner, "public"), ogcDataset(t, owner, "private")
+	m := call(t, "POST", "/maps/", map[string]any{"name": "Styled"}, bearer(owner.Access)...).JSON(t)
+	base := "/maps/" + m["id"].(string)
+	wantStatus(t, "make public", call(t, "PUT", base, map[string]any{"name": "Styled", "visibility": "public"}, bearer(owner.Access)...), 200)
+	for _, ds := range []string{public, private} {
+		wantStatus(t, "add layer", call(t, "POST", base+"/layers", map[string]any{"dataset_id": ds, "opacity": 0.7,
+			"paint": map[string]any{"circle-color": "#ff0000"}, "filter": []any{">", []any{"get", "rank"}, 3}}, bearer(owner.Access)...), 201)
+	}
+	r := call(t, "GET", base+"/style.json", nil, bearer(owner.Access)...)
+	wantStatus(t, "export", r, 200)
+	style := r.JSON(t)
+	layers := style["layers"].([]any)
+	if style["version"] != float64(8) || len(style["sources"].(map[string]any)) != 2 || len(layers) != 2 {
+		t.Fatalf("style: %s", r.Body)
+	}
+	first := layers[0].(map[string]any)
+	paint := first["paint"].(map[string]any)
+	if first["type"] != "circle" || paint["circle-color"] != "#ff0000" || paint["circle-opacity"] != 0.7 ||
+		first["metadata"].(map[string]any)["service:dataset_id"] != public || fmt.Sprint(first["filter"]) != "[> [get rank] 3]" {
+		t.Fatalf("style layer: %v", first)
+	}
+	// The sources' templates open the tiles without a credential.
+	src := style["sources"].(map[string]any)["dataset-"+private].(map[string]any)["tiles"].([]any)[0].(string)
+	tile := strings.NewReplacer("{z}", "0", "{x}", "0", "{y}", "0").Replace(strings.TrimPrefix(src, server.APIRoot))
+	if _, l := getTile(t, server.APIRoot, tile, 200); len(l[0].Features) != 30 {
+		t.Fatalf("tile of the exported source: %v", l)
+	}
+	// An anonymous export of the public map leaves out the private layer.
+	if anon := call(t, "GET", base+"/style.json", nil).JSON(t); len(anon["layers"].([]any)) != 1 {
+		t.Fatalf("anonymous export: %v", anon["layers"])
+	}
+
+	// Import: an outside source is reported; the viewer gets only what they can read.
+	style["sources"].(map[string]any)["osm"] = map[string]any{"type": "raster", "tiles": []string{"https://tile.example.org/{z}/{x}/{y}.png"}}
+	style["layers"] = append(layers, map[string]any{"id": "background-tiles", "type": "raster", "source": "osm"})
+	r = call(t, "POST", "/maps/import", style, bearer(owner.Access)...)
+	wantStatus(t, "import as owner", r, 201)
+	got := r.JSON(t)
+	sum := got["summary"].(map[string]any)
+	if sum["layers_imported"] != float64(2) || sum["layers_skipped"] != float64(1) || sum["sources_unsupported"] != float64(1) ||
+		got["map"].(map[string]any)["name"] != "Styled" || got["map"].(map[string]any)["layer_count"] != float64(2) {
+		t.Fatalf("import as owner: %s", r.Body)
+	}
+	imported := mapLayers(t, got["map"].(map[string]any))[0]
+	if fmt.Sprint(imported["filter"]) != "[> [get rank] 3]" || imported["paint"].(map[string]any)["circle-color"] != "#ff0000" {
+		t.Fatalf("imported layer: %v", imported)
+	}
+	r = call(t, "POST", "/maps/import?name=Mine", style, bearer(viewer.Access)...)
+	wantStatus(t, "import as viewer", r, 201)
+	if got := r.JSON(t); got["summary"].(map[string]any)["layers_imported"] != float64(1) || got["map"].(map[string]any)["name"] != "Mine" {
+		t.Fatalf("import as viewer: %s", r.Body)
+	}
+	style["version"] = 7
+	wantStatus(t, "not a version 8 style", call(t, "POST", "/maps/import", style, bearer(owner.Access)...), 422)
+}

@@ -5,6 +5,7 @@ package handlers
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -176,7 +177,17 @@ func (s *Server) GetMapIconAsset(ctx context.Context, request gen.GetMapIconAsse
 
 // ImportMapStyle: Import Map Style (POST /maps/import).
 func (s *Server) ImportMapStyle(ctx context.Context, request gen.ImportMapStyleRequestObject) (gen.ImportMapStyleResponseObject, error) {
-	return nil, notImplemented("importMapStyle")
+	st, err := merged[maps.Style](request.Body)
+	if err != nil {
+		return nil, err
+	}
+	doc, sum, err := s.maps.ImportStyle(ctx, auth.From(ctx), st, request.Params.Name, (*string)(request.Params.Visibility))
+	if err != nil {
+		return nil, err
+	}
+	summary, err := json.Marshal(sum)
+	body := append(append(append([]byte(`{"map":`), doc...), `,"summary":`...), summary...)
+	return mapDoc{status: http.StatusCreated, body: append(body, '}')}, err
 }
 
 // GetSharedMap: Get Shared Map (GET /maps/shared/{token}).
@@ -352,7 +363,12 @@ func (s *Server) ShareMap(ctx context.Context, request gen.ShareMapRequestObject
 
 // ExportMapStyle: Export Map Style (GET /maps/{map_id}/style.json).
 func (s *Server) ExportMapStyle(ctx context.Context, request gen.ExportMapStyleRequestObject) (gen.ExportMapStyleResponseObject, error) {
-	return nil, notImplemented("exportMapStyle")
+	style, err := s.maps.ExportStyle(ctx, auth.From(ctx), request.MapId, time.Now(), s.tiles)
+	if err != nil {
+		return nil, err
+	}
+	out, err := merged[gen.ExportMapStyle200JSONResponse](style)
+	return out, err
 }
 
 // GetThumbnail: Get Thumbnail (GET /maps/{map_id}/thumbnail/).
@@ -393,6 +409,7 @@ func (m mapDoc) VisitUpdateMapResponse(w http.ResponseWriter) error      { retur
 func (m mapDoc) VisitDuplicateMapResponse(w http.ResponseWriter) error   { return m.write(w) }
 func (m mapDoc) VisitPatchMapLayersResponse(w http.ResponseWriter) error { return m.write(w) }
 func (m mapDoc) VisitAddLayerResponse(w http.ResponseWriter) error       { return m.write(w) }
+func (m mapDoc) VisitImportMapStyleResponse(w http.ResponseWriter) error { return m.write(w) }
 
 func mapListOut(list []maps.Summary, total int) gen.MapListResponse {
 	out := gen.MapListResponse{Maps: make([]gen.MapSummaryResponse, len(list)), Total: total}
