@@ -6,10 +6,17 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
 	"net/http"
+	"path"
+	"strings"
 	"time"
 
 	"meridian/gen"
+	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
 	"meridian/internal/maps"
@@ -162,17 +169,36 @@ func (s *Server) CreateMap(ctx context.Context, request gen.CreateMapRequestObje
 
 // ListMapIcons: List Map Icons (GET /maps/icons).
 func (s *Server) ListMapIcons(ctx context.Context, request gen.ListMapIconsRequestObject) (gen.ListMapIconsResponseObject, error) {
-	return nil, notImplemented("listMapIcons")
+	skip, limit := page(request.Params.Skip, request.Params.Limit, 100, 500)
+	list, _, err := s.maps.Icons(ctx, auth.From(ctx), request.Params.Q, skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ListMapIcons200JSONResponse{Icons: make([]gen.MapIconResponse, len(list))}
+	for i, ic := range list {
+		out.Icons[i] = iconOut(ic)
+	}
+	return out, nil
 }
 
 // UploadMapIcon: Upload Map Icon (POST /maps/icons).
 func (s *Server) UploadMapIcon(ctx context.Context, request gen.UploadMapIconRequestObject) (gen.UploadMapIconResponseObject, error) {
-	return nil, notImplemented("uploadMapIcon")
+	name, data, err := iconForm(request.Body)
+	if err != nil {
+		return nil, err
+	}
+	ic, err := s.maps.UploadIcon(ctx, auth.From(ctx), name, data)
+	if err != nil {
+		return nil, err
+	}
+	return gen.UploadMapIcon201JSONResponse(iconOut(ic)), nil
 }
 
 // GetMapIconAsset: Get Map Icon Asset (GET /maps/icons/{icon_id}/asset).
 func (s *Server) GetMapIconAsset(ctx context.Context, request gen.GetMapIconAssetRequestObject) (gen.GetMapIconAssetResponseObject, error) {
-	return nil, notImplemented("getMapIconAsset")
+	mediaType, data, err := s.maps.IconAsset(ctx, request.IconId)
+	return binary{mediaType: mediaType, body: data, cache: "public, max-age=31536000, immutable",
+		etag: `"` + request.IconId.String() + `"`}, err
 }
 
 // ImportMapStyle: Import Map Style (POST /maps/import).
@@ -202,12 +228,21 @@ func (s *Server) GetSharedMap(ctx context.Context, request gen.GetSharedMapReque
 
 // SpriteIndex: Sprite index (GET /maps/sprites/service.json).
 func (s *Server) SpriteIndex(ctx context.Context, request gen.SpriteIndexRequestObject) (gen.SpriteIndexResponseObject, error) {
-	return nil, notImplemented("spriteIndex")
+	sp, err := s.maps.Sprite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.SpriteIndex200JSONResponse{}
+	for name, e := range sp.Index {
+		out[name] = gen.MapSpriteIndexEntry{Width: e.Width, Height: e.Height, X: e.X, Y: e.Y, PixelRatio: float64(e.PixelRatio)}
+	}
+	return out, nil
 }
 
 // SpriteImage: Sprite image (GET /maps/sprites/service.png).
 func (s *Server) SpriteImage(ctx context.Context, request gen.SpriteImageRequestObject) (gen.SpriteImageResponseObject, error) {
-	return nil, notImplemented("spriteImage")
+	sp, err := s.maps.Sprite(ctx)
+	return binary{mediaType: "image/png", body: sp.PNG, cache: "public, no-cache", etag: sp.ETag}, err
 }
 
 // DeleteMap: Delete Map (DELETE /maps/{map_id}).
@@ -313,12 +348,16 @@ func (s *Server) RemoveLayer(ctx context.Context, request gen.RemoveLayerRequest
 
 // GetOGImage: Get OG Image (GET /maps/{map_id}/og-image/).
 func (s *Server) GetOGImage(ctx context.Context, request gen.GetOGImageRequestObject) (gen.GetOGImageResponseObject, error) {
-	return nil, notImplemented("getOGImage")
+	pic, err := s.maps.Image(ctx, auth.From(ctx), request.MapId, maps.ImageOG)
+	return pictureOut(pic), err
 }
 
 // UploadOGImage: Upload OG Image (PUT /maps/{map_id}/og-image/).
 func (s *Server) UploadOGImage(ctx context.Context, request gen.UploadOGImageRequestObject) (gen.UploadOGImageResponseObject, error) {
-	return nil, notImplemented("uploadOGImage")
+	if err := s.maps.PutImage(ctx, auth.From(ctx), request.MapId, maps.ImageOG, request.Body.DataUri); err != nil {
+		return nil, err
+	}
+	return gen.UploadOGImage204Response{}, nil
 }
 
 // RevokeMapShare: Revoke Map Share (DELETE /maps/{map_id}/share/).
@@ -373,12 +412,16 @@ func (s *Server) ExportMapStyle(ctx context.Context, request gen.ExportMapStyleR
 
 // GetThumbnail: Get Thumbnail (GET /maps/{map_id}/thumbnail/).
 func (s *Server) GetThumbnail(ctx context.Context, request gen.GetThumbnailRequestObject) (gen.GetThumbnailResponseObject, error) {
-	return nil, notImplemented("getThumbnail")
+	pic, err := s.maps.Image(ctx, auth.From(ctx), request.MapId, maps.ImageThumbnail)
+	return pictureOut(pic), err
 }
 
 // UploadThumbnail: Upload Thumbnail (PUT /maps/{map_id}/thumbnail/).
 func (s *Server) UploadThumbnail(ctx context.Context, request gen.UploadThumbnailRequestObject) (gen.UploadThumbnailResponseObject, error) {
-	return nil, notImplemented("uploadThumbnail")
+	if err := s.maps.PutImage(ctx, auth.From(ctx), request.MapId, maps.ImageThumbnail, request.Body.DataUri); err != nil {
+		return nil, err
+	}
+	return gen.UploadThumbnail204Response{}, nil
 }
 
 // VisibilityCheck: Visibility Check (GET /maps/{map_id}/visibility-check/).
@@ -423,4 +466,73 @@ func mapListOut(list []maps.Summary, total int) gen.MapListResponse {
 func shareOut(sh maps.Share) gen.ShareToken {
 	return gen.ShareToken{Id: &sh.ID, MapId: &sh.MapID, Token: sh.Token, ShareUrl: sh.URL, ExpiresAt: sh.ExpiresAt,
 		IsActive: sh.Active, CreatedAt: &sh.CreatedAt}
+}
+
+// binary is a file answer: bytes of a media type with their cache headers.
+type binary struct {
+	mediaType, cache, etag string
+	body                   []byte
+}
+
+func (b binary) write(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", b.mediaType)
+	w.Header().Set("Cache-Control", b.cache)
+	w.Header().Set("ETag", b.etag)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if b.mediaType == "image/svg+xml" {
+		// An SVG opened on its own runs nothing, whatever it holds.
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+	}
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(b.body)
+	return err
+}
+
+func (b binary) VisitGetThumbnailResponse(w http.ResponseWriter) error    { return b.write(w) }
+func (b binary) VisitGetOGImageResponse(w http.ResponseWriter) error      { return b.write(w) }
+func (b binary) VisitGetMapIconAssetResponse(w http.ResponseWriter) error { return b.write(w) }
+func (b binary) VisitSpriteImageResponse(w http.ResponseWriter) error     { return b.write(w) }
+
+func pictureOut(p maps.Picture) binary {
+	cache := "private, max-age=300"
+	if p.Public {
+		cache = "public, max-age=300"
+	}
+	return binary{mediaType: p.MediaType, body: p.Data, cache: cache, etag: fmt.Sprintf(`"%x"`, p.Updated.UnixNano())}
+}
+
+func iconOut(ic maps.Icon) gen.MapIconResponse {
+	size := ic.SizeBytes
+	return gen.MapIconResponse{Id: ic.ID.String(), Name: ic.Name, Slug: ic.Slug, MediaType: ic.MediaType, SizeBytes: &size,
+		Url: "/api/maps/icons/" + ic.ID.String() + "/asset", SpriteId: "icon-" + ic.ID.String(), Builtin: ptr(false)}
+}
+
+// iconForm reads the icon upload form: the file (at most 1 MB and a byte, so a larger one is
+// told apart) and the optional name, else the file's name.
+func iconForm(r *multipart.Reader) (string, []byte, error) {
+	var name, filename string
+	var data []byte
+	for {
+		part, err := r.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", nil, apperr.Invalid("the form does not parse: %v", err)
+		}
+		switch part.FormName() {
+		case "file":
+			filename = part.FileName()
+			if data, err = io.ReadAll(io.LimitReader(part, 1<<20+1)); err != nil {
+				return "", nil, err
+			}
+		case "name":
+			b, _ := io.ReadAll(io.LimitReader(part, 1024))
+			name = string(b)
+		}
+	}
+	if data == nil {
+		return "", nil, apperr.Unprocessable("the form has no file")
+	}
+	return cmp.Or(strings.TrimSpace(name), strings.TrimSuffix(filename, path.Ext(filename)), "icon"), data, nil
 }

@@ -157,3 +157,36 @@ SELECT * FROM catalog.map_layers WHERE dataset_id = @dataset_id ORDER BY id FOR 
 UPDATE catalog.map_layers SET paint = @paint, layout = @layout, filter = @filter, label_config = @label_config,
     popup_config = @popup_config, style_config = @style_config
 WHERE id = @id;
+
+-- name: PutMapImage :exec
+INSERT INTO catalog.map_images (map_id, kind, media_type, data) VALUES (@map_id, @kind, @media_type, @data)
+ON CONFLICT (map_id, kind) DO UPDATE SET media_type = excluded.media_type, data = excluded.data, updated_at = now();
+
+-- name: GetMapImage :one
+SELECT * FROM catalog.map_images WHERE map_id = @map_id AND kind = @kind;
+
+-- name: InsertMapIcon :one
+INSERT INTO catalog.map_icons (name, slug, media_type, data, sha256, width, height, created_by)
+VALUES (@name, @slug, @media_type, @data, @sha256, @width, @height, @created_by)
+ON CONFLICT (sha256) DO NOTHING
+RETURNING id, name, slug, media_type, length(data)::int AS size_bytes, created_at;
+
+-- name: FindMapIconBySHA :one
+SELECT id, name FROM catalog.map_icons WHERE sha256 = @sha256;
+
+-- name: ListMapIcons :many
+SELECT id, name, slug, media_type, length(data)::int AS size_bytes, created_at, count(*) OVER () AS total
+FROM catalog.map_icons
+WHERE sqlc.narg(q)::text IS NULL OR name ILIKE '%' || sqlc.narg(q) || '%'
+ORDER BY created_at DESC, id
+LIMIT @lim OFFSET @off;
+
+-- name: GetMapIcon :one
+SELECT * FROM catalog.map_icons WHERE id = @id;
+
+-- name: SpriteIcons :many
+-- The raster icons of the sprite sheet, in a stable order.
+SELECT id, data, width, height FROM catalog.map_icons WHERE media_type = 'image/png' ORDER BY created_at, id;
+
+-- name: SpriteVersion :one
+SELECT count(*)::bigint AS icons, coalesce(max(created_at), 'epoch')::timestamptz AS latest FROM catalog.map_icons;

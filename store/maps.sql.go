@@ -160,6 +160,22 @@ func (q *Queries) DeleteMapLayers(ctx context.Context, arg DeleteMapLayersParams
 	return items, nil
 }
 
+const findMapIconBySHA = `-- name: FindMapIconBySHA :one
+SELECT id, name FROM catalog.map_icons WHERE sha256 = $1
+`
+
+type FindMapIconBySHARow struct {
+	ID   uuid.UUID `json:"id"`
+	Name string    `json:"name"`
+}
+
+func (q *Queries) FindMapIconBySHA(ctx context.Context, sha256 []byte) (FindMapIconBySHARow, error) {
+	row := q.db.QueryRow(ctx, findMapIconBySHA, sha256)
+	var i FindMapIconBySHARow
+	err := row.Scan(&i.ID, &i.Name)
+	return i, err
+}
+
 const findMapShareToken = `-- name: FindMapShareToken :one
 SELECT id, map_id, token_sha256, token_sealed, expires_at, revoked_at, created_by, created_at FROM catalog.map_share_tokens WHERE token_sha256 = $1
 `
@@ -176,6 +192,50 @@ func (q *Queries) FindMapShareToken(ctx context.Context, tokenSha256 []byte) (Ca
 		&i.RevokedAt,
 		&i.CreatedBy,
 		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const getMapIcon = `-- name: GetMapIcon :one
+SELECT id, name, slug, media_type, data, sha256, width, height, created_by, created_at FROM catalog.map_icons WHERE id = $1
+`
+
+func (q *Queries) GetMapIcon(ctx context.Context, id uuid.UUID) (CatalogMapIcon, error) {
+	row := q.db.QueryRow(ctx, getMapIcon, id)
+	var i CatalogMapIcon
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Slug,
+		&i.MediaType,
+		&i.Data,
+		&i.Sha256,
+		&i.Width,
+		&i.Height,
+		&i.CreatedBy,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const getMapImage = `-- name: GetMapImage :one
+SELECT map_id, kind, media_type, data, updated_at FROM catalog.map_images WHERE map_id = $1 AND kind = $2
+`
+
+type GetMapImageParams struct {
+	MapID uuid.UUID `json:"map_id"`
+	Kind  string    `json:"kind"`
+}
+
+func (q *Queries) GetMapImage(ctx context.Context, arg GetMapImageParams) (CatalogMapImage, error) {
+	row := q.db.QueryRow(ctx, getMapImage, arg.MapID, arg.Kind)
+	var i CatalogMapImage
+	err := row.Scan(
+		&i.MapID,
+		&i.Kind,
+		&i.MediaType,
+		&i.Data,
+		&i.UpdatedAt,
 	)
 	return i, err
 }
@@ -263,6 +323,56 @@ func (q *Queries) InsertMap(ctx context.Context, arg InsertMapParams) (uuid.UUID
 	var id uuid.UUID
 	err := row.Scan(&id)
 	return id, err
+}
+
+const insertMapIcon = `-- name: InsertMapIcon :one
+INSERT INTO catalog.map_icons (name, slug, media_type, data, sha256, width, height, created_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (sha256) DO NOTHING
+RETURNING id, name, slug, media_type, length(data)::int AS size_bytes, created_at
+`
+
+type InsertMapIconParams struct {
+	Name      string     `json:"name"`
+	Slug      string     `json:"slug"`
+	MediaType string     `json:"media_type"`
+	Data      []byte     `json:"data"`
+	Sha256    []byte     `json:"sha256"`
+	Width     *int32     `json:"width"`
+	Height    *int32     `json:"height"`
+	CreatedBy *uuid.UUID `json:"created_by"`
+}
+
+type InsertMapIconRow struct {
+	ID        uuid.UUID `json:"id"`
+	Name      string    `json:"name"`
+	Slug      string    `json:"slug"`
+	MediaType string    `json:"media_type"`
+	SizeBytes int32     `json:"size_bytes"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func (q *Queries) InsertMapIcon(ctx context.Context, arg InsertMapIconParams) (InsertMapIconRow, error) {
+	row := q.db.QueryRow(ctx, insertMapIcon,
+		arg.Name,
+		arg.Slug,
+		arg.MediaType,
+		arg.Data,
+		arg.Sha256,
+		arg.Width,
+		arg.Height,
+		arg.CreatedBy,
+	)
+	var i InsertMapIconRow
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Slug,
+		&i.MediaType,
+		&i.SizeBytes,
+		&i.CreatedAt,
+	)
+	return i, err
 }
 
 const insertMapLayer = `-- name: InsertMapLayer :one
@@ -451,6 +561,58 @@ func (q *Queries) ListMapHistory(ctx context.Context, arg ListMapHistoryParams) 
 			&i.CatalogMapHistory.Details,
 			&i.CatalogMapHistory.CreatedAt,
 			&i.ActorUsername,
+			&i.Total,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listMapIcons = `-- name: ListMapIcons :many
+SELECT id, name, slug, media_type, length(data)::int AS size_bytes, created_at, count(*) OVER () AS total
+FROM catalog.map_icons
+WHERE $1::text IS NULL OR name ILIKE '%' || $1 || '%'
+ORDER BY created_at DESC, id
+LIMIT $3 OFFSET $2
+`
+
+type ListMapIconsParams struct {
+	Q   *string `json:"q"`
+	Off int32   `json:"off"`
+	Lim int32   `json:"lim"`
+}
+
+type ListMapIconsRow struct {
+	ID        uuid.UUID `json:"id"`
+	Name      string    `json:"name"`
+	Slug      string    `json:"slug"`
+	MediaType string    `json:"media_type"`
+	SizeBytes int32     `json:"size_bytes"`
+	CreatedAt time.Time `json:"created_at"`
+	Total     int64     `json:"total"`
+}
+
+func (q *Queries) ListMapIcons(ctx context.Context, arg ListMapIconsParams) ([]ListMapIconsRow, error) {
+	rows, err := q.db.Query(ctx, listMapIcons, arg.Q, arg.Off, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListMapIconsRow{}
+	for rows.Next() {
+		var i ListMapIconsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Slug,
+			&i.MediaType,
+			&i.SizeBytes,
+			&i.CreatedAt,
 			&i.Total,
 		); err != nil {
 			return nil, err
@@ -718,6 +880,28 @@ func (q *Queries) MapDocument(ctx context.Context, arg MapDocumentParams) (json.
 	return doc, err
 }
 
+const putMapImage = `-- name: PutMapImage :exec
+INSERT INTO catalog.map_images (map_id, kind, media_type, data) VALUES ($1, $2, $3, $4)
+ON CONFLICT (map_id, kind) DO UPDATE SET media_type = excluded.media_type, data = excluded.data, updated_at = now()
+`
+
+type PutMapImageParams struct {
+	MapID     uuid.UUID `json:"map_id"`
+	Kind      string    `json:"kind"`
+	MediaType string    `json:"media_type"`
+	Data      []byte    `json:"data"`
+}
+
+func (q *Queries) PutMapImage(ctx context.Context, arg PutMapImageParams) error {
+	_, err := q.db.Exec(ctx, putMapImage,
+		arg.MapID,
+		arg.Kind,
+		arg.MediaType,
+		arg.Data,
+	)
+	return err
+}
+
 const readableLayerDatasets = `-- name: ReadableLayerDatasets :many
 SELECT l.id AS layer_id, d.id AS dataset_id, d.title, d.visibility, d.record_status,
     catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, $1, $2, $3::bool)::bool AS readable
@@ -931,6 +1115,59 @@ func (q *Queries) SetMapShareExpiry(ctx context.Context, arg SetMapShareExpiryPa
 		&i.CreatedBy,
 		&i.CreatedAt,
 	)
+	return i, err
+}
+
+const spriteIcons = `-- name: SpriteIcons :many
+SELECT id, data, width, height FROM catalog.map_icons WHERE media_type = 'image/png' ORDER BY created_at, id
+`
+
+type SpriteIconsRow struct {
+	ID     uuid.UUID `json:"id"`
+	Data   []byte    `json:"data"`
+	Width  *int32    `json:"width"`
+	Height *int32    `json:"height"`
+}
+
+// The raster icons of the sprite sheet, in a stable order.
+func (q *Queries) SpriteIcons(ctx context.Context) ([]SpriteIconsRow, error) {
+	rows, err := q.db.Query(ctx, spriteIcons)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SpriteIconsRow{}
+	for rows.Next() {
+		var i SpriteIconsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Data,
+			&i.Width,
+			&i.Height,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const spriteVersion = `-- name: SpriteVersion :one
+SELECT count(*)::bigint AS icons, coalesce(max(created_at), 'epoch')::timestamptz AS latest FROM catalog.map_icons
+`
+
+type SpriteVersionRow struct {
+	Icons  int64     `json:"icons"`
+	Latest time.Time `json:"latest"`
+}
+
+func (q *Queries) SpriteVersion(ctx context.Context) (SpriteVersionRow, error) {
+	row := q.db.QueryRow(ctx, spriteVersion)
+	var i SpriteVersionRow
+	err := row.Scan(&i.Icons, &i.Latest)
 	return i, err
 }
 

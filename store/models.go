@@ -271,6 +271,27 @@ type CatalogMapHistory struct {
 	CreatedAt  time.Time       `json:"created_at"`
 }
 
+type CatalogMapIcon struct {
+	ID        uuid.UUID  `json:"id"`
+	Name      string     `json:"name"`
+	Slug      string     `json:"slug"`
+	MediaType string     `json:"media_type"`
+	Data      []byte     `json:"data"`
+	Sha256    []byte     `json:"sha256"`
+	Width     *int32     `json:"width"`
+	Height    *int32     `json:"height"`
+	CreatedBy *uuid.UUID `json:"created_by"`
+	CreatedAt time.Time  `json:"created_at"`
+}
+
+type CatalogMapImage struct {
+	MapID     uuid.UUID `json:"map_id"`
+	Kind      string    `json:"kind"`
+	MediaType string    `json:"media_type"`
+	Data      []byte    `json:"data"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
 type CatalogMapLayer struct {
 	ID           uuid.UUID       `json:"id"`
 	MapID        uuid.UUID       `json:"map_id"`

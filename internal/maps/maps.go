@@ -30,6 +30,8 @@ type Service struct {
 	Settings settings.Reader
 	Catalog  *catalog.Service
 	BaseURL  string // share links point at {BaseURL}/shared/{token}
+
+	sprite spriteCache
 }
 
 // Doc is a map document as JSON (the Map schema).
