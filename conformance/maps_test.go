@@ -231,6 +231,8 @@ func TestEmbedTokens(t *testing.T) {
 		t.Fatalf("tile tokens through the embed token: %v", b)
 	}
 	getTile(t, server.APIRoot, "/tiles/"+private+"/0/0/0.pbf", 200, embed("https://example.org")...)
+	wantStatus(t, "features through the token", call(t, "GET", "/datasets/"+private+"/features.geojson", nil, embed("https://example.org")...), 200)
+	wantStatus(t, "features of a later layer", call(t, "GET", "/datasets/"+later+"/features.geojson", nil, embed("https://example.org")...), 404)
 	getTile(t, server.APIRoot, "/tiles/"+later+"/0/0/0.pbf", 404, embed("https://example.org")...)
 	// From another origin, the token is no capability: the request is anonymous.
 	wantStatus(t, "map from another origin", call(t, "GET", base, nil, embed("https://evil.example")...), 404)

@@ -33,7 +33,7 @@ DROP FUNCTION catalog.map_document(uuid, uuid, text, boolean, uuid[]);
 -- with the live fields of their datasets, in drawing order, and how many were left out. notes are
 -- for the map's editors only.
 CREATE FUNCTION catalog.map_document(map_id uuid, caller uuid, caller_role text, is_admin boolean, lent uuid[])
-RETURNS jsonb LANGUAGE sql STABLE AS $$
+RETURNS json LANGUAGE sql STABLE AS $$
     WITH m AS (SELECT * FROM catalog.maps WHERE id = map_document.map_id
                AND (catalog.map_visible(visibility, created_by, caller, is_admin) OR id = ANY(lent))),
     l AS (
@@ -44,9 +44,9 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
         FROM catalog.map_layers l JOIN catalog.datasets d ON d.id = l.dataset_id
         WHERE l.map_id = map_document.map_id),
     shown AS (
-        SELECT coalesce(jsonb_agg(jsonb_build_object(
+        SELECT coalesce(json_agg(json_build_object(
             'id', l.id, 'dataset_id', l.dataset_id, 'dataset_name', l.title, 'dataset_geometry_type', l.geometry_type,
-            'dataset_table_name', l.table_name, 'dataset_extent_bbox', to_jsonb(l.extent_bbox),
+            'dataset_table_name', l.table_name, 'dataset_extent_bbox', l.extent_bbox,
             'dataset_column_info', CASE WHEN jsonb_typeof(l.column_info) = 'array' THEN l.column_info END,
             'dataset_feature_count', l.feature_count, 'dataset_sample_values', NULL, 'display_name', l.display_name,
             'sort_order', l.sort_order, 'visible', l.visible, 'opacity', l.opacity, 'paint', l.paint, 'layout', l.layout,
@@ -55,11 +55,11 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
             'show_in_legend', l.show_in_legend, 'is_3d', l.is_3d, 'is_dem', NULL, 'dem_vertical_units', NULL,
             'band_count', NULL, 'tile_version', l.tile_version, 'dataset_visibility', l.d_visibility,
             'dataset_status', l.record_status, 'dataset_attribution', l.attribution)
-            ORDER BY l.sort_order, l.created_at, l.id), '[]'::jsonb) AS layers,
+            ORDER BY l.sort_order, l.created_at, l.id), '[]'::json) AS layers,
             count(*) AS n
         FROM l WHERE l.readable),
     editor AS (SELECT is_admin OR (caller IS NOT NULL AND m.created_by = caller) AS yes FROM m)
-    SELECT jsonb_build_object(
+    SELECT json_build_object(
         'id', m.id, 'name', m.name, 'description', m.description,
         'notes', CASE WHEN (SELECT yes FROM editor) THEN m.notes END,
         'center_lng', m.center_lng, 'center_lat', m.center_lat, 'zoom', m.zoom, 'bearing', m.bearing, 'pitch', m.pitch,
@@ -73,7 +73,7 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
                          FROM catalog.map_images i WHERE i.map_id = m.id AND i.kind = 'og_image'),
         'forked_from_id', m.forked_from_id, 'forked_from_name', (SELECT f.name FROM catalog.maps f WHERE f.id = m.forked_from_id),
         'created_by', m.created_by, 'created_by_username', (SELECT u.username FROM catalog.users u WHERE u.id = m.created_by),
-        'created_at', m.created_at, 'updated_at', m.updated_at, 'plugins', to_jsonb(m.plugins), 'legend_title', m.legend_title,
+        'created_at', m.created_at, 'updated_at', m.updated_at, 'plugins', m.plugins, 'legend_title', m.legend_title,
         'layers', shown.layers, 'layer_count', shown.n,
         'excluded_layer_count', (SELECT count(*) FROM l WHERE NOT l.readable))
     FROM m, shown

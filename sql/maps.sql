@@ -7,7 +7,7 @@ RETURNING id;
 
 -- name: MapDocument :one
 -- The map as the caller reads it (catalog.map_document); null when there is no such map.
-SELECT catalog.map_document(@id, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool, @lent::uuid[])::jsonb AS doc;
+SELECT catalog.map_document(@id, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool, @lent::uuid[])::json AS doc;
 
 -- name: GetMapRecord :one
 SELECT * FROM catalog.maps WHERE id = @id;

@@ -855,7 +855,7 @@ func (q *Queries) LockMapRecord(ctx context.Context, id uuid.UUID) (CatalogMap, 
 }
 
 const mapDocument = `-- name: MapDocument :one
-SELECT catalog.map_document($1, $2, $3, $4::bool, $5::uuid[])::jsonb AS doc
+SELECT catalog.map_document($1, $2, $3, $4::bool, $5::uuid[])::json AS doc
 `
 
 type MapDocumentParams struct {
@@ -867,7 +867,7 @@ type MapDocumentParams struct {
 }
 
 // The map as the caller reads it (catalog.map_document); null when there is no such map.
-func (q *Queries) MapDocument(ctx context.Context, arg MapDocumentParams) (json.RawMessage, error) {
+func (q *Queries) MapDocument(ctx context.Context, arg MapDocumentParams) ([]byte, error) {
 	row := q.db.QueryRow(ctx, mapDocument,
 		arg.ID,
 		arg.CallerID,
@@ -875,7 +875,7 @@ func (q *Queries) MapDocument(ctx context.Context, arg MapDocumentParams) (json.
 		arg.IsAdmin,
 		arg.Lent,
 	)
-	var doc json.RawMessage
+	var doc []byte
 	err := row.Scan(&doc)
 	return doc, err
 }
