@@ -227,7 +227,7 @@ type Sprite struct {
 // SpriteEntry is an icon's rectangle in the sheet.
 type SpriteEntry struct {
 	Width, Height, X, Y int
-	PixelRatio         int
+	PixelRatio          int
 }
 
 // spriteCache keeps the last sheet built, with the icon set it was built from.
