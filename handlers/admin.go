@@ -24,31 +24,6 @@ import (
 	"meridian/internal/oauth"
 )
 
-// GetAIStatus: Get AI Status (GET /admin/ai-status/).
-func (s *Server) GetAIStatus(ctx context.Context, request gen.GetAIStatusRequestObject) (gen.GetAIStatusResponseObject, error) {
-	return nil, notImplemented("getAIStatus")
-}
-
-// UpdateAIStatus: Update AI Status (PATCH /admin/ai-status/).
-func (s *Server) UpdateAIStatus(ctx context.Context, request gen.UpdateAIStatusRequestObject) (gen.UpdateAIStatusResponseObject, error) {
-	return nil, notImplemented("updateAIStatus")
-}
-
-// TriggerBackfill: Trigger Backfill (POST /admin/backfill-embeddings/).
-func (s *Server) TriggerBackfill(ctx context.Context, request gen.TriggerBackfillRequestObject) (gen.TriggerBackfillResponseObject, error) {
-	return nil, notImplemented("triggerBackfill")
-}
-
-// GetEmbeddingStats: Get Embedding Stats (GET /admin/embedding-stats/).
-func (s *Server) GetEmbeddingStats(ctx context.Context, request gen.GetEmbeddingStatsRequestObject) (gen.GetEmbeddingStatsResponseObject, error) {
-	return nil, notImplemented("getEmbeddingStats")
-}
-
-// GetInfrastructure: Get Infrastructure (GET /admin/infrastructure/).
-func (s *Server) GetInfrastructure(ctx context.Context, request gen.GetInfrastructureRequestObject) (gen.GetInfrastructureResponseObject, error) {
-	return nil, notImplemented("getInfrastructure")
-}
-
 // ListShareTokens: List Share Tokens (GET /admin/share-tokens/).
 func (s *Server) ListShareTokens(ctx context.Context, request gen.ListShareTokensRequestObject) (gen.ListShareTokensResponseObject, error) {
 	p := request.Params
@@ -82,24 +57,13 @@ func (s *Server) AdminRevokeShareToken(ctx context.Context, request gen.AdminRev
 	return gen.AdminRevokeShareToken204Response{}, nil
 }
 
-// GetCatalogStats: Get Catalog Stats (GET /admin/stats/).
-func (s *Server) GetCatalogStats(ctx context.Context, request gen.GetCatalogStatsRequestObject) (gen.GetCatalogStatsResponseObject, error) {
-	return nil, notImplemented("getCatalogStats")
-}
-
-// UpdateSettings: Update Settings (PUT /settings/).
-func (s *Server) UpdateSettings(ctx context.Context, request gen.UpdateSettingsRequestObject) (gen.UpdateSettingsResponseObject, error) {
-	return nil, notImplemented("updateSettings")
-}
-
-// GetAllSettings: Get All Settings (GET /settings/all/).
-func (s *Server) GetAllSettings(ctx context.Context, request gen.GetAllSettingsRequestObject) (gen.GetAllSettingsResponseObject, error) {
-	return nil, notImplemented("getAllSettings")
-}
-
 // ListBasemaps: List Basemaps (GET /settings/basemaps/).
 func (s *Server) ListBasemaps(ctx context.Context, request gen.ListBasemapsRequestObject) (gen.ListBasemapsResponseObject, error) {
-	list, err := s.settings.Basemaps(ctx, s.cfg.ProviderKeys)
+	keys, err := s.settingsAdmin.ProviderKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.settings.Basemaps(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -108,36 +72,6 @@ func (s *Server) ListBasemaps(ctx context.Context, request gen.ListBasemapsReque
 		out[i] = gen.Basemap{Id: b.ID, Label: b.Label, Url: b.URL, Attribution: b.Attribution, Enabled: b.Enabled, IsPreset: b.Preset}
 	}
 	return out, nil
-}
-
-// GetBranding: Get Branding (GET /settings/branding/).
-func (s *Server) GetBranding(ctx context.Context, request gen.GetBrandingRequestObject) (gen.GetBrandingResponseObject, error) {
-	return nil, notImplemented("getBranding")
-}
-
-// GetConfigMode: Get Config Mode (GET /settings/config-mode/).
-func (s *Server) GetConfigMode(ctx context.Context, request gen.GetConfigModeRequestObject) (gen.GetConfigModeResponseObject, error) {
-	return nil, notImplemented("getConfigMode")
-}
-
-// DetectEmbeddingDims: Detect Embedding Dims (POST /settings/detect-embedding-dims/).
-func (s *Server) DetectEmbeddingDims(ctx context.Context, request gen.DetectEmbeddingDimsRequestObject) (gen.DetectEmbeddingDimsResponseObject, error) {
-	return nil, notImplemented("detectEmbeddingDims")
-}
-
-// GetRuntimeCapabilities: Get runtime capabilities (GET /settings/edition/).
-func (s *Server) GetRuntimeCapabilities(ctx context.Context, request gen.GetRuntimeCapabilitiesRequestObject) (gen.GetRuntimeCapabilitiesResponseObject, error) {
-	return nil, notImplemented("getRuntimeCapabilities")
-}
-
-// GetEnabledPlugins: Get Enabled Plugins (GET /settings/enabled-plugins/).
-func (s *Server) GetEnabledPlugins(ctx context.Context, request gen.GetEnabledPluginsRequestObject) (gen.GetEnabledPluginsResponseObject, error) {
-	return nil, notImplemented("getEnabledPlugins")
-}
-
-// ListRestrictedSettingsTabs: List restricted settings tabs (GET /settings/enterprise-tabs/).
-func (s *Server) ListRestrictedSettingsTabs(ctx context.Context, request gen.ListRestrictedSettingsTabsRequestObject) (gen.ListRestrictedSettingsTabsResponseObject, error) {
-	return nil, notImplemented("listRestrictedSettingsTabs")
 }
 
 // GetFeatureFlags: Get Feature Flags (GET /settings/feature-flags/). Public: desktop clients read
@@ -162,21 +96,6 @@ func (s *Server) GetMapDefaults(ctx context.Context, request gen.GetMapDefaultsR
 	return gen.GetMapDefaults200JSONResponse{CenterLng: d.CenterLng, CenterLat: d.CenterLat, Zoom: d.Zoom, BasemapStyle: d.BasemapStyle,
 		ShowBasemapLabels: d.ShowBasemapLabels, BasemapPosition: gen.SettingsMapDefaultsBasemapPosition(d.BasemapPosition),
 		Projection: gen.SettingsMapDefaultsProjection(d.Projection)}, nil
-}
-
-// GetNotificationStatus: Get Notification Status (GET /settings/notifications/status/).
-func (s *Server) GetNotificationStatus(ctx context.Context, request gen.GetNotificationStatusRequestObject) (gen.GetNotificationStatusResponseObject, error) {
-	return nil, notImplemented("getNotificationStatus")
-}
-
-// SendTestNotification: Send Test Notification (POST /settings/notifications/test/).
-func (s *Server) SendTestNotification(ctx context.Context, request gen.SendTestNotificationRequestObject) (gen.SendTestNotificationResponseObject, error) {
-	return nil, notImplemented("sendTestNotification")
-}
-
-// ResetSettings: Reset Settings (POST /settings/reset/).
-func (s *Server) ResetSettings(ctx context.Context, request gen.ResetSettingsRequestObject) (gen.ResetSettingsResponseObject, error) {
-	return nil, notImplemented("resetSettings")
 }
 
 // GetTileConfig: Get Tile Config (GET /settings/tile-config/).

@@ -34,40 +34,42 @@ import (
 // Deps are the collaborators the handlers need. cmd/meridian builds every one of them (the
 // composition root); the handlers only use them.
 type Deps struct {
-	Config       config.Config
-	Health       *health.Checker
-	Settings     settings.Reader
-	Audit        audit.Trail
-	Log          *slog.Logger
-	Auth         *auth.Service
-	Downloads    *auth.DownloadTokens
-	Accounts     *accounts.Service
-	Registration *accounts.Registration
-	Providers    *accounts.Providers
-	Box          *secretbox.Box
-	OAuthFlow    *oauth.Flow
-	Catalog      *catalog.Service
-	Jobs         *ingest.Jobs
-	Exporter     *export.Exporter
-	Tables       features.Reader
-	Tiles        *tiles.Service
-	Maps         *maps.Service
+	Config        config.Config
+	Health        *health.Checker
+	Settings      settings.Reader
+	SettingsAdmin settings.Admin
+	Audit         audit.Trail
+	Log           *slog.Logger
+	Auth          *auth.Service
+	Downloads     *auth.DownloadTokens
+	Accounts      *accounts.Service
+	Registration  *accounts.Registration
+	Providers     *accounts.Providers
+	Box           *secretbox.Box
+	OAuthFlow     *oauth.Flow
+	Catalog       *catalog.Service
+	Jobs          *ingest.Jobs
+	Exporter      *export.Exporter
+	Tables        features.Reader
+	Tiles         *tiles.Service
+	Maps          *maps.Service
 }
 
 // Server implements gen.StrictServerInterface.
 type Server struct {
-	cfg          config.Config
-	health       healthChecker
-	settings     settings.Reader
-	audit        audit.Trail
-	log          *slog.Logger
-	auth         *auth.Service
-	accounts     *accounts.Service
-	registration *accounts.Registration
-	providers    *accounts.Providers
-	box          *secretbox.Box
-	oauthFlow    *oauth.Flow
-	catalog      *catalog.Service
+	cfg           config.Config
+	health        healthChecker
+	settings      settings.Reader
+	settingsAdmin settings.Admin
+	audit         audit.Trail
+	log           *slog.Logger
+	auth          *auth.Service
+	accounts      *accounts.Service
+	registration  *accounts.Registration
+	providers     *accounts.Providers
+	box           *secretbox.Box
+	oauthFlow     *oauth.Flow
+	catalog       *catalog.Service
 	// Per-tag views of the catalog: each tag's handlers see the methods they use.
 	featureCatalog featureCatalog
 	records        recordCatalog
@@ -83,7 +85,7 @@ var _ gen.StrictServerInterface = (*Server)(nil)
 
 // New returns a Server over deps.
 func New(d Deps) *Server {
-	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
+	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, settingsAdmin: d.SettingsAdmin, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
 		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, maps: d.Maps}

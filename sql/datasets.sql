@@ -144,3 +144,19 @@ UPDATE catalog.datasets SET column_info = @column_info, tile_columns = @tile_col
     current_version = current_version + 1, updated_by = @updated_by, updated_at = now()
 WHERE id = @id
 RETURNING current_version;
+
+-- name: CatalogStats :one
+-- The admin dashboard's counts in one statement (one snapshot). Storage is PostgreSQL's own
+-- estimate (pages of the data schema's tables, indexes and TOAST), which costs no file system
+-- calls on a hundred thousand tables.
+SELECT
+    (SELECT count(*) FROM catalog.datasets)::bigint AS total_datasets,
+    (SELECT count(*) FROM catalog.datasets WHERE created_at > now() - interval '7 days')::bigint AS recent_additions,
+    (SELECT coalesce(sum(c.relpages), 0) * current_setting('block_size')::bigint FROM pg_catalog.pg_class c
+        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'data')::bigint AS storage_bytes,
+    (SELECT coalesce(jsonb_object_agg(g, n), '{}') FROM (SELECT coalesce(geometry_type, 'none') AS g, count(*) AS n
+        FROM catalog.datasets GROUP BY 1) s)::jsonb AS by_geometry_type,
+    (SELECT coalesce(jsonb_object_agg(visibility, n), '{}') FROM (SELECT visibility, count(*) AS n
+        FROM catalog.datasets GROUP BY 1) s)::jsonb AS by_visibility,
+    (SELECT coalesce(jsonb_object_agg(status, n), '{}') FROM (SELECT status, count(*) AS n FROM catalog.users GROUP BY 1) s)::jsonb AS users_by_status,
+    (SELECT count(*) FROM catalog.users)::bigint AS total_users;

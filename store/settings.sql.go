@@ -8,7 +8,21 @@ package store
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/google/uuid"
 )
+
+const deleteSetting = `-- name: DeleteSetting :execrows
+DELETE FROM catalog.settings WHERE key = $1
+`
+
+func (q *Queries) DeleteSetting(ctx context.Context, key string) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteSetting, key)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
 
 const getSettingsByKeys = `-- name: GetSettingsByKeys :many
 SELECT key, value FROM catalog.settings WHERE key = ANY($1::text[])
@@ -29,6 +43,35 @@ func (q *Queries) GetSettingsByKeys(ctx context.Context, keys []string) ([]GetSe
 	for rows.Next() {
 		var i GetSettingsByKeysRow
 		if err := rows.Scan(&i.Key, &i.Value); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listAllSettings = `-- name: ListAllSettings :many
+SELECT key, value, updated_at, updated_by FROM catalog.settings ORDER BY key
+`
+
+func (q *Queries) ListAllSettings(ctx context.Context) ([]CatalogSetting, error) {
+	rows, err := q.db.Query(ctx, listAllSettings)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CatalogSetting{}
+	for rows.Next() {
+		var i CatalogSetting
+		if err := rows.Scan(
+			&i.Key,
+			&i.Value,
+			&i.UpdatedAt,
+			&i.UpdatedBy,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -62,4 +105,20 @@ func (q *Queries) ListSettingKeysWithPrefix(ctx context.Context, prefix string) 
 		return nil, err
 	}
 	return items, nil
+}
+
+const putSetting = `-- name: PutSetting :exec
+INSERT INTO catalog.settings (key, value, updated_by, updated_at) VALUES ($1, $2, $3, now())
+ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_by = excluded.updated_by, updated_at = now()
+`
+
+type PutSettingParams struct {
+	Key       string          `json:"key"`
+	Value     json.RawMessage `json:"value"`
+	UpdatedBy *uuid.UUID      `json:"updated_by"`
+}
+
+func (q *Queries) PutSetting(ctx context.Context, arg PutSettingParams) error {
+	_, err := q.db.Exec(ctx, putSetting, arg.Key, arg.Value, arg.UpdatedBy)
+	return err
 }

@@ -48,7 +48,8 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 	mapService := &maps.Service{Pool: pool, Q: q, Box: box, Settings: settings.Reader{Q: q}, Catalog: cat, BaseURL: c.BaseURL}
 	cat.Refs = mapService // column operations keep map layers' references
 	return handlers.Deps{
-		Config: c, Health: &health.Checker{Pool: pool, MaxAge: time.Second}, Log: log, Settings: settings.Reader{Q: q}, Audit: audit.Trail{Q: q},
+		SettingsAdmin: settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Log: log},
+		Config:        c, Health: &health.Checker{Pool: pool, MaxAge: time.Second}, Log: log, Settings: settings.Reader{Q: q}, Audit: audit.Trail{Q: q},
 		Auth: &auth.Service{Pool: pool, Q: q, Log: log, Signer: auth.NewSigner(c.JWTSecretKey, c.AccessTokenTTL),
 			RefreshTTL: c.RefreshTokenTTL, Grace: c.RefreshGrace},
 		Downloads: auth.NewDownloadTokens(c.JWTSecretKey),
@@ -69,4 +70,14 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 			Signer: tiles.NewSigner(cmp.Or(c.TileSigningSecret, c.JWTSecretKey)), Cache: tiles.NewCache(0)},
 		Maps: mapService,
 	}, nil
+}
+
+// pinnedSettings are the settings the environment sets, which the settings screen shows as such
+// and cannot change.
+func pinnedSettings(c config.Config) map[string]string {
+	out := map[string]string{}
+	for name, v := range c.ProviderKeys {
+		out["provider_keys."+name] = v
+	}
+	return out
 }

@@ -39,6 +39,10 @@ func Register(e *echo.Echo, base string, doc *openapi3.T, yaml []byte) error {
 		e.GET(base+path, h)
 		e.HEAD(base+path, h)
 	}
+	// The server's root is for people: it leads to the documentation (no web UI is served yet).
+	root := func(c echo.Context) error { return c.Redirect(http.StatusFound, base+"/docs") }
+	e.GET("/", root)
+	e.HEAD("/", root)
 	get("/openapi.json", func(c echo.Context) error {
 		return c.Blob(http.StatusOK, "application/vnd.oai.openapi+json;version=3.0", js)
 	})

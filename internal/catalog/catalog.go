@@ -31,7 +31,8 @@ type Service struct {
 	Log  *slog.Logger
 	Refs ColumnRefs // map layers' references to columns (internal/maps)
 
-	reads records // records kept for feature reads (reads.go)
+	reads records    // records kept for feature reads (reads.go)
+	stats statsCache // the dashboard's counts (stats.go)
 }
 
 // Dataset is a catalog record as a caller sees it.

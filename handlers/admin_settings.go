@@ -1,0 +1,279 @@
+package handlers
+
+// Operations of the Admin tag: settings, the web UI's frame, statistics, infrastructure and
+// notifications.
+
+import (
+	"cmp"
+	"context"
+
+	"meridian/gen"
+	"meridian/internal/apperr"
+	"meridian/internal/auth"
+	"meridian/internal/config"
+	"meridian/internal/settings"
+	"meridian/internal/web"
+)
+
+// settingsActor is the signed-in admin changing settings, or the refusal.
+func settingsActor(ctx context.Context) (settings.Actor, error) {
+	p, err := requireCapability(ctx, auth.CapManageSettings)
+	m := web.MetaFrom(ctx)
+	return settings.Actor{ID: p.UserID, Username: p.Username, IP: m.IP, UA: m.UserAgent}, err
+}
+
+// allSettings answers every setting by tab.
+func (s *Server) allSettings(ctx context.Context) (gen.SettingsAllResponse, error) {
+	tabs, err := s.settingsAdmin.All(ctx)
+	out := gen.SettingsAllResponse{EnvOnly: false, Tabs: map[string][]gen.SettingItem{}}
+	for group, items := range tabs {
+		for _, it := range items {
+			out.Tabs[group] = append(out.Tabs[group], gen.SettingItem{Key: it.Key, Label: it.Label, Source: it.Source, Value: it.Value})
+		}
+	}
+	return out, err
+}
+
+// GetAllSettings: Get All Settings (GET /settings/all/).
+func (s *Server) GetAllSettings(ctx context.Context, request gen.GetAllSettingsRequestObject) (gen.GetAllSettingsResponseObject, error) {
+	if _, err := settingsActor(ctx); err != nil {
+		return nil, err
+	}
+	out, err := s.allSettings(ctx)
+	return gen.GetAllSettings200JSONResponse(out), err
+}
+
+// UpdateSettings: Update Settings (PUT /settings/).
+func (s *Server) UpdateSettings(ctx context.Context, request gen.UpdateSettingsRequestObject) (gen.UpdateSettingsResponseObject, error) {
+	actor, err := settingsActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := merged[map[string]map[string]any](request.Body.Settings)
+	if err != nil {
+		return nil, apperr.Unprocessable("settings: expected {group: {key: value}}")
+	}
+	if err := s.settingsAdmin.Update(ctx, actor, groups); err != nil {
+		return nil, err
+	}
+	out, err := s.allSettings(ctx)
+	return gen.UpdateSettings200JSONResponse(out), err
+}
+
+// ResetSettings: Reset Settings (POST /settings/reset/).
+func (s *Server) ResetSettings(ctx context.Context, request gen.ResetSettingsRequestObject) (gen.ResetSettingsResponseObject, error) {
+	actor, err := settingsActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.settingsAdmin.Reset(ctx, actor, request.Body.Keys); err != nil {
+		return nil, err
+	}
+	out, err := s.allSettings(ctx)
+	return gen.ResetSettings200JSONResponse(out), err
+}
+
+// GetConfigMode: Get Config Mode (GET /settings/config-mode/).
+func (s *Server) GetConfigMode(ctx context.Context, request gen.GetConfigModeRequestObject) (gen.GetConfigModeResponseObject, error) {
+	if _, err := settingsActor(ctx); err != nil {
+		return nil, err
+	}
+	pinned := make([]string, 0, len(s.settingsAdmin.Pinned))
+	for k := range s.settingsAdmin.Pinned {
+		pinned = append(pinned, k)
+	}
+	mode := gen.ConfigModeResponseModeDatabase
+	if len(pinned) > 0 {
+		mode = gen.ConfigModeResponseModeHybrid
+	}
+	return gen.GetConfigMode200JSONResponse{EnvOnly: false, Mode: &mode, PinnedKeys: &pinned}, nil
+}
+
+// ListRestrictedSettingsTabs: List restricted settings tabs (GET /settings/enterprise-tabs/).
+// No tab is locked: this edition has no overlay and nothing held back.
+func (s *Server) ListRestrictedSettingsTabs(ctx context.Context, request gen.ListRestrictedSettingsTabsRequestObject) (gen.ListRestrictedSettingsTabsResponseObject, error) {
+	if _, err := settingsActor(ctx); err != nil {
+		return nil, err
+	}
+	return gen.ListRestrictedSettingsTabs200JSONResponse{Tabs: []string{}}, nil
+}
+
+// GetEnabledPlugins: Get Enabled Plugins (GET /settings/enabled-plugins/). No map plugin is
+// built in yet.
+func (s *Server) GetEnabledPlugins(ctx context.Context, request gen.GetEnabledPluginsRequestObject) (gen.GetEnabledPluginsResponseObject, error) {
+	return gen.GetEnabledPlugins200JSONResponse{}, nil
+}
+
+// GetRuntimeCapabilities: Get runtime capabilities (GET /settings/edition/). The features are
+// what this server has built and configured now.
+func (s *Server) GetRuntimeCapabilities(ctx context.Context, request gen.GetRuntimeCapabilitiesRequestObject) (gen.GetRuntimeCapabilitiesResponseObject, error) {
+	features := []string{"catalog", "search", "saved_searches", "ogc_api_features", "ogc_api_records", "vector_tiles",
+		"maps", "map_sharing", "embed_tokens", "map_styles", "feature_editing", "column_editing", "dataset_export", "oauth_login"}
+	if s.cfg.S3Endpoint != "" {
+		features = append(features, "presigned_uploads")
+	}
+	if s.cfg.SMTPHost != "" {
+		features = append(features, "email_notifications")
+	}
+	tenancy := "single_tenant"
+	return gen.GetRuntimeCapabilities200JSONResponse{Edition: "community", Features: features, TenancyMode: &tenancy}, nil
+}
+
+// GetBranding: Get Branding (GET /settings/branding/).
+func (s *Server) GetBranding(ctx context.Context, request gen.GetBrandingRequestObject) (gen.GetBrandingResponseObject, error) {
+	b, err := s.settings.Branding(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetBranding200JSONResponse{SiteName: &b.SiteName, ShowBadge: b.ShowBadge, PrivacyUrl: b.PrivacyURL, LogoUrl: b.LogoURL,
+		PrimaryColor: b.PrimaryColor}, nil
+}
+
+// GetAIStatus: Get AI Status (GET /admin/ai-status/). Without a provider and model, and a key
+// for them, nothing is configured and nothing is enabled; no provider is called.
+func (s *Server) GetAIStatus(ctx context.Context, request gen.GetAIStatusRequestObject) (gen.GetAIStatusResponseObject, error) {
+	if _, err := settingsActor(ctx); err != nil {
+		return nil, err
+	}
+	out, err := s.aiStatus(ctx)
+	return gen.GetAIStatus200JSONResponse(out), err
+}
+
+func (s *Server) aiStatus(ctx context.Context) (gen.AIStatusResponse, error) {
+	a, err := s.settings.AI(ctx)
+	if err != nil {
+		return gen.AIStatusResponse{}, err
+	}
+	keys, err := s.settingsAdmin.ProviderKeys(ctx)
+	configured := err == nil && a.Provider != nil && a.Model != nil && keys["ai"] != ""
+	semantic, none := configured && a.SemanticSearch && a.EmbeddingModel != nil, false
+	return gen.AIStatusResponse{Provider: a.Provider, Model: a.Model, Configured: configured, Enabled: configured && a.Enabled,
+		SemanticSearchEnabled: &semantic, HasEmbeddings: &none}, err
+}
+
+// UpdateAIStatus: Update AI Status (PATCH /admin/ai-status/).
+func (s *Server) UpdateAIStatus(ctx context.Context, request gen.UpdateAIStatusRequestObject) (gen.UpdateAIStatusResponseObject, error) {
+	actor, err := settingsActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.settingsAdmin.Update(ctx, actor, map[string]map[string]any{"ai": {"enabled": request.Body.Enabled}}); err != nil {
+		return nil, err
+	}
+	out, err := s.aiStatus(ctx)
+	return gen.UpdateAIStatus200JSONResponse(out), err
+}
+
+// errNoEmbeddings answers the embedding operations while no embedding model is configured.
+var errNoEmbeddings = apperr.Conflict("no embedding model is configured: set ai.provider, ai.embedding_model and the ai provider key first")
+
+// GetEmbeddingStats: Get Embedding Stats (GET /admin/embedding-stats/). Without an embedding
+// model no record is embedded: every record is missing.
+func (s *Server) GetEmbeddingStats(ctx context.Context, request gen.GetEmbeddingStatsRequestObject) (gen.GetEmbeddingStatsResponseObject, error) {
+	if _, err := settingsActor(ctx); err != nil {
+		return nil, err
+	}
+	st, err := s.catalog.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n := int(st.TotalDatasets)
+	return gen.GetEmbeddingStats200JSONResponse{TotalRecords: n, MissingRecords: n}, nil
+}
+
+// DetectEmbeddingDims: Detect Embedding Dims (POST /settings/detect-embedding-dims/).
+func (s *Server) DetectEmbeddingDims(ctx context.Context, request gen.DetectEmbeddingDimsRequestObject) (gen.DetectEmbeddingDimsResponseObject, error) {
+	if _, err := settingsActor(ctx); err != nil {
+		return nil, err
+	}
+	return nil, errNoEmbeddings
+}
+
+// TriggerBackfill: Trigger Backfill (POST /admin/backfill-embeddings/).
+func (s *Server) TriggerBackfill(ctx context.Context, request gen.TriggerBackfillRequestObject) (gen.TriggerBackfillResponseObject, error) {
+	if _, err := settingsActor(ctx); err != nil {
+		return nil, err
+	}
+	return nil, errNoEmbeddings
+}
+
+// GetCatalogStats: Get Catalog Stats (GET /admin/stats/).
+func (s *Server) GetCatalogStats(ctx context.Context, request gen.GetCatalogStatsRequestObject) (gen.GetCatalogStatsResponseObject, error) {
+	if _, err := settingsActor(ctx); err != nil {
+		return nil, err
+	}
+	st, err := s.catalog.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	storage, users := int(st.StorageBytes), int(st.TotalUsers)
+	return gen.GetCatalogStats200JSONResponse{TotalDatasets: int(st.TotalDatasets), RecentAdditions: int(st.RecentAdditions),
+		TotalStorageBytes: &storage, DatasetsByGeometryType: st.ByGeometryType, DatasetsByVisibility: st.ByVisibility,
+		UsersByStatus: &st.UsersByStatus, TotalUsers: &users}, nil
+}
+
+// GetInfrastructure: Get Infrastructure (GET /admin/infrastructure/). What the deployment runs
+// on, and the health of what it depends on; no address or credential.
+func (s *Server) GetInfrastructure(ctx context.Context, request gen.GetInfrastructureRequestObject) (gen.GetInfrastructureResponseObject, error) {
+	if _, err := settingsActor(ctx); err != nil {
+		return nil, err
+	}
+	tc, err := s.tiles.Config(ctx)
+	if err != nil {
+		return nil, err
+	}
+	storage := "local"
+	if s.cfg.S3Endpoint != "" {
+		storage = "s3"
+	}
+	health := map[string]gen.ProviderHealth{}
+	for name, p := range s.health.Check(ctx).Providers {
+		h := gen.ProviderHealth{Status: "healthy", LatencyMs: float32(p.Latency.Microseconds()) / 1000}
+		if !p.Up {
+			h.Status, h.Error = "unhealthy", ptr(p.Detail)
+		}
+		health[name] = h
+	}
+	return gen.GetInfrastructure200JSONResponse{Health: health, Config: gen.InfrastructureConfig{StorageProvider: storage,
+		CacheProvider: "memory", DatabaseType: "postgresql+postgis", DatabasePooler: "pgxpool", TileCache: "memory",
+		TileCacheTtl: tc.TokenTTLSeconds, CdnConfigured: tc.CDNBaseURL != nil}}, nil
+}
+
+// GetNotificationStatus: Get Notification Status (GET /settings/notifications/status/).
+func (s *Server) GetNotificationStatus(ctx context.Context, request gen.GetNotificationStatusRequestObject) (gen.GetNotificationStatusResponseObject, error) {
+	if _, err := settingsActor(ctx); err != nil {
+		return nil, err
+	}
+	on, err := s.settings.NotificationsEnabled(ctx)
+	smtp := s.registration.Mail.Enabled()
+	return gen.GetNotificationStatus200JSONResponse{NotificationsEnabled: on && smtp, SmtpConfigured: smtp}, err
+}
+
+// SendTestNotification: Send Test Notification (POST /settings/notifications/test/).
+func (s *Server) SendTestNotification(ctx context.Context, request gen.SendTestNotificationRequestObject) (gen.SendTestNotificationResponseObject, error) {
+	actor, err := settingsActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !s.registration.Mail.Enabled() {
+		return nil, apperr.Conflict("email notifications are not configured (SMTP_HOST)")
+	}
+	var to string
+	if request.Body != nil && request.Body.Recipient != nil {
+		to = string(*request.Body.Recipient)
+	}
+	if to == "" {
+		u, err := s.accounts.Get(ctx, actor.ID)
+		if err != nil {
+			return nil, err
+		}
+		to = u.Email
+	}
+	err = s.registration.Mail.Send(ctx, to, cmp.Or(config.Version, "Meridian")+" test notification",
+		"This is a test message from Meridian's settings screen. Email notifications work.")
+	if err != nil {
+		return nil, &apperr.Error{Kind: apperr.KindUpstream, Title: "Bad Gateway", Detail: "the mail server refused the message: " + err.Error(), Err: err}
+	}
+	return gen.SendTestNotification200JSONResponse{Sent: true, Channels: []gen.NotificationTestChannelResult{{Channel: "email", Ok: true}},
+		Message: "sent to " + to}, nil
+}

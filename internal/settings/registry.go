@@ -1,0 +1,231 @@
+package settings
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"slices"
+)
+
+// Def is one setting an admin may write: its key (group.name), label, default and the rule its
+// values follow. Secrets are written, never read back.
+type Def struct {
+	Key    string
+	Label  string
+	Check  func(v any) error // after JSON decoding: bool, float64, string, []any, map[string]any or nil
+	Secret bool
+}
+
+func boolean(v any) error {
+	if _, ok := v.(bool); !ok {
+		return fmt.Errorf("must be true or false")
+	}
+	return nil
+}
+
+func number(min, max float64, integer bool) func(any) error {
+	return func(v any) error {
+		f, ok := v.(float64)
+		if !ok || f < min || f > max || (integer && f != math.Trunc(f)) {
+			kind := "a number"
+			if integer {
+				kind = "an integer"
+			}
+			return fmt.Errorf("must be %s from %g to %g", kind, min, max)
+		}
+		return nil
+	}
+}
+
+func oneOf(values ...string) func(any) error {
+	return func(v any) error {
+		if s, ok := v.(string); !ok || !slices.Contains(values, s) {
+			return fmt.Errorf("must be one of %v", values)
+		}
+		return nil
+	}
+}
+
+func words(max int, pattern *regexp.Regexp, nullable bool) func(any) error {
+	return func(v any) error {
+		if v == nil && nullable {
+			return nil
+		}
+		s, ok := v.(string)
+		if !ok || len(s) == 0 || len(s) > max || (pattern != nil && !pattern.MatchString(s)) {
+			return fmt.Errorf("must be a text of 1 to %d characters%s", max, map[bool]string{true: " in the documented form"}[pattern != nil])
+		}
+		return nil
+	}
+}
+
+func httpURL(nullable bool) func(any) error {
+	return func(v any) error {
+		if v == nil && nullable {
+			return nil
+		}
+		s, _ := v.(string)
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(s) > 2000 {
+			return fmt.Errorf("must be an http(s) URL")
+		}
+		return nil
+	}
+}
+
+func nullable(check func(any) error) func(any) error {
+	return func(v any) error {
+		if v == nil {
+			return nil
+		}
+		return check(v)
+	}
+}
+
+func stringList(max int) func(any) error {
+	return func(v any) error {
+		list, ok := v.([]any)
+		if !ok || len(list) > max {
+			return fmt.Errorf("must be a list of at most %d texts", max)
+		}
+		for _, e := range list {
+			if s, ok := e.(string); !ok || s == "" || len(s) > 255 {
+				return fmt.Errorf("must be a list of texts")
+			}
+		}
+		return nil
+	}
+}
+
+// basemapList checks custom basemaps: id, label and URL each, ids unique.
+func basemapList(v any) error {
+	b, _ := json.Marshal(v)
+	var list []Basemap
+	if err := json.Unmarshal(b, &list); err != nil {
+		return fmt.Errorf("must be a list of basemaps {id, label, url, attribution, provider}")
+	}
+	seen := map[string]bool{}
+	for _, m := range list {
+		if !slugPattern.MatchString(m.ID) || seen[m.ID] || slices.ContainsFunc(presets, func(p Basemap) bool { return p.ID == m.ID }) {
+			return fmt.Errorf("basemap id %q must be unique, 1 to 64 lowercase letters, digits and dashes, and not a preset's", m.ID)
+		}
+		seen[m.ID] = true
+		if m.Label == "" || len(m.Label) > 255 || httpURL(false)(m.URL) != nil {
+			return fmt.Errorf("basemap %q needs a label and an http(s) url", m.ID)
+		}
+	}
+	return nil
+}
+
+var (
+	slugPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+	colorPattern = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+	layerPrefix  = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+)
+
+// registry is every writable setting, by group (the tabs of the settings screen).
+var registry = []Def{
+	{Key: "auth.registration_mode", Label: "Registration", Check: oneOf("open", "approval", "closed")},
+	{Key: "auth.email_verification_required", Label: "Email verification required", Check: boolean},
+	{Key: "auth.local_login_enabled", Label: "Password sign-in", Check: boolean},
+	{Key: "feature_flags.enable_dataset_editing", Label: "Dataset editing", Check: boolean},
+	{Key: "feature_flags.enable_map_sharing", Label: "Map sharing", Check: boolean},
+	{Key: "feature_flags.enable_embed_tokens", Label: "Embed tokens", Check: boolean},
+	{Key: "feature_flags.enable_sql_query", Label: "Read-only SQL", Check: boolean},
+	{Key: "feature_flags.enable_remote_services", Label: "Remote services", Check: boolean},
+	{Key: "tile_config.cache_max_bytes", Label: "Tile cache size (bytes)", Check: number(0, 1<<34, true)},
+	{Key: "tile_config.max_features_per_tile", Label: "Features per tile", Check: number(1, 1e6, true)},
+	{Key: "tile_config.simplify_tolerance", Label: "Simplification (tile units)", Check: number(0, 64, false)},
+	{Key: "tile_config.token_ttl_seconds", Label: "Tile template lifetime (s)", Check: number(60, 7*86400, true)},
+	{Key: "tile_config.max_concurrent", Label: "Tile queries at once", Check: number(1, 256, true)},
+	{Key: "tile_config.mvt_source_layer_prefix", Label: "Tile layer prefix", Check: words(32, layerPrefix, false)},
+	{Key: "tile_config.cdn_base_url", Label: "CDN base URL", Check: httpURL(true)},
+	{Key: "map_defaults.center_lng", Label: "Default longitude", Check: number(-180, 180, false)},
+	{Key: "map_defaults.center_lat", Label: "Default latitude", Check: number(-90, 90, false)},
+	{Key: "map_defaults.zoom", Label: "Default zoom", Check: number(0, 24, false)},
+	{Key: "map_defaults.basemap_style", Label: "Default basemap", Check: words(64, slugPattern, false)},
+	{Key: "map_defaults.show_basemap_labels", Label: "Basemap labels", Check: boolean},
+	{Key: "map_defaults.basemap_position", Label: "Basemap position", Check: oneOf("bottom", "top")},
+	{Key: "map_defaults.projection", Label: "Projection", Check: oneOf("mercator", "globe")},
+	{Key: "basemaps.custom", Label: "Custom basemaps", Check: basemapList},
+	{Key: "basemaps.disabled", Label: "Disabled basemaps", Check: stringList(100)},
+	{Key: "branding.site_name", Label: "Site name", Check: words(100, nil, false)},
+	{Key: "branding.show_badge", Label: "Show the Meridian badge", Check: boolean},
+	{Key: "branding.privacy_url", Label: "Privacy notice URL", Check: httpURL(true)},
+	{Key: "branding.logo_url", Label: "Logo URL", Check: httpURL(true)},
+	{Key: "branding.primary_color", Label: "Primary colour", Check: nullable(words(7, colorPattern, false))},
+	{Key: "ai.enabled", Label: "AI features", Check: boolean},
+	{Key: "ai.semantic_search_enabled", Label: "Semantic search", Check: boolean},
+	{Key: "ai.provider", Label: "AI provider", Check: nullable(words(64, nil, false))},
+	{Key: "ai.model", Label: "Chat model", Check: nullable(words(128, nil, false))},
+	{Key: "ai.embedding_model", Label: "Embedding model", Check: nullable(words(128, nil, false))},
+	{Key: "ai.embedding_dimensions", Label: "Embedding dimensions", Check: nullable(number(1, 8192, true))},
+	{Key: "notifications.enabled", Label: "Email notifications", Check: boolean},
+	{Key: "provider_keys.maptiler", Label: "MapTiler key", Check: nullable(words(1024, nil, false)), Secret: true},
+	{Key: "provider_keys.stadia", Label: "Stadia Maps key", Check: nullable(words(1024, nil, false)), Secret: true},
+	{Key: "provider_keys.thunderforest", Label: "Thunderforest key", Check: nullable(words(1024, nil, false)), Secret: true},
+	{Key: "provider_keys.ai", Label: "AI provider key", Check: nullable(words(1024, nil, false)), Secret: true},
+	{Key: "provider_keys.geocoding", Label: "Geocoding key", Check: nullable(words(1024, nil, false)), Secret: true},
+}
+
+func init() {
+	for k, v := range map[string]any{
+		"branding.site_name": "Meridian", "branding.show_badge": true, "branding.privacy_url": nil, "branding.logo_url": nil,
+		"branding.primary_color": nil, "ai.enabled": false, "ai.semantic_search_enabled": false, "ai.provider": nil, "ai.model": nil,
+		"ai.embedding_model": nil, "ai.embedding_dimensions": nil, "notifications.enabled": true,
+	} {
+		defaults[k] = v
+	}
+}
+
+// Lookup finds the definition of a key.
+func Lookup(key string) (Def, bool) {
+	i := slices.IndexFunc(registry, func(d Def) bool { return d.Key == key })
+	if i < 0 {
+		return Def{}, false
+	}
+	return registry[i], true
+}
+
+// Branding is what the web UI shows of the deployment.
+type Branding struct {
+	SiteName            string
+	ShowBadge           bool
+	PrivacyURL, LogoURL *string
+	PrimaryColor        *string
+}
+
+// Branding reads the branding group in one query.
+func (r Reader) Branding(ctx context.Context) (Branding, error) {
+	var b Branding
+	err := r.load(ctx, map[string]any{"branding.site_name": &b.SiteName, "branding.show_badge": &b.ShowBadge,
+		"branding.privacy_url": &b.PrivacyURL, "branding.logo_url": &b.LogoURL, "branding.primary_color": &b.PrimaryColor})
+	return b, err
+}
+
+// AI is the ai group: whether the features are on and which provider and models they use.
+type AI struct {
+	Enabled, SemanticSearch bool
+	Provider, Model         *string
+	EmbeddingModel          *string
+	EmbeddingDimensions     *int
+}
+
+// AI reads the ai group in one query.
+func (r Reader) AI(ctx context.Context) (AI, error) {
+	var a AI
+	err := r.load(ctx, map[string]any{"ai.enabled": &a.Enabled, "ai.semantic_search_enabled": &a.SemanticSearch,
+		"ai.provider": &a.Provider, "ai.model": &a.Model, "ai.embedding_model": &a.EmbeddingModel,
+		"ai.embedding_dimensions": &a.EmbeddingDimensions})
+	return a, err
+}
+
+// NotificationsEnabled reads whether email notifications are switched on.
+func (r Reader) NotificationsEnabled(ctx context.Context) (bool, error) {
+	var on bool
+	err := r.load(ctx, map[string]any{"notifications.enabled": &on})
+	return on, err
+}
