@@ -167,3 +167,29 @@ func TestAdminStatusReads(t *testing.T) {
 		t.Fatalf("test mail: %q", body)
 	}
 }
+
+// TestLinksBehindAProxy: with TRUST_FORWARDED_HEADERS, absolute links follow the address the
+// proxy was asked for; without it they follow BASE_URL whatever a client sends.
+func TestLinksBehindAProxy(t *testing.T) {
+	headers := []string{"X-Forwarded-Host", "maps.example.org", "X-Forwarded-Proto", "https", "X-Forwarded-Prefix", "/gis"}
+	selfOf := func(r reply) string {
+		t.Helper()
+		for _, l := range r.JSON(t)["links"].([]any) {
+			if l := l.(map[string]any); l["rel"] == "self" {
+				return l["href"].(string)
+			}
+		}
+		t.Fatalf("no self link: %s", r.Body)
+		return ""
+	}
+	if self := selfOf(call(t, "GET", "/", nil, headers...)); self != server.APIRoot+"/" {
+		t.Fatalf("untrusted proxy headers moved the links: %s", self)
+	}
+	proxied := startFresh(t, "TRUST_FORWARDED_HEADERS=true")
+	if self := selfOf(callAt(t, http.DefaultClient, proxied.APIRoot, "GET", "/", nil, headers...)); self != "https://maps.example.org/gis/api/" {
+		t.Fatalf("links behind a trusted proxy: %s", self)
+	}
+	if self := selfOf(callAt(t, http.DefaultClient, proxied.APIRoot, "GET", "/", nil, "X-Forwarded-Host", "evil.example/path")); self != proxied.APIRoot+"/" {
+		t.Fatalf("a malformed forwarded host: %s", self)
+	}
+}

@@ -108,10 +108,11 @@ func (s *Server) GetTileConfig(ctx context.Context, request gen.GetTileConfigReq
 		return nil, err
 	}
 	used, n := s.tiles.Cache.Stats()
-	api, simplify := s.cfg.BaseURL+"/api", float32(c.SimplifyTolerance)
+	base := s.base(ctx)
+	api, simplify := base+"/api", float32(c.SimplifyTolerance)
 	extent, buffer, minZoom, maxZoom := features.TileExtent, features.TileBuffer, 0, 24
-	return gen.GetTileConfig200JSONResponse{CdnBaseUrl: c.CDNBaseURL, PublicAppUrl: &s.cfg.BaseURL, PublicApiUrl: &api,
-		PublicBaseUrl: &s.cfg.BaseURL, MvtSourceLayerPrefix: &c.LayerPrefix, CacheMaxBytes: &c.CacheMaxBytes, CacheUsedBytes: &used,
+	return gen.GetTileConfig200JSONResponse{CdnBaseUrl: c.CDNBaseURL, PublicAppUrl: &base, PublicApiUrl: &api,
+		PublicBaseUrl: &base, MvtSourceLayerPrefix: &c.LayerPrefix, CacheMaxBytes: &c.CacheMaxBytes, CacheUsedBytes: &used,
 		CacheTiles: &n, MaxFeaturesPerTile: &c.MaxFeaturesPerTile, SimplifyTolerance: &simplify,
 		TokenTtlSeconds: &c.TokenTTLSeconds, MaxConcurrent: &c.MaxConcurrent, Extent: &extent, Buffer: &buffer,
 		MinZoom: &minZoom, MaxZoom: &maxZoom}, nil

@@ -109,7 +109,7 @@ func (s *Server) CreateFeature(ctx context.Context, request gen.CreateFeatureReq
 	if err != nil {
 		return nil, err
 	}
-	loc := s.cfg.BaseURL + "/api/datasets/" + request.DatasetId.String() + "/features/" + strconv.FormatInt(f.ID, 10)
+	loc := s.base(ctx) + "/api/datasets/" + request.DatasetId.String() + "/features/" + strconv.FormatInt(f.ID, 10)
 	return gen.CreateFeature201JSONResponse{Body: featureOut(f), Headers: gen.CreateFeature201ResponseHeaders{Location: &loc}}, nil
 }
 

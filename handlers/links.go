@@ -1,10 +1,19 @@
 package handlers
 
-import "meridian/gen"
+import (
+	"context"
 
-// link builds an absolute link under the API root from the configured base URL.
-func (s *Server) link(path, rel, mediaType, title string) gen.Link {
-	l := gen.Link{Href: s.cfg.BaseURL + "/api" + path, Rel: rel, Type: mediaType}
+	"meridian/gen"
+	"meridian/internal/publicurl"
+)
+
+// base is the public base URL of the request: BASE_URL, or behind a trusted proxy the address
+// the proxy was asked for.
+func (s *Server) base(ctx context.Context) string { return publicurl.From(ctx, s.cfg.BaseURL) }
+
+// link builds an absolute link under the API root of the request's public base URL.
+func (s *Server) link(ctx context.Context, path, rel, mediaType, title string) gen.Link {
+	l := gen.Link{Href: s.base(ctx) + "/api" + path, Rel: rel, Type: mediaType}
 	if title != "" {
 		l.Title = &title
 	}

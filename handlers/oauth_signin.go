@@ -183,7 +183,7 @@ func (s *Server) publicProviders(ctx context.Context) ([]gen.AuthPublicOAuthProv
 		}
 		out = append(out, gen.AuthPublicOAuthProvider{Slug: sp.Slug, DisplayName: sp.DisplayName,
 			ProviderType: gen.AuthPublicOAuthProviderProviderType(sp.ProviderType),
-			LoginUrl:     s.cfg.BaseURL + "/api/auth/oauth/" + sp.Slug + "/login"})
+			LoginUrl:     s.base(ctx) + "/api/auth/oauth/" + sp.Slug + "/login"})
 	}
 	return out, nil
 }

@@ -75,18 +75,18 @@ func parseCRS(param, uri string, d catalog.Dataset) (srid int, latFirst bool, er
 	return 0, false, apperr.Invalid("%s: %q is not one of the collection's CRSs (%s)", param, uri, strings.Join(collectionCRS(d), ", "))
 }
 
-func (s *Server) collection(d catalog.Dataset) gen.OgcCollection {
+func (s *Server) collection(ctx context.Context, d catalog.Dataset) gen.OgcCollection {
 	id := d.Entry.ID.String()
 	base := "/collections/" + id
 	itemType, storage, crs := "feature", storageCRS(d), collectionCRS(d)
 	c := gen.OgcCollection{
 		Id: id, Title: d.Entry.Title, Description: val(d.Entry.Summary), ItemType: &itemType, Crs: &crs, StorageCrs: &storage,
 		Links: []gen.Link{
-			s.link(base, "self", "application/json", "This collection"),
-			s.link(base+"/items", "items", geoJSON, "The features"),
-			s.link(base+"/queryables", "http://www.opengis.net/def/rel/ogc/1.0/queryables", schemaJSON, "Queryables"),
-			s.link(base+"/sortables", "http://www.opengis.net/def/rel/ogc/1.0/sortables", schemaJSON, "Sortables"),
-			s.link(base+"/schema", "http://www.opengis.net/def/rel/ogc/1.0/schema", schemaJSON, "Feature schema"),
+			s.link(ctx, base, "self", "application/json", "This collection"),
+			s.link(ctx, base+"/items", "items", geoJSON, "The features"),
+			s.link(ctx, base+"/queryables", "http://www.opengis.net/def/rel/ogc/1.0/queryables", schemaJSON, "Queryables"),
+			s.link(ctx, base+"/sortables", "http://www.opengis.net/def/rel/ogc/1.0/sortables", schemaJSON, "Sortables"),
+			s.link(ctx, base+"/schema", "http://www.opengis.net/def/rel/ogc/1.0/schema", schemaJSON, "Feature schema"),
 		},
 	}
 	if len(d.Entry.ThemeCategory) > 0 {
@@ -142,7 +142,7 @@ func temporalExtent(columnInfo []byte) (start, end *time.Time, ok bool) {
 // OgcListCollections: List Collections (GET /collections). The catalog's record collection
 // first, then every feature dataset the caller may see.
 func (s *Server) OgcListCollections(ctx context.Context, request gen.OgcListCollectionsRequestObject) (gen.OgcListCollectionsResponseObject, error) {
-	all := []gen.OgcCollection{s.recordCollection()}
+	all := []gen.OgcCollection{s.recordCollection(ctx)}
 	const pageSize = 1000
 	for skip := 0; ; skip += pageSize {
 		list, total, err := s.featureCatalog.List(ctx, auth.From(ctx), catalog.Filter{Sort: "title", Skip: skip, Limit: pageSize})
@@ -151,7 +151,7 @@ func (s *Server) OgcListCollections(ctx context.Context, request gen.OgcListColl
 		}
 		for _, d := range list {
 			if featureRecordTypes[d.Entry.RecordType] {
-				all = append(all, s.collection(d))
+				all = append(all, s.collection(ctx, d))
 			}
 		}
 		if skip+pageSize >= total {
@@ -160,7 +160,7 @@ func (s *Server) OgcListCollections(ctx context.Context, request gen.OgcListColl
 	}
 	p := request.Params
 	out := gen.OgcListCollections200JSONResponse{Collections: all,
-		Links: []gen.Link{s.link("/collections", "self", "application/json", "This document"), s.link("/", "root", "application/json", "The landing page")}}
+		Links: []gen.Link{s.link(ctx, "/collections", "self", "application/json", "This document"), s.link(ctx, "/", "root", "application/json", "The landing page")}}
 	if p.Limit == nil && p.Offset == nil {
 		return out, nil
 	}
@@ -182,7 +182,7 @@ func (s *Server) OgcGetDatasetCollection(ctx context.Context, request gen.OgcGet
 	if err != nil {
 		return nil, err
 	}
-	return gen.OgcGetDatasetCollection200JSONResponse(s.collection(d)), nil
+	return gen.OgcGetDatasetCollection200JSONResponse(s.collection(ctx, d)), nil
 }
 
 // jsonSchemaProperty describes a column in JSON Schema terms.
@@ -436,7 +436,7 @@ func (s *Server) OgcGetCollectionItems(ctx context.Context, request gen.OgcGetCo
 		return nil, err
 	}
 	base := "/collections/" + d.Entry.ID.String()
-	collection := s.link(base, "collection", "application/json", "The collection")
+	collection := s.link(ctx, base, "collection", "application/json", "The collection")
 	return featureStream{ctx: ctx, cur: cur, crs: crs, tail: s.pageTail(ctx, cur, base+"/items", q, &collection), log: s.log}, nil
 }
 
@@ -488,12 +488,12 @@ func (s *Server) pageLinks(ctx context.Context, path, mediaType string, offset, 
 	if raw != "" {
 		self += "?" + raw
 	}
-	links := []gen.Link{s.link(self, "self", mediaType, "This page")}
+	links := []gen.Link{s.link(ctx, self, "self", mediaType, "This page")}
 	if more {
-		links = append(links, s.link(path+withPage(raw, offset+limit, limit), "next", mediaType, "Next page"))
+		links = append(links, s.link(ctx, path+withPage(raw, offset+limit, limit), "next", mediaType, "Next page"))
 	}
 	if offset > 0 {
-		links = append(links, s.link(path+withPage(raw, max(0, offset-limit), limit), "prev", mediaType, "Previous page"))
+		links = append(links, s.link(ctx, path+withPage(raw, max(0, offset-limit), limit), "prev", mediaType, "Previous page"))
 	}
 	return links
 }
@@ -588,8 +588,8 @@ func (s *Server) OgcGetCollectionItemFeature(ctx context.Context, request gen.Og
 	}
 	base := "/collections/" + d.Entry.ID.String()
 	links, _ := json.Marshal([]gen.Link{
-		s.link(base+"/items/"+url.PathEscape(request.FeatureId), "self", geoJSON, "This feature"),
-		s.link(base, "collection", "application/json", "The collection"),
+		s.link(ctx, base+"/items/"+url.PathEscape(request.FeatureId), "self", geoJSON, "This feature"),
+		s.link(ctx, base, "collection", "application/json", "The collection"),
 	})
 	body = append(body[:len(body)-1], `,"links":`...)
 	body = append(append(body, links...), '}')

@@ -16,12 +16,12 @@ func (s *Server) OgcLandingPage(ctx context.Context, request gen.OgcLandingPageR
 		Title:       title,
 		Description: desc,
 		Links: []gen.Link{
-			s.link("/", "self", "application/json", "This document"),
-			s.link("/?f=json", "alternate", "application/json", "This document as JSON"),
-			s.link("/openapi.json", "service-desc", "application/vnd.oai.openapi+json;version=3.0", "The API definition"),
-			s.link("/docs", "service-doc", "text/html", "The API documentation"),
-			s.link("/conformance", "conformance", "application/json", "Conformance classes implemented"),
-			s.link("/collections", "data", "application/json", "Collections"),
+			s.link(ctx, "/", "self", "application/json", "This document"),
+			s.link(ctx, "/?f=json", "alternate", "application/json", "This document as JSON"),
+			s.link(ctx, "/openapi.json", "service-desc", "application/vnd.oai.openapi+json;version=3.0", "The API definition"),
+			s.link(ctx, "/docs", "service-doc", "text/html", "The API documentation"),
+			s.link(ctx, "/conformance", "conformance", "application/json", "Conformance classes implemented"),
+			s.link(ctx, "/collections", "data", "application/json", "Collections"),
 		},
 	}, nil
 }

@@ -35,35 +35,35 @@ type recordCatalog interface {
 }
 
 // recordCollection describes the catalog itself as an OGC API Records collection.
-func (s *Server) recordCollection() gen.OgcCollection {
+func (s *Server) recordCollection(ctx context.Context) gen.OgcCollection {
 	title, itemType := "Datasets", "record"
 	desc := "The catalog: one metadata record per dataset the caller may see."
 	crs := []string{crs84}
 	return gen.OgcCollection{Id: "datasets", Title: title, Description: desc, ItemType: &itemType, Crs: &crs,
 		Links: []gen.Link{
-			s.link(recordsPath, "self", "application/json", "This collection"),
-			s.link(recordsPath+"/items", "items", geoJSON, "The records"),
-			s.link(recordsPath+"/queryables", "http://www.opengis.net/def/rel/ogc/1.0/queryables", schemaJSON, "Queryables"),
-			s.link(recordsPath+"/sortables", "http://www.opengis.net/def/rel/ogc/1.0/sortables", schemaJSON, "Sortables"),
-			s.link(recordsPath+"/schema", "http://www.opengis.net/def/rel/ogc/1.0/schema", schemaJSON, "Record schema"),
+			s.link(ctx, recordsPath, "self", "application/json", "This collection"),
+			s.link(ctx, recordsPath+"/items", "items", geoJSON, "The records"),
+			s.link(ctx, recordsPath+"/queryables", "http://www.opengis.net/def/rel/ogc/1.0/queryables", schemaJSON, "Queryables"),
+			s.link(ctx, recordsPath+"/sortables", "http://www.opengis.net/def/rel/ogc/1.0/sortables", schemaJSON, "Sortables"),
+			s.link(ctx, recordsPath+"/schema", "http://www.opengis.net/def/rel/ogc/1.0/schema", schemaJSON, "Record schema"),
 		}}
 }
 
 // OgcGetCollectionMetadata: Get Collection Metadata (GET /collections/datasets).
 func (s *Server) OgcGetCollectionMetadata(ctx context.Context, request gen.OgcGetCollectionMetadataRequestObject) (gen.OgcGetCollectionMetadataResponseObject, error) {
-	return gen.OgcGetCollectionMetadata200JSONResponse(s.recordCollection()), nil
+	return gen.OgcGetCollectionMetadata200JSONResponse(s.recordCollection(ctx)), nil
 }
 
-func (s *Server) record(r catalog.Record) (gen.OgcRecord, error) {
+func (s *Server) record(ctx context.Context, r catalog.Record) (gen.OgcRecord, error) {
 	out := gen.OgcRecord{Id: r.ID.String(), Type: "Feature", Time: recordTime(r), Properties: recordProperties(r),
 		ConformsTo: &[]string{"http://www.opengis.net/spec/ogcapi-records-1/1.0/req/record-core"},
 		Links: []gen.Link{
-			s.link(recordsPath+"/items/"+r.ID.String(), "self", geoJSON, "This record"),
-			s.link(recordsPath, "collection", "application/json", "The catalog"),
-			s.link("/datasets/"+r.DatasetID.String(), "describes", "application/json", "The dataset"),
+			s.link(ctx, recordsPath+"/items/"+r.ID.String(), "self", geoJSON, "This record"),
+			s.link(ctx, recordsPath, "collection", "application/json", "The catalog"),
+			s.link(ctx, "/datasets/"+r.DatasetID.String(), "describes", "application/json", "The dataset"),
 		}}
 	if featureRecordTypes[r.RecordType] {
-		out.Links = append(out.Links, s.link("/collections/"+r.DatasetID.String(), "item", "application/json", "The dataset's features"))
+		out.Links = append(out.Links, s.link(ctx, "/collections/"+r.DatasetID.String(), "item", "application/json", "The dataset's features"))
 	}
 	if r.BBox != nil {
 		out.Bbox = &r.BBox
@@ -178,7 +178,7 @@ func (s *Server) recordPage(ctx context.Context, q catalog.RecordQuery, path, me
 	out := gen.OgcRecordCollection{Type: "FeatureCollection", Features: make([]gen.OgcRecord, 0, len(records)),
 		NumberReturned: len(records), NumberMatched: total, TimeStamp: &now}
 	for _, r := range records {
-		rec, err := s.record(r)
+		rec, err := s.record(ctx, r)
 		if err != nil {
 			return out, err
 		}
@@ -380,7 +380,7 @@ func (s *Server) OgcGetCollectionItem(ctx context.Context, request gen.OgcGetCol
 	if len(records) == 0 {
 		return nil, apperr.NotFound("no record %s", request.RecordId)
 	}
-	rec, err := s.record(records[0])
+	rec, err := s.record(ctx, records[0])
 	if err != nil {
 		return nil, err
 	}

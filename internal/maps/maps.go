@@ -17,6 +17,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
+	"meridian/internal/publicurl"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
 	"meridian/store"
@@ -33,6 +34,9 @@ type Service struct {
 
 	sprite spriteCache
 }
+
+// base is the public base URL of the request (internal/publicurl), else BaseURL.
+func (s *Service) base(ctx context.Context) string { return publicurl.From(ctx, s.BaseURL) }
 
 // Doc is a map document as JSON (the Map schema).
 type Doc = json.RawMessage

@@ -52,12 +52,12 @@ func (e Expiry) resolve(now time.Time) (*time.Time, error) {
 	return e.At, nil
 }
 
-func (s *Service) shareOf(row store.CatalogMapShareToken, now time.Time) (Share, error) {
+func (s *Service) shareOf(ctx context.Context, row store.CatalogMapShareToken, now time.Time) (Share, error) {
 	token, err := s.Box.Open(row.TokenSealed)
 	if err != nil {
 		return Share{}, err
 	}
-	return Share{ID: row.ID, MapID: row.MapID, Token: string(token), URL: s.BaseURL + "/shared/" + url.PathEscape(string(token)),
+	return Share{ID: row.ID, MapID: row.MapID, Token: string(token), URL: s.base(ctx) + "/shared/" + url.PathEscape(string(token)),
 		ExpiresAt: row.ExpiresAt, Active: row.RevokedAt == nil && (row.ExpiresAt == nil || row.ExpiresAt.After(now)), CreatedAt: row.CreatedAt}, nil
 }
 
@@ -91,7 +91,7 @@ func (s *Service) Share(ctx context.Context, p auth.Principal, id uuid.UUID, e E
 		if err != nil {
 			return nil, err
 		}
-		out, err = s.shareOf(row, now)
+		out, err = s.shareOf(ctx, row, now)
 		return []Event{{TargetType: "share", TargetID: &row.ID, Action: ActionShared, Summary: "Share link created",
 			Details: map[string]any{"expires_at": expires}}}, err
 	})
@@ -109,7 +109,7 @@ func (s *Service) GetShare(ctx context.Context, p auth.Principal, id uuid.UUID, 
 		if err != nil {
 			return nil, err
 		}
-		out, err = s.shareOf(row, now)
+		out, err = s.shareOf(ctx, row, now)
 		return nil, err
 	})
 	return out, err
@@ -130,7 +130,7 @@ func (s *Service) UpdateShare(ctx context.Context, p auth.Principal, id uuid.UUI
 		if err != nil {
 			return nil, err
 		}
-		out, err = s.shareOf(row, now)
+		out, err = s.shareOf(ctx, row, now)
 		return []Event{{TargetType: "share", TargetID: &row.ID, Action: ActionShareChanged, Summary: "Share link expiry changed",
 			Details: map[string]any{"expires_at": expires}}}, err
 	})
@@ -250,7 +250,7 @@ func (s *Service) SharedMap(ctx context.Context, token string, now time.Time, si
 			return Shared{}, err
 		}
 		l.SharedLayer.TableName, l.GeometryType, l.ColumnInfo, l.FeatureCount = l.TableName, l.Geometry, l.Columns, l.Features
-		l.TileURL = fmt.Sprintf("%s/api/tiles/%s/{z}/{x}/{y}.pbf?sig=%s&exp=%d&scope=%s", s.BaseURL, l.DatasetID, t.Sig, t.Exp, url.QueryEscape(t.Scope))
+		l.TileURL = fmt.Sprintf("%s/api/tiles/%s/{z}/{x}/{y}.pbf?sig=%s&exp=%d&scope=%s", s.base(ctx), l.DatasetID, t.Sig, t.Exp, url.QueryEscape(t.Scope))
 		out.Layers[i] = l.SharedLayer
 		out.HasNonPublicLayers = out.HasNonPublicLayers || l.Visibility != auth.VisibilityPublic || l.Status != "published"
 	}
@@ -319,7 +319,7 @@ func (s *Service) ListShares(ctx context.Context, p auth.Principal, f ShareFilte
 	out := make([]AdminShare, len(rows))
 	total := 0
 	for i, r := range rows {
-		sh, err := s.shareOf(r.CatalogMapShareToken, now)
+		sh, err := s.shareOf(ctx, r.CatalogMapShareToken, now)
 		if err != nil {
 			return nil, 0, err
 		}

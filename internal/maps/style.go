@@ -96,7 +96,7 @@ func (s *Service) ExportStyle(ctx context.Context, p auth.Principal, id uuid.UUI
 			return nil, err
 		}
 		sources[src] = map[string]any{"type": "vector", "minzoom": 0, "maxzoom": 22, "tiles": []string{fmt.Sprintf(
-			"%s/api/tiles/%s/{z}/{x}/{y}.pbf?sig=%s&exp=%d&scope=%s", s.BaseURL, l.DatasetID, t.Sig, t.Exp, url.QueryEscape(t.Scope))}}
+			"%s/api/tiles/%s/{z}/{x}/{y}.pbf?sig=%s&exp=%d&scope=%s", s.base(ctx), l.DatasetID, t.Sig, t.Exp, url.QueryEscape(t.Scope))}}
 		kind := styleType(l)
 		layout := map[string]any{}
 		for k, v := range l.Layout {
@@ -121,7 +121,7 @@ func (s *Service) ExportStyle(ctx context.Context, p auth.Principal, id uuid.UUI
 		layers = append(layers, sl)
 	}
 	style := map[string]any{"version": 8, "name": m.Name, "sources": sources, "layers": layers,
-		"sprite":   s.BaseURL + "/api/maps/sprites/service",
+		"sprite":   s.base(ctx) + "/api/maps/sprites/service",
 		"metadata": map[string]any{"service:map_id": id, "service:basemap_style": m.BasemapStyle},
 		"bearing":  m.Bearing, "pitch": m.Pitch, "projection": map[string]any{"type": m.Projection}}
 	if m.Lng != nil && m.Lat != nil {
@@ -221,7 +221,7 @@ func (s *Service) styleSources(ctx context.Context, p auth.Principal, sources ma
 		_ = json.Unmarshal(raw, &src)
 		var dataset uuid.UUID
 		for _, t := range src.Tiles {
-			if m := tilePath.FindStringSubmatch(t); m != nil && strings.HasPrefix(t, s.BaseURL+"/") {
+			if m := tilePath.FindStringSubmatch(t); m != nil && (strings.HasPrefix(t, s.BaseURL+"/") || strings.HasPrefix(t, s.base(ctx)+"/")) {
 				dataset = s.resolvePath(ctx, m[1])
 			}
 		}

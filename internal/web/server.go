@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"meridian/internal/config"
+	"meridian/internal/publicurl"
 )
 
 // New returns an echo instance with the cross-cutting middleware every request passes through.
@@ -30,6 +31,17 @@ func New(cfg config.Config, log *slog.Logger) *echo.Echo {
 	e.Server.WriteTimeout = cfg.WriteTimeout
 	e.Server.IdleTimeout = cfg.IdleTimeout
 
+	if cfg.TrustForwardedHeader {
+		// Links in answers follow the address the proxy was asked for.
+		e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+			return func(c echo.Context) error {
+				if base := publicurl.FromHeaders(c.Request().Header); base != "" {
+					c.SetRequest(c.Request().WithContext(publicurl.With(c.Request().Context(), base)))
+				}
+				return next(c)
+			}
+		})
+	}
 	e.Use(middleware.RequestID())
 	e.Use(AccessLog(log))
 	e.Use(Recover(log))
