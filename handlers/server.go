@@ -27,6 +27,7 @@ import (
 	"meridian/internal/oauth"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
+	"meridian/internal/sqlquery"
 	"meridian/internal/tiles"
 	"meridian/internal/web"
 )
@@ -53,6 +54,7 @@ type Deps struct {
 	Tables        features.Reader
 	Tiles         *tiles.Service
 	Maps          *maps.Service
+	SQL           *sqlquery.Service
 }
 
 // Server implements gen.StrictServerInterface.
@@ -79,6 +81,7 @@ type Server struct {
 	tables         features.Reader
 	tiles          *tiles.Service
 	maps           *maps.Service
+	sql            *sqlquery.Service
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -88,7 +91,7 @@ func New(d Deps) *Server {
 	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, settingsAdmin: d.SettingsAdmin, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
-		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, maps: d.Maps}
+		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, maps: d.Maps, sql: d.SQL}
 }
 
 // Mount registers every contract operation under /api with the per-route middleware, in order:

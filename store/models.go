@@ -423,6 +423,12 @@ type CatalogSetting struct {
 	UpdatedBy *uuid.UUID      `json:"updated_by"`
 }
 
+type CatalogSqlGrant struct {
+	Token     uuid.UUID `json:"token"`
+	DatasetID uuid.UUID `json:"dataset_id"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
 type CatalogUser struct {
 	ID            uuid.UUID  `json:"id"`
 	Username      string     `json:"username"`

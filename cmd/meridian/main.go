@@ -25,6 +25,7 @@ import (
 	"meridian/internal/config"
 	"meridian/internal/db"
 	"meridian/internal/ingest"
+	"meridian/internal/sqlquery"
 	"meridian/internal/web"
 	"meridian/openapi"
 	"meridian/store"
@@ -150,7 +151,12 @@ func serve() error {
 	}()
 
 	e := web.New(cfg, log)
-	deps, err := services(cfg, pool, log, queue)
+	sandbox, err := sqlquery.OpenSandbox(ctx, pool, cfg.JWTSecretKey, 4)
+	if err != nil {
+		return err
+	}
+	defer sandbox.Close()
+	deps, err := services(cfg, pool, log, queue, sandbox)
 	if err != nil {
 		return err
 	}

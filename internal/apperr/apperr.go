@@ -25,6 +25,7 @@ const (
 	KindUpstream            // an upstream provider failed: 502
 	KindUnavailable         // the database or a dependency is down: 503
 	KindNotImplemented      // operation not built: 501
+	KindTimeout             // the work took longer than its limit and was stopped: 504
 )
 
 // Error is a domain error with a kind and a message safe to show to the caller.

@@ -13,7 +13,9 @@ import (
 type key struct{}
 
 // With returns ctx carrying base, the public base URL of the request.
-func With(ctx context.Context, base string) context.Context { return context.WithValue(ctx, key{}, base) }
+func With(ctx context.Context, base string) context.Context {
+	return context.WithValue(ctx, key{}, base)
+}
 
 // From is the request's public base URL, else fallback (BASE_URL).
 func From(ctx context.Context, fallback string) string {

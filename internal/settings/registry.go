@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"time"
 )
 
 // Def is one setting an admin may write: its key (group.name), label, default and the rule its
@@ -157,6 +158,7 @@ var registry = []Def{
 	{Key: "branding.privacy_url", Label: "Privacy notice URL", Check: httpURL(true)},
 	{Key: "branding.logo_url", Label: "Logo URL", Check: httpURL(true)},
 	{Key: "branding.primary_color", Label: "Primary colour", Check: nullable(words(7, colorPattern, false))},
+	{Key: "sql_query.statement_timeout_ms", Label: "Read-only SQL time limit (ms)", Check: number(100, 60000, true)},
 	{Key: "ai.enabled", Label: "AI features", Check: boolean},
 	{Key: "ai.semantic_search_enabled", Label: "Semantic search", Check: boolean},
 	{Key: "ai.provider", Label: "AI provider", Check: nullable(words(64, nil, false))},
@@ -176,6 +178,7 @@ func init() {
 		"branding.site_name": "Meridian", "branding.show_badge": true, "branding.privacy_url": nil, "branding.logo_url": nil,
 		"branding.primary_color": nil, "ai.enabled": false, "ai.semantic_search_enabled": false, "ai.provider": nil, "ai.model": nil,
 		"ai.embedding_model": nil, "ai.embedding_dimensions": nil, "notifications.enabled": true,
+		"sql_query.statement_timeout_ms": 5000,
 	} {
 		defaults[k] = v
 	}
@@ -228,4 +231,11 @@ func (r Reader) NotificationsEnabled(ctx context.Context) (bool, error) {
 	var on bool
 	err := r.load(ctx, map[string]any{"notifications.enabled": &on})
 	return on, err
+}
+
+// SQLQuery reads what read-only SQL needs: whether it is switched on, and its time limit.
+func (r Reader) SQLQuery(ctx context.Context) (enabled bool, timeout time.Duration, err error) {
+	var ms int
+	err = r.load(ctx, map[string]any{"feature_flags.enable_sql_query": &enabled, "sql_query.statement_timeout_ms": &ms})
+	return enabled, time.Duration(ms) * time.Millisecond, err
 }

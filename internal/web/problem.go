@@ -71,6 +71,7 @@ var kindStatus = map[apperr.Kind]int{
 	apperr.KindUpstream:       http.StatusBadGateway,
 	apperr.KindUnavailable:    http.StatusServiceUnavailable,
 	apperr.KindNotImplemented: http.StatusNotImplemented,
+	apperr.KindTimeout:        http.StatusGatewayTimeout,
 }
 
 // ErrorHandler is the one place where an error becomes a response: binding, validation, domain,

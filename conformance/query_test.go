@@ -1,0 +1,152 @@
+package conformance
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Query tag: read-only SQL, confined by PostgreSQL, tried against a hostile corpus.
+
+func sqlQuery(t *testing.T, s session, sql string, tables []string, extra ...map[string]any) reply {
+	t.Helper()
+	body := map[string]any{"sql": sql, "restrict_tables": tables}
+	for _, e := range extra {
+		for k, v := range e {
+			body[k] = v
+		}
+	}
+	return call(t, "POST", "/query/", body, bearer(s.Access)...)
+}
+
+func tableOf(t *testing.T, s session, id string) string {
+	t.Helper()
+	return call(t, "GET", "/datasets/"+id, nil, bearer(s.Access)...).JSON(t)["table_name"].(string)
+}
+
+func TestReadOnlySQL(t *testing.T) {
+	owner, other := newUser(t, "editor"), newUser(t, "editor")
+	mine := ogcDataset(t, owner, "private")
+	theirs := ogcDataset(t, other, "private")
+	table, theirTable := tableOf(t, owner, mine), tableOf(t, other, theirs)
+
+	r := sqlQuery(t, owner, "SELECT gid, name, rank, score, day, geom FROM "+table+" WHERE rank < 3 ORDER BY gid", []string{table})
+	wantStatus(t, "query", r, 200)
+	res := r.JSON(t)
+	rows := res["rows"].([]any)
+	if fmt.Sprint(res["columns"]) != "[gid name rank score day geom]" || len(rows) != 3 || res["row_count"] != float64(3) || res["truncated"] != false {
+		t.Fatalf("result: %s", r.Body)
+	}
+	first := rows[0].([]any)
+	if first[1] != "place 00" || first[4] != "2020-01-01" || fmt.Sprint(first[5]) != "map[coordinates:[-170 -40] type:Point]" &&
+		!strings.Contains(fmt.Sprint(first[5]), "type:") {
+		t.Fatalf("first row: %v", first)
+	}
+	// Row limit: truncated; an empty result still names its columns.
+	r = sqlQuery(t, owner, "SELECT gid FROM "+table, []string{table}, map[string]any{"row_limit": 5})
+	if res := r.JSON(t); len(res["rows"].([]any)) != 5 || res["truncated"] != true {
+		t.Fatalf("row limit: %s", r.Body)
+	}
+	if res := sqlQuery(t, owner, "SELECT gid AS id, name FROM "+table+" WHERE false", []string{table}).JSON(t); fmt.Sprint(res["columns"]) != "[id name]" {
+		t.Fatalf("empty result: %v", res)
+	}
+	// Numerics keep every digit.
+	if r := sqlQuery(t, owner, "SELECT 12345678901234567890.123456789::numeric AS n", []string{table}); !strings.Contains(string(r.Body), "12345678901234567890.123456789") {
+		t.Fatalf("numeric: %s", r.Body)
+	}
+	// Another user's private dataset is no table for this caller, named or not.
+	wantStatus(t, "their dataset in restrict_tables", sqlQuery(t, owner, "SELECT 1", []string{theirTable}), 403)
+	wantStatus(t, "no such dataset", sqlQuery(t, owner, "SELECT 1", []string{"ds_nothing_here"}), 403)
+	// Their view exists (they queried it), but outside the request's grant it has no rows.
+	wantStatus(t, "their own query", sqlQuery(t, other, "SELECT count(*) FROM "+theirTable, []string{theirTable}), 200)
+	r = sqlQuery(t, owner, "SELECT count(*) AS n FROM "+theirTable, []string{table})
+	if r.Status == 200 && !strings.Contains(string(r.Body), `[[0]]`) {
+		t.Fatalf("another request's view gave rows: %s", r.Body)
+	}
+}
+
+// TestReadOnlySQLHostileCorpus: every statement ends harmless: refused, or run with no effect and
+// no leak.
+func TestReadOnlySQLHostileCorpus(t *testing.T) {
+	adm, owner := admin(t), newUser(t, "editor")
+	id := ogcDataset(t, owner, "private")
+	table := tableOf(t, owner, id)
+	tables := []string{table}
+	defer call(t, "POST", "/settings/reset/", map[string]any{"keys": []string{"sql_query"}}, bearer(adm.Access)...)
+	wantStatus(t, "short time limit", call(t, "PUT", "/settings/", map[string]any{"settings": map[string]any{
+		"sql_query": map[string]any{"statement_timeout_ms": 500}}}, bearer(adm.Access)...), 200)
+
+	cases := []struct {
+		name string
+		sql  string
+		want []int // acceptable statuses
+	}{
+		{"two statements", "SELECT 1; DROP TABLE " + table, []int{400}},
+		{"comment trick", "SELECT 1 -- ) q; DROP TABLE " + table, []int{200, 400}},
+		{"block comment", "SELECT 1 /* ", []int{400}},
+		{"closing the wrapper", "SELECT 1) q; DROP TABLE " + table + "; SELECT (1", []int{400}},
+		{"sleep", "SELECT pg_sleep(60)", []int{504}},
+		{"huge series", "SELECT * FROM generate_series(1, 1e12::bigint)", []int{200, 504}},
+		{"cross join", "SELECT a.gid FROM " + table + " a, " + table + " b, " + table + " c, " + table + " d, " + table + " e", []int{200, 504}},
+		{"copy to program", "COPY (SELECT 1) TO PROGRAM 'id'", []int{400}},
+		{"dblink", "SELECT * FROM dblink('host=127.0.0.1', 'SELECT 1') AS t(x int)", []int{400}},
+		{"lo_import", "SELECT lo_import('/etc/passwd')", []int{403, 422}},
+		{"pg_read_file", "SELECT pg_read_file('/etc/passwd')", []int{403}},
+		{"set_config role", "SELECT set_config('role', 'postgres', true)", []int{403}},
+		{"set role", "SET ROLE postgres", []int{400}},
+		{"reset role", "RESET ROLE", []int{400}},
+		{"secret setting", "SELECT current_setting('data_directory')", []int{403}},
+		{"catalog users", "SELECT * FROM catalog.users", []int{403}},
+		{"river jobs", "SELECT * FROM river.river_job", []int{403, 400}},
+		{"pg_authid", "SELECT rolpassword FROM pg_authid", []int{403}},
+		{"data schema directly", "SELECT * FROM data." + table, []int{403}},
+		{"nextval", "SELECT nextval('catalog.audit_log_id_seq')", []int{403, 422}},
+		{"for update", "SELECT * FROM " + table + " FOR UPDATE", []int{400, 403, 422}},
+		{"writing CTE", "WITH x AS (DELETE FROM " + table + " RETURNING *) SELECT * FROM x", []int{400, 403}},
+		{"app function", "SELECT catalog.dataset_visible(gen_random_uuid(), 'public', 'published', NULL, NULL, NULL, true)", []int{403}},
+		{"gate of another dataset", "SELECT sql_sandbox.allowed(gen_random_uuid())", []int{200}},
+		{"grants table", "SELECT * FROM catalog.sql_grants", []int{403}},
+		{"temp table", "CREATE TEMP TABLE x AS SELECT 1", []int{400}},
+	}
+	for _, c := range cases {
+		r := sqlQuery(t, owner, c.sql, tables)
+		ok := false
+		for _, w := range c.want {
+			ok = ok || r.Status == w
+		}
+		if !ok {
+			t.Errorf("%s: %d, want one of %v: %s", c.name, r.Status, c.want, r.Body)
+		}
+		if r.Status >= 400 && (strings.Contains(string(r.Body), "meridian_sql") || strings.Contains(string(r.Body), "catalog.")) {
+			t.Errorf("%s: the problem names internals: %s", c.name, r.Body)
+		}
+	}
+	// Nothing was changed.
+	if n := call(t, "GET", "/datasets/"+id, nil, bearer(owner.Access)...).JSON(t)["feature_count"]; n != float64(30) {
+		t.Fatalf("the dataset changed: %v features", n)
+	}
+	if r := sqlQuery(t, owner, "SELECT count(*) FROM "+table, tables); !strings.Contains(string(r.Body), "[[30]]") {
+		t.Fatalf("after the corpus: %s", r.Body)
+	}
+	// Restrict_tables entries that are not plain table names.
+	for _, bad := range []string{"data." + table, `"` + table + `"`, "..", "ds_а", "catalog.users", "DS_X"} {
+		wantStatus(t, "restrict_tables "+bad, sqlQuery(t, owner, "SELECT 1", []string{bad}), 422)
+	}
+	wantStatus(t, "sql too long", sqlQuery(t, owner, "SELECT 1"+strings.Repeat(" ", 20001), tables), 422)
+
+	// Another session's statement is not in pg_stat_activity.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sqlQuery(t, owner, "SELECT pg_sleep(0.4), 'secret-marker-42'", tables)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	r := sqlQuery(t, owner, "SELECT query FROM pg_stat_activity", tables)
+	wg.Wait()
+	if strings.Contains(string(r.Body), "secret-marker-42") {
+		t.Fatalf("pg_stat_activity shows another request's statement: %s", r.Body)
+	}
+}

@@ -1,0 +1,274 @@
+package sqlquery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"meridian/internal/apperr"
+	"meridian/internal/audit"
+	"meridian/internal/auth"
+	"meridian/internal/settings"
+	"meridian/store"
+)
+
+// Limits of a query (section 8 and the issue's design).
+const (
+	MaxSQL      = 20000
+	MaxTables   = 25
+	MaxRowLimit = 1000
+	DefaultRows = 100
+	MaxBytes    = 10 << 20
+)
+
+// Service runs queries.
+type Service struct {
+	App      *pgxpool.Pool // the server's pool: catalog reads, views, grants
+	Q        *store.Queries
+	Sandbox  *pgxpool.Pool // the sandbox role's pool
+	Settings settings.Reader
+	Log      *slog.Logger
+}
+
+// Request is one query.
+type Request struct {
+	SQL      string
+	Tables   []string
+	RowLimit int
+	IP, UA   string
+}
+
+// Result is a query's answer: column names, rows as JSON arrays (as PostgreSQL wrote them:
+// numerics keep every digit), and whether rows were left out (row limit or byte cap).
+type Result struct {
+	Columns   []string
+	Rows      []json.RawMessage
+	Truncated bool
+}
+
+// tableName is what a restrict_tables entry may be: a dataset's table name, nothing more (no
+// schema, quotes, dots or look-alike letters).
+var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// Check validates a request before anything runs.
+func (r *Request) Check() error {
+	switch {
+	case strings.TrimSpace(r.SQL) == "":
+		return apperr.Unprocessable("sql is empty")
+	case utf8.RuneCountInString(r.SQL) > MaxSQL:
+		return apperr.Unprocessable("sql is longer than %d characters", MaxSQL)
+	case strings.ContainsRune(r.SQL, 0):
+		return apperr.Unprocessable("sql holds a NUL character")
+	case len(r.Tables) < 1 || len(r.Tables) > MaxTables:
+		return apperr.Unprocessable("restrict_tables names 1 to %d tables", MaxTables)
+	}
+	for _, t := range r.Tables {
+		if !tableName.MatchString(t) {
+			return apperr.Unprocessable("restrict_tables: %q is not a dataset table name (lowercase letters, digits and underscores)", t)
+		}
+	}
+	if r.RowLimit == 0 {
+		r.RowLimit = DefaultRows
+	}
+	if r.RowLimit < 1 || r.RowLimit > MaxRowLimit {
+		return apperr.Unprocessable("row_limit must be 1 to %d", MaxRowLimit)
+	}
+	return nil
+}
+
+// Run runs r for p.
+func (s *Service) Run(ctx context.Context, p auth.Principal, r Request) (Result, error) {
+	if err := r.Check(); err != nil {
+		return Result{}, err
+	}
+	enabled, timeout, err := s.Settings.SQLQuery(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if !enabled {
+		return Result{}, apperr.Forbidden("read-only SQL is switched off on this deployment (feature flag enable_sql_query)")
+	}
+	start := time.Now()
+	res, err := s.run(ctx, p, r, timeout)
+	outcome, detail := "success", map[string]any{"tables": r.Tables, "duration_ms": time.Since(start).Milliseconds(), "rows": len(res.Rows)}
+	if err != nil {
+		outcome, detail["error"] = "failure", err.Error()
+	}
+	audit.Record(ctx, s.Q, s.Log, audit.Entry{ActorID: p.UserID, ActorDisplay: p.Username, Action: "sql.query", ResourceType: "query",
+		ResourceID: strings.Join(r.Tables, ","), Failed: outcome == "failure", IP: r.IP, UA: r.UA, Detail: detail})
+	return res, err
+}
+
+func (s *Service) run(ctx context.Context, p auth.Principal, r Request, timeout time.Duration) (Result, error) {
+	ids, err := s.prepare(ctx, p, r.Tables)
+	if err != nil {
+		return Result{}, err
+	}
+	token := uuid.New()
+	if err := s.Q.GrantSQLDatasets(ctx, store.GrantSQLDatasetsParams{Token: token, DatasetIds: ids,
+		TtlSeconds: (timeout + 10*time.Second).Seconds()}); err != nil {
+		return Result{}, err
+	}
+	defer func() {
+		if err := s.Q.EndSQLGrant(context.WithoutCancel(ctx), token); err != nil {
+			s.Log.Warn("sql: ending a grant failed", "err", err)
+		}
+	}()
+	return s.execute(ctx, token, r, timeout)
+}
+
+// prepare resolves the tables to datasets p may read (any other name answers like one that does
+// not exist) and brings their sandbox views up to date with their tables.
+func (s *Service) prepare(ctx context.Context, p auth.Principal, tables []string) ([]uuid.UUID, error) {
+	var caller *uuid.UUID
+	var role *string
+	if !p.Anonymous() {
+		caller, role = &p.UserID, &p.Role
+	}
+	rows, err := s.Q.SQLQueryDatasets(ctx, store.SQLQueryDatasetsParams{Names: tables, CallerID: caller, CallerRole: role, IsAdmin: p.IsAdmin()})
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tables {
+		if !slices.ContainsFunc(rows, func(r store.SQLQueryDatasetsRow) bool { return r.TableName == t }) {
+			return nil, apperr.Forbidden("restrict_tables: no dataset you may read has the table %q", t)
+		}
+	}
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+		if !slices.Equal(r.TableColumns, r.ViewColumns) {
+			if err := s.replaceView(ctx, r.ID, r.TableName); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ids, nil
+}
+
+// replaceView (re)creates the sandbox view of a dataset: its table's rows, to requests granted
+// the dataset only. The gate is a scalar subquery, evaluated once per statement, and the view a
+// security barrier, so no predicate of the caller's sees a row the gate holds back.
+func (s *Service) replaceView(ctx context.Context, id uuid.UUID, table string) error {
+	view := pgx.Identifier{"sql_sandbox", table}.Sanitize()
+	ddl := "DROP VIEW IF EXISTS " + view + "; CREATE VIEW " + view + " WITH (security_barrier) AS SELECT * FROM " +
+		pgx.Identifier{"data", table}.Sanitize() + " WHERE (SELECT sql_sandbox.allowed('" + id.String() + "'::uuid)); " +
+		"GRANT SELECT ON " + view + " TO " + pgx.Identifier{RoleName}.Sanitize()
+	return pgx.BeginFunc(ctx, s.App, func(tx pgx.Tx) error {
+		// Requests for one dataset arriving together build its view once.
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('meridian.sql_view.' || $1))", table); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, ddl)
+		return err
+	})
+}
+
+// execute runs the statement in the sandbox: one READ ONLY transaction naming the request's
+// token, with the statement timeout and the sandbox's search path.
+func (s *Service) execute(ctx context.Context, token uuid.UUID, r Request, timeout time.Duration) (Result, error) {
+	var res Result
+	err := pgx.BeginTxFunc(ctx, s.Sandbox, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT set_config('meridian.sql_token', $1, true), set_config('statement_timeout', $2, true),
+			set_config('search_path', 'sql_sandbox, public', true), set_config('work_mem', '16MB', true)`,
+			token.String(), strconv.FormatInt(timeout.Milliseconds(), 10)); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "SELECT sql_sandbox.run($1, $2)", r.SQL, r.RowLimit+1)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		size := 0
+		for rows.Next() {
+			raw := rows.RawValues()[0]
+			if res.Columns == nil {
+				keys, _, err := splitObject(raw) // the header row
+				if err != nil {
+					return err
+				}
+				res.Columns = keys
+				continue
+			}
+			size += len(raw)
+			if len(res.Rows) == r.RowLimit || size > MaxBytes {
+				res.Truncated = true
+				break
+			}
+			res.Rows = append(res.Rows, bytes.Clone(raw))
+		}
+		return rows.Err()
+	})
+	if res.Columns == nil {
+		res.Columns = []string{}
+	}
+	return res, problem(err, timeout)
+}
+
+// splitObject reads a JSON object's keys and values in their order (duplicate keys included).
+func splitObject(raw []byte) ([]string, []json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, fmt.Errorf("sqlquery: a row is not an object")
+	}
+	var keys []string
+	var vals []json.RawMessage
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, err
+		}
+		keys, vals = append(keys, k.(string)), append(vals, v)
+	}
+	return keys, vals, nil
+}
+
+// internalName matches the names a database message may carry that are not the caller's
+// business: our schemas' relations and roles.
+var internalName = regexp.MustCompile(`(catalog|river|sql_sandbox|data)\.[A-Za-z0-9_"]+|meridian[A-Za-z0-9_]*|role "[^"]*"`)
+
+// problem maps what PostgreSQL refused to the caller's answer, its message stripped of internal
+// names.
+func problem(err error, timeout time.Duration) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	msg := internalName.ReplaceAllString(pe.Message, "…")
+	if pe.Position > 0 {
+		msg += fmt.Sprintf(" (at character %d)", pe.Position)
+	}
+	switch {
+	case pe.Code == "57014":
+		// Not wrapping the database's error: this timeout is the query's own limit, answered 504,
+		// not the server's QUERY_TIMEOUT.
+		return &apperr.Error{Kind: apperr.KindTimeout, Title: "Gateway Timeout",
+			Detail: fmt.Sprintf("statement timeout after %d ms: the query took too long and was cancelled", timeout.Milliseconds())}
+	case pe.Code == "42501":
+		return apperr.Forbidden("permission denied: %s", msg)
+	case strings.HasPrefix(pe.Code, "42"), pe.Code == "0A000":
+		return apperr.Invalid("the statement is not a query this service runs: %s", msg)
+	case strings.HasPrefix(pe.Code, "22"), strings.HasPrefix(pe.Code, "25"), strings.HasPrefix(pe.Code, "2B"), strings.HasPrefix(pe.Code, "P0"):
+		return apperr.Unprocessable("the query failed: %s", msg)
+	}
+	return err
+}

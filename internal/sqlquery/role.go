@@ -1,0 +1,90 @@
+// Package sqlquery runs the read-only SQL of POST /query/. Its safety comes from PostgreSQL's
+// privileges, not from reading the SQL: the statement runs in a READ ONLY transaction, on a pool
+// of its own, as a login role that owns nothing, is a member of nothing (so SET ROLE and
+// set_config('role') lead nowhere) and may use only the sandbox schema: the views of the datasets
+// the caller may read, which show rows only to the request they were granted to (migration 29).
+package sqlquery
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// RoleName is the sandbox's login role.
+const RoleName = "meridian_sql"
+
+// OpenSandbox makes sure the sandbox role exists with exactly its rights (which needs CREATEROLE,
+// as the import role does) and opens its pool.
+func OpenSandbox(ctx context.Context, app *pgxpool.Pool, secret string, maxConns int32) (*pgxpool.Pool, error) {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte("meridian sql sandbox role password"))
+	password := hex.EncodeToString(mac.Sum(nil))
+	var err error
+	for try := 1; try <= 5; try++ {
+		if err = provision(ctx, app, password); err == nil || !transient(err) {
+			break
+		}
+		time.Sleep(time.Duration(try) * 50 * time.Millisecond)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating the SQL sandbox role %s needs CREATEROLE: %w", RoleName, err)
+	}
+	cfg := app.Config().Copy()
+	cfg.ConnConfig.User, cfg.ConnConfig.Password = RoleName, password
+	cfg.ConnConfig.RuntimeParams["application_name"] = "meridian-sql"
+	cfg.MaxConns, cfg.MinConns = maxConns, 0
+	cfg.AfterConnect = nil
+	return pgxpool.NewWithConfig(ctx, cfg)
+}
+
+func provision(ctx context.Context, app *pgxpool.Pool, password string) error {
+	ident := pgx.Identifier{RoleName}.Sanitize()
+	attrs := " WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT CONNECTION LIMIT 20 PASSWORD '" + password + "'"
+	if _, err := app.Exec(ctx, "CREATE ROLE "+ident+attrs); err != nil && code(err) != "42710" {
+		return err
+	}
+	c := app.Config().ConnConfig.Copy()
+	c.User, c.Password = RoleName, password
+	if conn, err := pgx.ConnectConfig(ctx, c); err == nil {
+		_ = conn.Close(ctx)
+	} else if code := code(err); code == "28P01" || code == "28000" {
+		if _, err := app.Exec(ctx, "ALTER ROLE "+ident+attrs); err != nil {
+			return err
+		}
+	} else {
+		return err
+	}
+	// Every session of the role is read-only from its first statement, and cannot idle in a
+	// transaction holding locks.
+	_, err := app.Exec(ctx, "ALTER ROLE "+ident+" SET default_transaction_read_only = on; "+
+		"ALTER ROLE "+ident+" SET idle_in_transaction_session_timeout = '30s'; "+
+		"GRANT USAGE ON SCHEMA sql_sandbox TO "+ident+"; "+
+		"GRANT EXECUTE ON FUNCTION sql_sandbox.allowed(uuid), sql_sandbox.run(text, integer) TO "+ident)
+	return err
+}
+
+func code(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// transient are the errors of two servers provisioning the role at once.
+func transient(err error) bool {
+	switch code(err) {
+	case "XX000", "23505", "40001", "40P01", "42710":
+		return true
+	}
+	return false
+}
