@@ -39,3 +39,12 @@ BEGIN
 END
 $$;
 REVOKE ALL ON FUNCTION sql_sandbox.run(text, integer) FROM PUBLIC;
+
+-- The sandbox's login: a role of this database's own (roles belong to the cluster, which may hold
+-- several Meridian databases) and its password, made by the first server to start and used by
+-- every server of the database. Only the server's role can read it.
+CREATE TABLE catalog.sql_sandbox_login (
+    only_one boolean PRIMARY KEY DEFAULT true CHECK (only_one),
+    role     text NOT NULL,
+    password text NOT NULL
+);

@@ -151,12 +151,12 @@ func serve() error {
 	}()
 
 	e := web.New(cfg, log)
-	sandbox, err := sqlquery.OpenSandbox(ctx, pool, cfg.JWTSecretKey, 4)
+	sandbox, sandboxRole, err := sqlquery.OpenSandbox(ctx, pool, 4)
 	if err != nil {
 		return err
 	}
 	defer sandbox.Close()
-	deps, err := services(cfg, pool, log, queue, sandbox)
+	deps, err := services(cfg, pool, log, queue, sandbox, sandboxRole)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ import (
 
 // services builds every domain service the handlers use, over the request pool. Presigned
 // uploads go to S3 when it is configured, to the local backend otherwise.
-func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *ingest.Queue, sandbox *pgxpool.Pool) (handlers.Deps, error) {
+func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *ingest.Queue, sandbox *pgxpool.Pool, sandboxRole string) (handlers.Deps, error) {
 	q := store.New(pool)
 	var storage blob.Storage = blob.NewLocal(c.DataDir, c.BaseURL, c.JWTSecretKey)
 	if c.S3Endpoint != "" {
@@ -70,7 +70,7 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 		Tiles: &tiles.Service{Catalog: cat, Reader: features.Reader{Pool: pool}, Settings: settings.Reader{Q: q},
 			Signer: tiles.NewSigner(cmp.Or(c.TileSigningSecret, c.JWTSecretKey)), Cache: tiles.NewCache(0)},
 		Maps: mapService,
-		SQL:  &sqlquery.Service{App: pool, Q: q, Sandbox: sandbox, Settings: settings.Reader{Q: q}, Log: log},
+		SQL:  &sqlquery.Service{App: pool, Q: q, Sandbox: sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
 	}, nil
 }
 

@@ -40,6 +40,7 @@ type Service struct {
 	App      *pgxpool.Pool // the server's pool: catalog reads, views, grants
 	Q        *store.Queries
 	Sandbox  *pgxpool.Pool // the sandbox role's pool
+	Role     string        // the sandbox role
 	Settings settings.Reader
 	Log      *slog.Logger
 }
@@ -167,7 +168,7 @@ func (s *Service) replaceView(ctx context.Context, id uuid.UUID, table string) e
 	view := pgx.Identifier{"sql_sandbox", table}.Sanitize()
 	ddl := "DROP VIEW IF EXISTS " + view + "; CREATE VIEW " + view + " WITH (security_barrier) AS SELECT * FROM " +
 		pgx.Identifier{"data", table}.Sanitize() + " WHERE (SELECT sql_sandbox.allowed('" + id.String() + "'::uuid)); " +
-		"GRANT SELECT ON " + view + " TO " + pgx.Identifier{RoleName}.Sanitize()
+		"GRANT SELECT ON " + view + " TO " + pgx.Identifier{s.Role}.Sanitize()
 	return pgx.BeginFunc(ctx, s.App, func(tx pgx.Tx) error {
 		// Requests for one dataset arriving together build its view once.
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('meridian.sql_view.' || $1))", table); err != nil {

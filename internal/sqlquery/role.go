@@ -7,8 +7,7 @@ package sqlquery
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -19,41 +18,50 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// RoleName is the sandbox's login role.
-const RoleName = "meridian_sql"
-
-// OpenSandbox makes sure the sandbox role exists with exactly its rights (which needs CREATEROLE,
-// as the import role does) and opens its pool.
-func OpenSandbox(ctx context.Context, app *pgxpool.Pool, secret string, maxConns int32) (*pgxpool.Pool, error) {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte("meridian sql sandbox role password"))
-	password := hex.EncodeToString(mac.Sum(nil))
-	var err error
+// OpenSandbox makes sure the sandbox role of this database exists with exactly its rights
+// (which needs CREATEROLE, as the import role does) and opens its pool. The role is named after
+// the database (meridian_sql_<hash>), since roles are shared by the cluster's databases, and its
+// random password is kept in the database, so every server of it logs in alike.
+func OpenSandbox(ctx context.Context, app *pgxpool.Pool, maxConns int32) (*pgxpool.Pool, string, error) {
+	random := make([]byte, 24)
+	if _, err := rand.Read(random); err != nil {
+		return nil, "", err
+	}
+	var role, password string
+	err := app.QueryRow(ctx, `INSERT INTO catalog.sql_sandbox_login (role, password)
+		VALUES ('meridian_sql_' || left(encode(sha256(convert_to(current_database(), 'UTF8')), 'hex'), 12), $1)
+		ON CONFLICT (only_one) DO UPDATE SET role = catalog.sql_sandbox_login.role
+		RETURNING role, password`, hex.EncodeToString(random)).Scan(&role, &password)
+	if err != nil {
+		return nil, "", err
+	}
 	for try := 1; try <= 5; try++ {
-		if err = provision(ctx, app, password); err == nil || !transient(err) {
+		if err = provision(ctx, app, role, password); err == nil || !transient(err) {
 			break
 		}
 		time.Sleep(time.Duration(try) * 50 * time.Millisecond)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("creating the SQL sandbox role %s needs CREATEROLE: %w", RoleName, err)
+		return nil, "", fmt.Errorf("creating the SQL sandbox role %s needs CREATEROLE: %w", role, err)
 	}
 	cfg := app.Config().Copy()
-	cfg.ConnConfig.User, cfg.ConnConfig.Password = RoleName, password
+	cfg.ConnConfig.User, cfg.ConnConfig.Password = role, password
 	cfg.ConnConfig.RuntimeParams["application_name"] = "meridian-sql"
 	cfg.MaxConns, cfg.MinConns = maxConns, 0
 	cfg.AfterConnect = nil
-	return pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	return pool, role, err
 }
 
-func provision(ctx context.Context, app *pgxpool.Pool, password string) error {
-	ident := pgx.Identifier{RoleName}.Sanitize()
+func provision(ctx context.Context, app *pgxpool.Pool, role, password string) error {
+	ident := pgx.Identifier{role}.Sanitize()
+	// The password is hex, so it is safe as a literal (role statements take no parameters).
 	attrs := " WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT CONNECTION LIMIT 20 PASSWORD '" + password + "'"
 	if _, err := app.Exec(ctx, "CREATE ROLE "+ident+attrs); err != nil && code(err) != "42710" {
 		return err
 	}
 	c := app.Config().ConnConfig.Copy()
-	c.User, c.Password = RoleName, password
+	c.User, c.Password = role, password
 	if conn, err := pgx.ConnectConfig(ctx, c); err == nil {
 		_ = conn.Close(ctx)
 	} else if code := code(err); code == "28P01" || code == "28000" {
