@@ -429,6 +429,12 @@ type CatalogSqlGrant struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
+type CatalogSqlSandboxLogin struct {
+	OnlyOne  bool   `json:"only_one"`
+	Role     string `json:"role"`
+	Password string `json:"password"`
+}
+
 type CatalogUser struct {
 	ID            uuid.UUID  `json:"id"`
 	Username      string     `json:"username"`
