@@ -483,8 +483,13 @@ func TestAdminUserLifecycle(t *testing.T) {
 }
 
 func TestAPIKeyStatusNeverShowsKeys(t *testing.T) {
-	setSetting(t, "provider_keys.stadia", `"stadia-settings-secret"`)
-	r := call(t, "GET", "/settings/api-key-status/", nil, bearer(admin(t).Access)...)
+	a := admin(t)
+	if r := call(t, "PUT", "/settings/", map[string]any{"settings": map[string]any{"provider_keys": map[string]any{"stadia": "stadia-settings-secret"}}},
+		bearer(a.Access)...); r.Status != 200 {
+		t.Fatalf("store a key: %d %s", r.Status, r.Body)
+	}
+	defer call(t, "POST", "/settings/reset/", map[string]any{"keys": []string{"provider_keys.stadia"}}, bearer(a.Access)...)
+	r := call(t, "GET", "/settings/api-key-status/", nil, bearer(a.Access)...)
 	if r.Status != 200 || strings.Contains(string(r.Body), "secret") {
 		t.Fatalf("status: %d %s", r.Status, r.Body)
 	}

@@ -70,7 +70,8 @@ func TestSettingsRoundTrip(t *testing.T) {
 		t.Helper()
 		return call(t, "PUT", "/settings/", map[string]any{"settings": body}, bearer(adm.Access)...)
 	}
-	defer call(t, "POST", "/settings/reset/", map[string]any{"keys": []string{"feature_flags", "branding", "provider_keys.stadia", "ai"}}, bearer(adm.Access)...)
+	defer call(t, "POST", "/settings/reset/", map[string]any{"keys": []string{"feature_flags", "branding", "provider_keys.stadia",
+		"provider_keys.thunderforest", "ai"}}, bearer(adm.Access)...)
 
 	// Validated as a whole: one bad value, nothing written.
 	wantStatus(t, "a bad value", put(map[string]any{"branding": map[string]any{"site_name": "Atlas"}, "tile_config": map[string]any{"max_concurrent": 0}}), 422, "max_concurrent")
@@ -104,6 +105,9 @@ func TestSettingsRoundTrip(t *testing.T) {
 	if !strings.Contains(stadia, "api_key=stadia-secret-value") {
 		t.Fatalf("the stored key is not used for its basemap: %q", stadia)
 	}
+	// A stored key that does not open (another JWT_SECRET_KEY sealed it) is left unused, not fatal.
+	setSetting(t, "provider_keys.thunderforest", `"not-a-sealed-key"`)
+	wantStatus(t, "basemaps beside an unusable key", call(t, "GET", "/settings/basemaps/", nil), 200)
 	logs := call(t, "GET", "/admin/audit-logs/?action=settings.*&limit=200", nil, bearer(adm.Access)...)
 	if !strings.Contains(string(logs.Body), "provider_keys.stadia") || !strings.Contains(string(logs.Body), `"new":"Atlas"`) ||
 		strings.Contains(string(logs.Body), "stadia-secret-value") {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sort"
@@ -202,16 +201,17 @@ func (a Admin) ProviderKeys(ctx context.Context) (map[string]string, error) {
 			continue
 		}
 		var enc string
-		if json.Unmarshal(r.Value, &enc) != nil {
-			continue
-		}
+		_ = json.Unmarshal(r.Value, &enc)
 		sealed, err := base64.StdEncoding.DecodeString(enc)
-		if err != nil {
-			return nil, fmt.Errorf("settings: stored key %s: %w", r.Key, err)
+		var key []byte
+		if err == nil {
+			key, err = a.Box.Open(sealed)
 		}
-		key, err := a.Box.Open(sealed)
 		if err != nil {
-			return nil, fmt.Errorf("settings: stored key %s: %w", r.Key, err)
+			// Sealed under another JWT_SECRET_KEY, or not written by Update Settings: the key
+			// is unusable, which must not break what does not need it. Store it again.
+			a.Log.Warn("settings: a stored provider key cannot be opened; set it again", "key", r.Key, "err", err)
+			continue
 		}
 		out[name] = string(key)
 	}
