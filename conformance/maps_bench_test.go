@@ -80,21 +80,7 @@ func BenchmarkMaps(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			var sa, sb ogcPhase
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				for _, step := range []struct {
-					side func(context.Context, ogcParams) (int64, bool, error)
-					into *ogcPhase
-				}{{ours, &sa}, {floor, &sb}, {floor, &sb}, {ours, &sa}} {
-					ph, err := ogcRun(conc, 1000, none, step.side, d)
-					if err != nil {
-						b.Fatal(err)
-					}
-					step.into.add(ph)
-				}
-			}
-			b.StopTimer()
+			sa, sb := abba(b, conc, 2*1000, func() ogcParams { return ogcParams{} }, ours, floor, d)
 			b.ReportMetric(sa.rate(), "server-req/s")
 			b.ReportMetric(sb.rate(), "floor-req/s")
 			b.ReportMetric(sa.rate()/sb.rate(), "ratio")

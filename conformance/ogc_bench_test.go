@@ -446,30 +446,7 @@ func BenchmarkOGCItems(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			var sa, sb ogcPhase
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				params := make([]ogcParams, requests)
-				for j := range params {
-					params[j] = c.draw(rnd, t.rows)
-				}
-				half := requests / 2
-				first := func(i int) ogcParams { return params[i] }
-				second := func(i int) ogcParams { return params[half+i] }
-				for _, step := range []struct {
-					side  func(context.Context, ogcParams) (int64, bool, error)
-					into  *ogcPhase
-					n     int
-					param func(int) ogcParams
-				}{{a, &sa, half, first}, {other, &sb, half, first}, {other, &sb, requests - half, second}, {a, &sa, requests - half, second}} {
-					ph, err := ogcRun(conc, step.n, step.param, step.side, d)
-					if err != nil {
-						b.Fatal(err)
-					}
-					step.into.add(ph)
-				}
-			}
-			b.StopTimer()
+			sa, sb := abba(b, conc, requests, func() ogcParams { return c.draw(rnd, t.rows) }, a, other, d)
 			b.ReportMetric(sa.rate(), aName+"-req/s")
 			b.ReportMetric(sb.rate(), bName+"-req/s")
 			b.ReportMetric(sa.rate()/sb.rate(), "ratio")
@@ -695,4 +672,34 @@ func selfCPU() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// abba runs b.N iterations of n requests per side, drawn by draw, in the order half of a, half
+// of other, other's second half, a's second half: drift on a shared machine falls on both sides.
+func abba(b *testing.B, conc, n int, draw func() ogcParams, a, other func(context.Context, ogcParams) (int64, bool, error), d *ogcBenchData) (sa, sb ogcPhase) {
+	b.Helper()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		params := make([]ogcParams, n)
+		for j := range params {
+			params[j] = draw()
+		}
+		half := n / 2
+		first := func(i int) ogcParams { return params[i] }
+		second := func(i int) ogcParams { return params[half+i] }
+		for _, step := range []struct {
+			side  func(context.Context, ogcParams) (int64, bool, error)
+			into  *ogcPhase
+			n     int
+			param func(int) ogcParams
+		}{{a, &sa, half, first}, {other, &sb, half, first}, {other, &sb, n - half, second}, {a, &sa, n - half, second}} {
+			ph, err := ogcRun(conc, step.n, step.param, step.side, d)
+			if err != nil {
+				b.Fatal(err)
+			}
+			step.into.add(ph)
+		}
+	}
+	b.StopTimer()
+	return sa, sb
 }

@@ -77,21 +77,7 @@ func BenchmarkReadOnlySQL(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			var sa, sb ogcPhase
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				for _, step := range []struct {
-					side func(context.Context, ogcParams) (int64, bool, error)
-					into *ogcPhase
-				}{{c.ours, &sa}, {c.base, &sb}, {c.base, &sb}, {c.ours, &sa}} {
-					ph, err := ogcRun(conc, 400, none, step.side, d)
-					if err != nil {
-						b.Fatal(err)
-					}
-					step.into.add(ph)
-				}
-			}
-			b.StopTimer()
+			sa, sb := abba(b, conc, 2*400, func() ogcParams { return ogcParams{} }, c.ours, c.base, d)
 			b.ReportMetric(sa.rate(), "server-req/s")
 			b.ReportMetric(sb.rate(), "pgx-req/s")
 			b.ReportMetric(sa.pct(0.50), "server-p50-ms")

@@ -104,28 +104,7 @@ func BenchmarkSearch(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			var sa, sb ogcPhase
-			const requests = 1600
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				params := make([]ogcParams, requests)
-				for j := range params {
-					params[j] = draw(rnd)
-				}
-				half := requests / 2
-				for _, step := range []struct {
-					side func(context.Context, ogcParams) (int64, bool, error)
-					into *ogcPhase
-					off  int
-				}{{ours, &sa, 0}, {floor, &sb, 0}, {floor, &sb, half}, {ours, &sa, half}} {
-					ph, err := ogcRun(conc, half, func(j int) ogcParams { return params[step.off+j] }, step.side, d)
-					if err != nil {
-						b.Fatal(err)
-					}
-					step.into.add(ph)
-				}
-			}
-			b.StopTimer()
+			sa, sb := abba(b, conc, 1600, func() ogcParams { return draw(rnd) }, ours, floor, d)
 			b.ReportMetric(sa.rate(), "server-req/s")
 			b.ReportMetric(sb.rate(), "floor-req/s")
 			b.ReportMetric(sa.rate()/sb.rate(), "ratio")

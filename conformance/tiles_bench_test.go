@@ -101,30 +101,7 @@ func BenchmarkTiles(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			var sa, sb ogcPhase
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				params := make([]ogcParams, requests)
-				for j := range params {
-					params[j] = draw()
-				}
-				half := requests / 2
-				first := func(i int) ogcParams { return params[i] }
-				second := func(i int) ogcParams { return params[half+i] }
-				for _, step := range []struct {
-					side  func(context.Context, ogcParams) (int64, bool, error)
-					into  *ogcPhase
-					n     int
-					param func(int) ogcParams
-				}{{ours, &sa, half, first}, {base, &sb, half, first}, {base, &sb, requests - half, second}, {ours, &sa, requests - half, second}} {
-					ph, err := ogcRun(conc, step.n, step.param, step.side, d)
-					if err != nil {
-						b.Fatal(err)
-					}
-					step.into.add(ph)
-				}
-			}
-			b.StopTimer()
+			sa, sb := abba(b, conc, requests, draw, ours, base, d)
 			b.ReportMetric(sa.rate(), "server-req/s")
 			b.ReportMetric(sb.rate(), "baseline-req/s")
 			b.ReportMetric(sa.rate()/sb.rate(), "ratio")

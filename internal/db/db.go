@@ -149,3 +149,22 @@ func QueryValueError(err error) error {
 	}
 	return err
 }
+
+// Code is the SQLSTATE of a PostgreSQL error, "" for any other error.
+func Code(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// RoleRace reports the errors of two servers creating or altering the same role at once (roles
+// belong to the cluster, which several databases and servers share): worth another try.
+func RoleRace(err error) bool {
+	switch Code(err) {
+	case "XX000", "23505", "40001", "40P01", "42710":
+		return true
+	}
+	return false
+}

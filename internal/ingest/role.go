@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"meridian/internal/db"
 )
 
 // DefaultImportRole is the role Meridian creates for ogr2ogr when it may create roles itself.
@@ -61,7 +62,7 @@ func ProvisionImportRole(ctx context.Context, pool *pgxpool.Pool, url, secret st
 func createImportRole(ctx context.Context, pool *pgxpool.Pool, r ImportRole) error {
 	var err error
 	for try := 1; try <= 5; try++ {
-		if err = provisionOnce(ctx, pool, r); err == nil || !transient(err) {
+		if err = provisionOnce(ctx, pool, r); err == nil || !db.RoleRace(err) {
 			return err
 		}
 		time.Sleep(time.Duration(try) * 50 * time.Millisecond)
@@ -73,7 +74,7 @@ func provisionOnce(ctx context.Context, pool *pgxpool.Pool, r ImportRole) error 
 	ident := pgx.Identifier{r.Name}.Sanitize()
 	// The password is hex, so it is safe as a literal (role statements take no parameters).
 	attrs := " WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT PASSWORD '" + r.password + "'"
-	if _, err := pool.Exec(ctx, "CREATE ROLE "+ident+attrs); err != nil && pgCode(err) != "42710" {
+	if _, err := pool.Exec(ctx, "CREATE ROLE "+ident+attrs); err != nil && db.Code(err) != "42710" {
 		return err
 	}
 	// Only a password that no longer logs in (JWT_SECRET_KEY rotated) is set again: concurrent
@@ -82,7 +83,7 @@ func provisionOnce(ctx context.Context, pool *pgxpool.Pool, r ImportRole) error 
 	c.User, c.Password = r.Name, r.password
 	if conn, err := pgx.ConnectConfig(ctx, c); err == nil {
 		_ = conn.Close(ctx)
-	} else if code := pgCode(err); code == "28P01" || code == "28000" {
+	} else if code := db.Code(err); code == "28P01" || code == "28000" {
 		if _, err := pool.Exec(ctx, "ALTER ROLE "+ident+attrs); err != nil {
 			return err
 		}
@@ -91,23 +92,6 @@ func provisionOnce(ctx context.Context, pool *pgxpool.Pool, r ImportRole) error 
 	}
 	_, err := pool.Exec(ctx, "GRANT USAGE, CREATE ON SCHEMA data TO "+ident+"; GRANT "+ident+" TO CURRENT_USER")
 	return err
-}
-
-func pgCode(err error) string {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code
-	}
-	return ""
-}
-
-// transient are the errors of two servers provisioning the role at the same moment.
-func transient(err error) bool {
-	switch pgCode(err) {
-	case "XX000", "23505", "40001", "40P01", "42710":
-		return true
-	}
-	return false
 }
 
 // checkImportRole refuses to run imports as a role that could do more than create tables in

@@ -9,13 +9,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"meridian/internal/db"
 )
 
 // OpenSandbox makes sure the sandbox role of this database exists with exactly its rights
@@ -36,7 +36,7 @@ func OpenSandbox(ctx context.Context, app *pgxpool.Pool, maxConns int32) (*pgxpo
 		return nil, "", err
 	}
 	for try := 1; try <= 5; try++ {
-		if err = provision(ctx, app, role, password); err == nil || !transient(err) {
+		if err = provision(ctx, app, role, password); err == nil || !db.RoleRace(err) {
 			break
 		}
 		time.Sleep(time.Duration(try) * 50 * time.Millisecond)
@@ -57,14 +57,14 @@ func provision(ctx context.Context, app *pgxpool.Pool, role, password string) er
 	ident := pgx.Identifier{role}.Sanitize()
 	// The password is hex, so it is safe as a literal (role statements take no parameters).
 	attrs := " WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT CONNECTION LIMIT 20 PASSWORD '" + password + "'"
-	if _, err := app.Exec(ctx, "CREATE ROLE "+ident+attrs); err != nil && code(err) != "42710" {
+	if _, err := app.Exec(ctx, "CREATE ROLE "+ident+attrs); err != nil && db.Code(err) != "42710" {
 		return err
 	}
 	c := app.Config().ConnConfig.Copy()
 	c.User, c.Password = role, password
 	if conn, err := pgx.ConnectConfig(ctx, c); err == nil {
 		_ = conn.Close(ctx)
-	} else if code := code(err); code == "28P01" || code == "28000" {
+	} else if code := db.Code(err); code == "28P01" || code == "28000" {
 		if _, err := app.Exec(ctx, "ALTER ROLE "+ident+attrs); err != nil {
 			return err
 		}
@@ -78,21 +78,4 @@ func provision(ctx context.Context, app *pgxpool.Pool, role, password string) er
 		"GRANT USAGE ON SCHEMA sql_sandbox TO "+ident+"; "+
 		"GRANT EXECUTE ON FUNCTION sql_sandbox.allowed(uuid), sql_sandbox.run(text, integer) TO "+ident)
 	return err
-}
-
-func code(err error) string {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code
-	}
-	return ""
-}
-
-// transient are the errors of two servers provisioning the role at once.
-func transient(err error) bool {
-	switch code(err) {
-	case "XX000", "23505", "40001", "40P01", "42710":
-		return true
-	}
-	return false
 }
