@@ -1,7 +1,9 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -404,4 +406,51 @@ func TestMapStyleRoundTrip(t *testing.T) {
 	}
 	style["version"] = 7
 	wantStatus(t, "not a version 8 style", call(t, "POST", "/maps/import", style, bearer(owner.Access)...), 422)
+}
+
+// TestMapDocumentsFollowChangesOnAnotherReplica: servers keep map documents in memory; a change of
+// the map or of a layer's dataset made through another server reaches them through PostgreSQL's
+// announcements.
+func TestMapDocumentsFollowChangesOnAnotherReplica(t *testing.T) {
+	owner := newUser(t, "editor")
+	public := ogcDataset(t, owner, "public")
+	m := call(t, "POST", "/maps/", map[string]any{"name": "Replicated"}, bearer(owner.Access)...).JSON(t)
+	base := "/maps/" + m["id"].(string)
+	wantStatus(t, "make public", call(t, "PUT", base, map[string]any{"name": "Replicated", "visibility": "public"}, bearer(owner.Access)...), 200)
+	second, err := Start(context.Background(), server.DBURL, "RATE_LIMIT_ENABLED=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(second.Stop)
+	read := func() map[string]any {
+		t.Helper()
+		r := callAt(t, http.DefaultClient, second.APIRoot, "GET", base, nil)
+		if r.Status != 200 {
+			t.Fatalf("map on the second server: %d %s", r.Status, r.Body)
+		}
+		return r.JSON(t)
+	}
+	for range 2 { // the second read is the kept document
+		if n := read()["layer_count"]; n != float64(0) {
+			t.Fatalf("layers before: %v", n)
+		}
+	}
+	eventually := func(what string, check func(map[string]any) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Second); !check(read()); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the second server never showed %s", what)
+			}
+		}
+	}
+	wantStatus(t, "add layer", call(t, "POST", base+"/layers", map[string]any{"dataset_id": public}, bearer(owner.Access)...), 201)
+	eventually("the new layer", func(m map[string]any) bool { return m["layer_count"] == float64(1) })
+	wantStatus(t, "rename the dataset", call(t, "PATCH", "/datasets/"+public, map[string]any{"title": "Renamed places"}, bearer(owner.Access)...), 200)
+	eventually("the dataset's new title", func(m map[string]any) bool {
+		return m["layer_count"] == float64(1) && mapLayers(t, m)[0]["dataset_name"] == "Renamed places"
+	})
+	wantStatus(t, "make the dataset private", call(t, "PATCH", "/datasets/"+public, map[string]any{"visibility": "private"}, bearer(owner.Access)...), 200)
+	eventually("the layer hidden from anonymous readers", func(m map[string]any) bool {
+		return m["layer_count"] == float64(0) && m["excluded_layer_count"] == float64(1)
+	})
 }

@@ -48,6 +48,7 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 	cat := &catalog.Service{Pool: pool, Q: q, Log: log}
 	mapService := &maps.Service{Pool: pool, Q: q, Box: box, Settings: settings.Reader{Q: q}, Catalog: cat, BaseURL: c.BaseURL}
 	cat.Refs = mapService // column operations keep map layers' references
+	cat.Announced = mapService.Announced
 	return handlers.Deps{
 		SettingsAdmin: settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Log: log},
 		Config:        c, Health: &health.Checker{Pool: pool, MaxAge: time.Second}, Log: log, Settings: settings.Reader{Q: q}, Audit: audit.Trail{Q: q},

@@ -30,6 +30,9 @@ type Service struct {
 	Q    *store.Queries
 	Log  *slog.Logger
 	Refs ColumnRefs // map layers' references to columns (internal/maps)
+	// Announced hears every change announced by PostgreSQL (watch.go), for other caches kept
+	// in memory: the channel, or "" with live telling that the listener went up or down.
+	Announced func(channel string, live bool)
 
 	reads records    // records kept for feature reads (reads.go)
 	stats statsCache // the dashboard's counts (stats.go)

@@ -26,6 +26,7 @@ func (s *Service) Watch(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := s.listen(ctx)
 		s.reads.unvouch()
+		s.announce("", false)
 		if ctx.Err() == nil {
 			s.Log.Warn("catalog: listening for dataset changes failed; retrying", "err", err)
 			select {
@@ -42,24 +43,37 @@ func (s *Service) listen(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = conn.Close(context.Background()) }()
-	if _, err := conn.Exec(ctx, "LISTEN catalog_datasets"); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN catalog_datasets; LISTEN catalog_maps"); err != nil {
 		return err
 	}
 	s.reads.goLive()
+	s.announce("", true)
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
 		}
-		if id, err := uuid.Parse(n.Payload); err == nil {
+		if id, err := uuid.Parse(n.Payload); err == nil && n.Channel == "catalog_datasets" {
 			s.reads.changed(id)
 		}
+		s.announce(n.Channel, true)
+	}
+}
+
+// announce passes an announcement on to Announced: a channel with the listener up, or "" when the
+// listener went up (live) or down.
+func (s *Service) announce(channel string, live bool) {
+	if s.Announced != nil {
+		s.Announced(channel, live)
 	}
 }
 
 // Forget drops the kept record of dataset id on this server at once, without waiting for the
 // announcement of the change to come back (a server's own edits are seen by its next request).
-func (s *Service) Forget(id uuid.UUID) { s.reads.changed(id) }
+func (s *Service) Forget(id uuid.UUID) {
+	s.reads.changed(id)
+	s.announce("catalog_datasets", s.reads.live.Load())
+}
 
 // Current is the record of dataset id without any authorization, for callers that authorize by
 // other means (a signed tile template) or decide visibility themselves (auth.CanRead on

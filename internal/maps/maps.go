@@ -33,6 +33,7 @@ type Service struct {
 	BaseURL  string // share links point at {BaseURL}/shared/{token}
 
 	sprite spriteCache
+	docs   docCache
 }
 
 // base is the public base URL of the request (internal/publicurl), else BaseURL.
@@ -101,10 +102,22 @@ func jsonOrNull(raw json.RawMessage) []byte {
 	return raw
 }
 
-// Get is the map as p may read it; 404 when p may not.
+// Get is the map as p may read it; 404 when p may not. Documents are kept (cache.go).
 func (s *Service) Get(ctx context.Context, p auth.Principal, id uuid.UUID) (Doc, error) {
-	return s.doc(ctx, s.Q, p, id)
+	key := docKey(p, id)
+	doc, epoch, ok := s.docs.get(key)
+	if ok {
+		return doc, nil
+	}
+	doc, err := s.doc(ctx, s.Q, p, id)
+	if err == nil {
+		s.docs.put(key, doc, epoch)
+	}
+	return doc, err
 }
+
+// Announced hears PostgreSQL's announcements of changes (catalog.Service.Announced).
+func (s *Service) Announced(channel string, live bool) { s.docs.Announced(channel, live) }
 
 func (s *Service) doc(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.UUID) (Doc, error) {
 	caller, role := who(p)
@@ -135,6 +148,7 @@ func editable(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.U
 // change runs fn on map id, locked for p's change, in a transaction that also writes the history
 // entry fn describes and moves updated_at on; it answers the map as p reads it afterwards.
 func (s *Service) change(ctx context.Context, p auth.Principal, id uuid.UUID, fn func(q *store.Queries, m store.CatalogMap) ([]Event, error)) (Doc, error) {
+	defer s.docs.forget() // this server's next read shows the change
 	var doc Doc
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := s.Q.WithTx(tx)
@@ -293,6 +307,7 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id uuid.UUID, in
 
 // Delete removes map id with its layers, history and share links (owner or admin).
 func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID) error {
+	defer s.docs.forget()
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := s.Q.WithTx(tx)
 		if _, err := editable(ctx, q, p, id); err != nil {
