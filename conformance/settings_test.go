@@ -142,8 +142,8 @@ func TestAdminStatusReads(t *testing.T) {
 	if st["total_datasets"].(float64) < 1 || st["datasets_by_visibility"].(map[string]any)["public"] == nil || st["total_users"].(float64) < 2 {
 		t.Fatalf("stats: %v", st)
 	}
-	ai := call(t, "GET", "/admin/ai-status/", nil, bearer(adm.Access)...).JSON(t)
-	if ai["configured"] != false || ai["enabled"] != false {
+	ai := call(t, "GET", "/admin/ai-status/?probe=true", nil, bearer(adm.Access)...).JSON(t)
+	if ai["configured"] != false || ai["enabled"] != false || ai["probe"].(map[string]any)["chat"].(map[string]any)["ok"] != false {
 		t.Fatalf("AI status without a provider: %v", ai)
 	}
 	defer call(t, "POST", "/settings/reset/", map[string]any{"keys": []string{"ai"}}, bearer(adm.Access)...)

@@ -136,6 +136,16 @@ func (s *Server) GetAIStatus(ctx context.Context, request gen.GetAIStatusRequest
 		return nil, err
 	}
 	out, err := s.aiStatus(ctx)
+	if err == nil && val(request.Params.Probe) {
+		// No provider is called while none is configured; and this build has no provider
+		// client to call one with yet, which the probe says rather than pretend.
+		none := ptr("no AI provider is configured")
+		if out.Configured {
+			none = ptr("this server has no client for the configured provider yet: nothing was probed")
+		}
+		out.Probe = &gen.AIProbeReport{Chat: gen.AIProbeCheck{Configured: out.Configured, Ok: ptr(false), Error: none},
+			Embeddings: gen.AIProbeCheck{Configured: out.Configured && val(out.SemanticSearchEnabled), Ok: ptr(false), Error: none}}
+	}
 	return gen.GetAIStatus200JSONResponse(out), err
 }
 
