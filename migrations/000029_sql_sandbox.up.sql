@@ -23,22 +23,21 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog AS $$
 $$;
 REVOKE ALL ON FUNCTION sql_sandbox.allowed(uuid) FROM PUBLIC;
 
--- run wraps the caller's statement as a subquery, so only a query fits (no second statement, no
--- utility command, no data-modifying WITH), limits its rows, and answers each row as a JSON
--- array (geometries as GeoJSON through PostGIS's cast), built by PostgreSQL so the server only
--- copies bytes. The first row is a header: an object with the result's columns, all null, so an
--- empty result still names its columns. As an invoker's
--- function it runs with the sandbox role's rights; and the statement's own text is only ever a
--- parameter of run(), so no other session sees it in pg_stat_activity.
-CREATE FUNCTION sql_sandbox.run(statement text, max_rows integer) RETURNS SETOF json
+-- open wraps the caller's statement as a subquery, so only a query fits (no second statement, no
+-- utility command, no data-modifying WITH), and opens it as the cursor q of the transaction, from
+-- which the server fetches its rows. As an invoker's function it runs with the sandbox role's
+-- rights; and the statement's text is only ever a parameter of open(), so no other session sees
+-- it in pg_stat_activity (that shows `FETCH ... FROM q`).
+CREATE FUNCTION sql_sandbox.open(statement text) RETURNS refcursor
 LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    c refcursor := 'q';
 BEGIN
-    RETURN QUERY EXECUTE format(E'SELECT to_json(x) FROM (SELECT q.* FROM (SELECT 1) h LEFT JOIN (SELECT * FROM (%s\n) s LIMIT 0) q ON true) x', statement);
-    RETURN QUERY EXECUTE format(E'SELECT coalesce((SELECT json_agg(e.value) FROM json_each(to_json(q)) e), ''[]'') FROM (%s\n) q LIMIT %s',
-                                statement, max_rows);
+    OPEN c NO SCROLL FOR EXECUTE format(E'SELECT * FROM (%s\n) q', statement);
+    RETURN c;
 END
 $$;
-REVOKE ALL ON FUNCTION sql_sandbox.run(text, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION sql_sandbox.open(text) FROM PUBLIC;
 
 -- The sandbox's login: a role of this database's own (roles belong to the cluster, which may hold
 -- several Meridian databases) and its password, made by the first server to start and used by

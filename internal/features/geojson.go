@@ -366,3 +366,13 @@ func appendValue(dst []byte, k kind, binaryFormat bool, v []byte) []byte {
 	}
 	return append(dst, "null"...)
 }
+
+// AppendJSONText appends as JSON a value PostgreSQL sent in text format, by the type name of its
+// column (format_type's words: "integer", "numeric", "boolean", "json" ...): numbers keep every
+// digit, other scalars are strings.
+func AppendJSONText(dst []byte, typeName string, v []byte) []byte {
+	return appendValue(dst, kindOf(typeName), false, v)
+}
+
+// AppendGeoJSON appends the GeoJSON geometry of (extended) WKB.
+func AppendGeoJSON(dst, wkb []byte) ([]byte, error) { return appendGeometry(dst, wkb, false, false) }

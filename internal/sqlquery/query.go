@@ -3,6 +3,7 @@ package sqlquery
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,17 +12,20 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meridian/internal/apperr"
 	"meridian/internal/audit"
 	"meridian/internal/auth"
+	"meridian/internal/features"
 	"meridian/internal/settings"
 	"meridian/store"
 )
@@ -37,10 +41,12 @@ const (
 
 // Service runs queries.
 type Service struct {
-	App      *pgxpool.Pool // the server's pool: catalog reads, views, grants
-	Q        *store.Queries
-	Sandbox  *pgxpool.Pool // the sandbox role's pool
-	Role     string        // the sandbox role
+	App     *pgxpool.Pool // the server's pool: catalog reads, views, grants
+	Q       *store.Queries
+	Sandbox *pgxpool.Pool // the sandbox role's pool
+	Role    string        // the sandbox role
+
+	geometry atomic.Uint32 // the oid of PostGIS geometry
 	Settings settings.Reader
 	Log      *slog.Logger
 }
@@ -180,37 +186,43 @@ func (s *Service) replaceView(ctx context.Context, id uuid.UUID, table string) e
 }
 
 // execute runs the statement in the sandbox: one READ ONLY transaction naming the request's
-// token, with the statement timeout and the sandbox's search path.
+// token, with the statement timeout and the sandbox's search path; the statement is opened as a
+// cursor (sql_sandbox.open) and its rows fetched in PostgreSQL's text format, one past the row
+// limit, and written as JSON arrays as they arrive.
 func (s *Service) execute(ctx context.Context, token uuid.UUID, r Request, timeout time.Duration) (Result, error) {
 	var res Result
 	err := pgx.BeginTxFunc(ctx, s.Sandbox, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT set_config('meridian.sql_token', $1, true), set_config('statement_timeout', $2, true),
-			set_config('search_path', 'sql_sandbox, public', true), set_config('work_mem', '16MB', true)`,
-			token.String(), strconv.FormatInt(timeout.Milliseconds(), 10)); err != nil {
+			set_config('search_path', 'sql_sandbox, public', true), set_config('work_mem', '16MB', true), sql_sandbox.open($3)`,
+			token.String(), strconv.FormatInt(timeout.Milliseconds(), 10), r.SQL); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, "SELECT sql_sandbox.run($1, $2)", r.SQL, r.RowLimit+1)
+		geometry, err := s.geometryOID(ctx, tx)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "FETCH "+strconv.Itoa(r.RowLimit+1)+" FROM q", pgx.QueryExecModeExec)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
+		fields := rows.FieldDescriptions()
+		res.Columns = make([]string, len(fields))
+		for i, f := range fields {
+			res.Columns[i] = f.Name
+		}
 		size := 0
 		for rows.Next() {
-			raw := rows.RawValues()[0]
-			if res.Columns == nil {
-				keys, _, err := splitObject(raw) // the header row
-				if err != nil {
-					return err
-				}
-				res.Columns = keys
-				continue
-			}
-			size += len(raw)
 			if len(res.Rows) == r.RowLimit || size > MaxBytes {
 				res.Truncated = true
 				break
 			}
-			res.Rows = append(res.Rows, bytes.Clone(raw))
+			row, err := jsonRow(fields, rows.RawValues(), geometry)
+			if err != nil {
+				return err
+			}
+			size += len(row)
+			res.Rows = append(res.Rows, row)
 		}
 		return rows.Err()
 	})
@@ -220,27 +232,69 @@ func (s *Service) execute(ctx context.Context, token uuid.UUID, r Request, timeo
 	return res, problem(err, timeout)
 }
 
-// splitObject reads a JSON object's keys and values in their order (duplicate keys included).
-func splitObject(raw []byte) ([]string, []json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, nil, fmt.Errorf("sqlquery: a row is not an object")
+// geometryOID is the type oid of PostGIS geometry in this database, read once.
+func (s *Service) geometryOID(ctx context.Context, tx pgx.Tx) (uint32, error) {
+	if oid := s.geometry.Load(); oid != 0 {
+		return oid, nil
 	}
-	var keys []string
-	var vals []json.RawMessage
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
+	var oid uint32
+	err := tx.QueryRow(ctx, "SELECT 'geometry'::regtype::oid").Scan(&oid)
+	s.geometry.Store(oid)
+	return oid, err
+}
+
+// typeNames are the words of format_type for the types whose text form features.AppendJSONText
+// writes as something other than a string.
+var typeNames = map[uint32]string{pgtype.Int2OID: "smallint", pgtype.Int4OID: "integer", pgtype.Int8OID: "bigint",
+	pgtype.Float4OID: "real", pgtype.Float8OID: "double precision", pgtype.NumericOID: "numeric", pgtype.BoolOID: "boolean",
+	pgtype.JSONOID: "json", pgtype.JSONBOID: "jsonb"}
+
+// jsonRow writes one row of text values as a JSON array: numbers, booleans and JSON as such,
+// geometries (hex EWKB) as GeoJSON, timestamps in RFC 3339, everything else as a string.
+func jsonRow(fields []pgconn.FieldDescription, values [][]byte, geometry uint32) ([]byte, error) {
+	out := []byte{'['}
+	for i, v := range values {
+		if i > 0 {
+			out = append(out, ',')
 		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, err
+		oid := fields[i].DataTypeOID
+		switch {
+		case v == nil:
+			out = append(out, "null"...)
+		case oid == geometry && geometry != 0:
+			wkb := make([]byte, hex.DecodedLen(len(v)))
+			if _, err := hex.Decode(wkb, v); err != nil {
+				return nil, fmt.Errorf("sqlquery: a geometry value is not hex EWKB: %w", err)
+			}
+			var err error
+			if out, err = features.AppendGeoJSON(out, wkb); err != nil {
+				return nil, err
+			}
+		case oid == pgtype.TimestamptzOID || oid == pgtype.TimestampOID:
+			out = features.AppendJSONText(out, "text", rfc3339(v))
+		default:
+			name, known := typeNames[oid]
+			if !known {
+				name = "text" // any other type is written as the string of its text form
+			}
+			out = features.AppendJSONText(out, name, v)
 		}
-		keys, vals = append(keys, k.(string)), append(vals, v)
 	}
-	return keys, vals, nil
+	return append(out, ']'), nil
+}
+
+// rfc3339 turns PostgreSQL's ISO timestamp text ("2024-05-01 12:00:00.5+02", or "-09:30",
+// "+05:45:30") into RFC 3339 ("2024-05-01T12:00:00.5+02:00"); infinities stay as they are.
+func rfc3339(v []byte) []byte {
+	if len(v) < 19 || v[10] != ' ' {
+		return v
+	}
+	out := bytes.Clone(v)
+	out[10] = 'T'
+	if i := bytes.LastIndexAny(out[19:], "+-"); i >= 0 && len(out[19+i:]) == 3 { // +hh
+		out = append(out, ":00"...)
+	}
+	return out
 }
 
 // internalName matches the names a database message may carry that are not the caller's

@@ -76,6 +76,6 @@ func provision(ctx context.Context, app *pgxpool.Pool, role, password string) er
 	_, err := app.Exec(ctx, "ALTER ROLE "+ident+" SET default_transaction_read_only = on; "+
 		"ALTER ROLE "+ident+" SET idle_in_transaction_session_timeout = '30s'; "+
 		"GRANT USAGE ON SCHEMA sql_sandbox TO "+ident+"; "+
-		"GRANT EXECUTE ON FUNCTION sql_sandbox.allowed(uuid), sql_sandbox.run(text, integer) TO "+ident)
+		"GRANT EXECUTE ON FUNCTION sql_sandbox.allowed(uuid), sql_sandbox.open(text) TO "+ident)
 	return err
 }
