@@ -246,6 +246,7 @@ type Change struct {
 
 // UpdateMetadata applies ch for a caller with write access and the edit_metadata capability.
 func (s *Service) UpdateMetadata(ctx context.Context, p auth.Principal, id uuid.UUID, ch Change) (Dataset, error) {
+	defer s.Forget(id) // this server's next read (a tile, a map) sees the change
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := s.Q.WithTx(tx)
 		before, err := s.writable(ctx, q, p, id)

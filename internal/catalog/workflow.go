@@ -63,6 +63,7 @@ func metadataWarnings(d store.CatalogDataset) []string {
 // SetStatus moves the publication status one step (section 3.2). A status outside the workflow
 // answers 422; a move that skips or stays answers 409 naming the allowed moves.
 func (s *Service) SetStatus(ctx context.Context, p auth.Principal, id uuid.UUID, status string) (string, []string, error) {
+	defer s.Forget(id) // this server's next read (a tile, a map) sees the change
 	return s.moveStatus(ctx, p, id, status, false)
 }
 
@@ -181,6 +182,7 @@ func (s *Service) Grants(ctx context.Context, p auth.Principal, id uuid.UUID) ([
 // AddGrant gives a user or a role read or write access (a second grant for the same user
 // changes its level).
 func (s *Service) AddGrant(ctx context.Context, p auth.Principal, id uuid.UUID, userID *uuid.UUID, role *string, level string) (uuid.UUID, error) {
+	defer s.Forget(id) // this server's next read (a tile, a map) sees the change
 	if (userID == nil) == (role == nil) {
 		return uuid.Nil, apperr.Unprocessable("give exactly one of user_id and role")
 	}
@@ -200,6 +202,7 @@ func (s *Service) AddGrant(ctx context.Context, p auth.Principal, id uuid.UUID, 
 
 // RemoveGrant deletes one grant.
 func (s *Service) RemoveGrant(ctx context.Context, p auth.Principal, id, grantID uuid.UUID) error {
+	defer s.Forget(id) // this server's next read (a tile, a map) sees the change
 	if err := s.grantManager(ctx, p, id); err != nil {
 		return err
 	}
