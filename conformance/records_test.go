@@ -472,7 +472,9 @@ func TestColumnDDLFeed(t *testing.T) {
 		p["items"].([]any)[0].(map[string]any)["action"] != "column_renamed" || p["offset"].(float64) != 1 {
 		t.Errorf("second page: %v", p)
 	}
-	since := time.Now().Add(-8 * time.Minute).UTC().Format(time.RFC3339)
+	// Halfway between the entries of 9 and 8 minutes ago: the second the RFC 3339 form cuts off
+	// cannot move it past either.
+	since := time.Now().Add(-8*time.Minute - 30*time.Second).UTC().Format(time.RFC3339)
 	if p := call(t, "GET", "/audit/datasets/"+id+"/column-ddl?since="+url.QueryEscape(since), nil, bearer(owner.Access)...).JSON(t); p["total"].(float64) != 2 {
 		t.Errorf("since: %v", p)
 	}
