@@ -157,7 +157,13 @@ func startFresh(t *testing.T, env ...string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() {
+		if t.Failed() {
+			// The shared server's log is printed at the end of the run; this one's only here.
+			t.Logf("log of the test's own server (tail):\n%s", tail(s.Logs(), 4000))
+		}
+		s.Stop()
+	})
 	return s
 }
 
