@@ -454,3 +454,55 @@ func TestMapDocumentsFollowChangesOnAnotherReplica(t *testing.T) {
 		return m["layer_count"] == float64(0) && m["excluded_layer_count"] == float64(1)
 	})
 }
+
+// TestMapLimits: the limits of spec section 8 (and open-points) on maps, layers, share links
+// and embed tokens, each refused with 422 and nothing written.
+func TestMapLimits(t *testing.T) {
+	owner := newUser(t, "editor")
+	ds := ogcDataset(t, owner, "private")
+	m := call(t, "POST", "/maps/", map[string]any{"name": "Limits"}, bearer(owner.Access)...).JSON(t)
+	base := "/maps/" + m["id"].(string)
+	fields := make([]string, 101)
+	for i := range fields {
+		fields[i] = fmt.Sprint("f", i)
+	}
+	origins := make([]string, 51)
+	for i := range origins {
+		origins[i] = fmt.Sprintf("https://site%d.example.org", i)
+	}
+	many := make([]map[string]any, 201)
+	for i := range many {
+		many[i] = map[string]any{"dataset_id": ds}
+	}
+	cases := []struct {
+		name, method, path string
+		body               map[string]any
+	}{
+		{"201 layers", "PATCH", base + "/layers", map[string]any{"added": many}},
+		{"name of 256", "POST", "/maps/", map[string]any{"name": strings.Repeat("n", 256)}},
+		{"basemap opacity above 1", "PUT", base, map[string]any{"name": "x", "basemap_config": map[string]any{"opacity": 1.5}}},
+		{"terrain exaggeration above 3", "PUT", base, map[string]any{"name": "x", "terrain_config": map[string]any{"exaggeration": 3.5}}},
+		{"sublayer width above 20", "PUT", base, map[string]any{"name": "x", "basemap_config": map[string]any{
+			"sublayer_overrides": map[string]any{"roads": map[string]any{"stroke_width": 21}}}}},
+		{"zoom above 24", "PUT", base, map[string]any{"name": "x", "zoom": 25}},
+		{"layer opacity above 1", "POST", base + "/layers", map[string]any{"dataset_id": ds, "opacity": 2}},
+		{"popup fields over 100", "POST", base + "/layers", map[string]any{"dataset_id": ds,
+			"popup_config": map[string]any{"enabled": true, "visible_fields": fields}}},
+		{"share for 2 days", "POST", base + "/share/", map[string]any{"expires_in_days": 2}},
+		{"embed token for 366 days", "POST", base + "/embed-tokens/", map[string]any{"expires_in_days": 366}},
+		{"embed token of 51 origins", "POST", base + "/embed-tokens/", map[string]any{"allowed_origins": origins}},
+		{"embed token name of 256", "POST", base + "/embed-tokens/", map[string]any{"name": strings.Repeat("n", 256)}},
+	}
+	for _, c := range cases {
+		if r := call(t, c.method, c.path, c.body, bearer(owner.Access)...); r.Status != 422 {
+			t.Errorf("%s: %d, want 422: %s", c.name, r.Status, r.Body)
+		}
+	}
+	after := call(t, "GET", base, nil, bearer(owner.Access)...).JSON(t)
+	if after["layer_count"] != float64(0) || after["name"] != "Limits" || after["zoom"] != float64(2) {
+		t.Fatalf("a refused change was written: %v", after)
+	}
+	if r := call(t, "GET", base+"/embed-tokens/", nil, bearer(owner.Access)...).JSON(t); r["total"] != float64(0) {
+		t.Fatalf("a refused embed token was made: %v", r)
+	}
+}

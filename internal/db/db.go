@@ -13,6 +13,7 @@ import (
 	"github.com/golang-migrate/migrate/v4"
 	migratepgx "github.com/golang-migrate/migrate/v4/database/pgx/v5"
 	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -167,4 +168,45 @@ func RoleRace(err error) bool {
 		return true
 	}
 	return false
+}
+
+// EnsureLoginRole creates the login role name with attrs and password, or repairs its password
+// when it no longer logs in, then runs grants (may be ""). Roles belong to the cluster, which
+// servers of several databases share: their collisions are retried. The password must be hex
+// (role statements take no parameters, so it is written as a literal).
+func EnsureLoginRole(ctx context.Context, pool *pgxpool.Pool, name, attrs, password, grants string) error {
+	var err error
+	for try := 1; try <= 5; try++ {
+		if err = ensureLoginRole(ctx, pool, name, attrs, password, grants); err == nil || !RoleRace(err) {
+			return err
+		}
+		time.Sleep(time.Duration(try) * 50 * time.Millisecond)
+	}
+	return err
+}
+
+func ensureLoginRole(ctx context.Context, pool *pgxpool.Pool, name, attrs, password, grants string) error {
+	ident := pgx.Identifier{name}.Sanitize()
+	with := " WITH LOGIN " + attrs + " PASSWORD '" + password + "'"
+	if _, err := pool.Exec(ctx, "CREATE ROLE "+ident+with); err != nil && Code(err) != "42710" {
+		return err
+	}
+	// Only a password that no longer logs in is set again: concurrent ALTER ROLEs of one role
+	// collide.
+	c := pool.Config().ConnConfig.Copy()
+	c.User, c.Password = name, password
+	if conn, err := pgx.ConnectConfig(ctx, c); err == nil {
+		_ = conn.Close(ctx)
+	} else if code := Code(err); code == "28P01" || code == "28000" {
+		if _, err := pool.Exec(ctx, "ALTER ROLE "+ident+with); err != nil {
+			return err
+		}
+	} else {
+		return err
+	}
+	if grants == "" {
+		return nil
+	}
+	_, err := pool.Exec(ctx, grants)
+	return err
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -56,42 +55,11 @@ func ProvisionImportRole(ctx context.Context, pool *pgxpool.Pool, url, secret st
 	return r, checkImportRole(ctx, pool, r.Name)
 }
 
-// createImportRole creates the role or repairs its password and grants. Roles belong to the
-// cluster and advisory locks to one database, so servers of several databases starting at once
-// may collide on the same catalog rows: such collisions are retried.
+// createImportRole creates the role or repairs its password, and grants it the data schema.
 func createImportRole(ctx context.Context, pool *pgxpool.Pool, r ImportRole) error {
-	var err error
-	for try := 1; try <= 5; try++ {
-		if err = provisionOnce(ctx, pool, r); err == nil || !db.RoleRace(err) {
-			return err
-		}
-		time.Sleep(time.Duration(try) * 50 * time.Millisecond)
-	}
-	return err
-}
-
-func provisionOnce(ctx context.Context, pool *pgxpool.Pool, r ImportRole) error {
 	ident := pgx.Identifier{r.Name}.Sanitize()
-	// The password is hex, so it is safe as a literal (role statements take no parameters).
-	attrs := " WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT PASSWORD '" + r.password + "'"
-	if _, err := pool.Exec(ctx, "CREATE ROLE "+ident+attrs); err != nil && db.Code(err) != "42710" {
-		return err
-	}
-	// Only a password that no longer logs in (JWT_SECRET_KEY rotated) is set again: concurrent
-	// ALTER ROLEs of one role collide.
-	c := pool.Config().ConnConfig.Copy()
-	c.User, c.Password = r.Name, r.password
-	if conn, err := pgx.ConnectConfig(ctx, c); err == nil {
-		_ = conn.Close(ctx)
-	} else if code := db.Code(err); code == "28P01" || code == "28000" {
-		if _, err := pool.Exec(ctx, "ALTER ROLE "+ident+attrs); err != nil {
-			return err
-		}
-	} else {
-		return err
-	}
-	_, err := pool.Exec(ctx, "GRANT USAGE, CREATE ON SCHEMA data TO "+ident+"; GRANT "+ident+" TO CURRENT_USER")
-	return err
+	return db.EnsureLoginRole(ctx, pool, r.Name, "NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT",
+		r.password, "GRANT USAGE, CREATE ON SCHEMA data TO "+ident+"; GRANT "+ident+" TO CURRENT_USER")
 }
 
 // checkImportRole refuses to run imports as a role that could do more than create tables in

@@ -10,7 +10,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -35,12 +34,14 @@ func OpenSandbox(ctx context.Context, app *pgxpool.Pool, maxConns int32) (*pgxpo
 	if err != nil {
 		return nil, "", err
 	}
-	for try := 1; try <= 5; try++ {
-		if err = provision(ctx, app, role, password); err == nil || !db.RoleRace(err) {
-			break
-		}
-		time.Sleep(time.Duration(try) * 50 * time.Millisecond)
-	}
+	ident := pgx.Identifier{role}.Sanitize()
+	// Every session of the role is read-only from its first statement, and cannot idle in a
+	// transaction holding locks.
+	err = db.EnsureLoginRole(ctx, app, role, "NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT CONNECTION LIMIT 20",
+		password, "ALTER ROLE "+ident+" SET default_transaction_read_only = on; "+
+			"ALTER ROLE "+ident+" SET idle_in_transaction_session_timeout = '30s'; "+
+			"GRANT USAGE ON SCHEMA sql_sandbox TO "+ident+"; "+
+			"GRANT EXECUTE ON FUNCTION sql_sandbox.allowed(uuid), sql_sandbox.open(text) TO "+ident)
 	if err != nil {
 		return nil, "", fmt.Errorf("creating the SQL sandbox role %s needs CREATEROLE: %w", role, err)
 	}
@@ -51,31 +52,4 @@ func OpenSandbox(ctx context.Context, app *pgxpool.Pool, maxConns int32) (*pgxpo
 	cfg.AfterConnect = nil
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	return pool, role, err
-}
-
-func provision(ctx context.Context, app *pgxpool.Pool, role, password string) error {
-	ident := pgx.Identifier{role}.Sanitize()
-	// The password is hex, so it is safe as a literal (role statements take no parameters).
-	attrs := " WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT CONNECTION LIMIT 20 PASSWORD '" + password + "'"
-	if _, err := app.Exec(ctx, "CREATE ROLE "+ident+attrs); err != nil && db.Code(err) != "42710" {
-		return err
-	}
-	c := app.Config().ConnConfig.Copy()
-	c.User, c.Password = role, password
-	if conn, err := pgx.ConnectConfig(ctx, c); err == nil {
-		_ = conn.Close(ctx)
-	} else if code := db.Code(err); code == "28P01" || code == "28000" {
-		if _, err := app.Exec(ctx, "ALTER ROLE "+ident+attrs); err != nil {
-			return err
-		}
-	} else {
-		return err
-	}
-	// Every session of the role is read-only from its first statement, and cannot idle in a
-	// transaction holding locks.
-	_, err := app.Exec(ctx, "ALTER ROLE "+ident+" SET default_transaction_read_only = on; "+
-		"ALTER ROLE "+ident+" SET idle_in_transaction_session_timeout = '30s'; "+
-		"GRANT USAGE ON SCHEMA sql_sandbox TO "+ident+"; "+
-		"GRANT EXECUTE ON FUNCTION sql_sandbox.allowed(uuid), sql_sandbox.open(text) TO "+ident)
-	return err
 }
