@@ -25,10 +25,8 @@ CREATE TABLE catalog.map_icons (
 );
 CREATE INDEX map_icons_created_idx ON catalog.map_icons (created_at DESC);
 
--- The map document gains the addresses of its pictures.
-DROP FUNCTION catalog.map_document(uuid, uuid, text, boolean, uuid[]);
-
--- The map as its readers get it (the Map schema), null for a map the caller may not read (lent:
+-- The map as its readers get it (defined here, where the last table it reads, map_images, is made)
+-- (the Map schema), null for a map the caller may not read (lent:
 -- the maps and datasets an embed token opens), in one statement: the layers the caller may see
 -- with the live fields of their datasets, in drawing order, and how many were left out. notes are
 -- for the map's editors only.
