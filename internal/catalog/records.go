@@ -66,6 +66,7 @@ type RecordQuery struct {
 	Start, End    *time.Time
 	Terms         []string                  // any term in the title, summary or themes
 	Text          string                    // full-text query (web-search syntax), typo-tolerant on titles and keywords
+	typos         bool                      // the statement has the typo branch of Text (searchMatch)
 	Language      string                    // the caller's language (canonical BCP 47): texts come translated into it when they are
 	Keywords      []string                  // any of these keywords (theme categories), case-insensitive
 	visible       func(alias string) string // the caller's visibility rule (set by visibleRecords)
@@ -139,6 +140,14 @@ func (r Record) Freshness(now time.Time) string {
 
 // Records returns one page of the records the caller may see and how many match.
 func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) ([]Record, int, error) {
+	out, total, err := s.records(ctx, p, q)
+	if err == nil && len(out) == 0 && retryForTypos(&q) {
+		return s.records(ctx, p, q)
+	}
+	return out, total, err
+}
+
+func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) ([]Record, int, error) {
 	var b sqlbuild.Builder
 	where, err := visibleRecords(&b, p, q)
 	if err != nil {
@@ -157,7 +166,7 @@ func (s *Service) Records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		}
 	}
 	if len(order) == 0 && q.Text != "" {
-		order = append(order, searchRank(&b, q.Text)+" DESC")
+		order = append(order, searchRank(&b, q)+" DESC")
 	}
 	if len(order) == 0 {
 		order = append(order, "d.updated_at DESC")
@@ -233,19 +242,17 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 		where = append(where, "(d.record_id = "+id+" OR d.id = "+id+")")
 	}
 	if q.BBox != nil {
-		var boxes []string
+		// Interval tests on the stored box, no geometry built per record: latitudes overlap, and
+		// the longitudes of one of the query's spans overlap the record's (an extent crossing the
+		// antimeridian is [west, 180] and [-180, east]: either may meet the span).
+		var spans []string
 		for _, span := range sqlbuild.Spans(q.BBox[0], q.BBox[2]) {
-			boxes = append(boxes, "ST_MakeEnvelope("+b.Cast(span[0], "float8")+", "+b.Cast(q.BBox[1], "float8")+", "+
-				b.Cast(span[1], "float8")+", "+b.Cast(q.BBox[3], "float8")+", 4326)")
+			w, e := b.Cast(span[0], "float8"), b.Cast(span[1], "float8")
+			spans = append(spans, "(CASE WHEN d.extent_bbox[1] <= d.extent_bbox[3] THEN d.extent_bbox[1] <= "+e+" AND d.extent_bbox[3] >= "+w+
+				" ELSE d.extent_bbox[1] <= "+e+" OR d.extent_bbox[3] >= "+w+" END)")
 		}
-		box := boxes[0]
-		if len(boxes) == 2 {
-			box = "ST_Collect(" + boxes[0] + ", " + boxes[1] + ")"
-		}
-		// Latitudes overlap whatever the antimeridian does: a cheap test on the stored box first,
-		// so the extent's geometry is only built for records that may intersect.
-		where = append(where, "d.extent_bbox[2] <= "+b.Cast(q.BBox[3], "float8")+" AND d.extent_bbox[4] >= "+b.Cast(q.BBox[1], "float8"),
-			"ST_Intersects(("+recordExtent+"), "+box+")")
+		where = append(where, "cardinality(d.extent_bbox) = 4 AND d.extent_bbox[2] <= "+b.Cast(q.BBox[3], "float8")+
+			" AND d.extent_bbox[4] >= "+b.Cast(q.BBox[1], "float8")+" AND ("+strings.Join(spans, " OR ")+")")
 	}
 	// A record matches a datetime when its data vintage overlaps it; records without a vintage
 	// have no time to match.
@@ -264,7 +271,7 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 		where = append(where, "("+strings.Join(terms, " OR ")+")")
 	}
 	if q.Text != "" {
-		where = append(where, searchMatch(b, q.Text, q.visible))
+		where = append(where, searchMatch(b, q, q.visible))
 	}
 	if len(q.Keywords) > 0 {
 		lower := make([]string, len(q.Keywords))

@@ -31,22 +31,33 @@ func searchQuery(b *sqlbuild.Builder, text string) string {
 	return "(SELECT websearch_to_tsquery('english', " + arg + ") || websearch_to_tsquery('simple', " + arg + "))"
 }
 
-// searchMatch is the condition of a text: the document matches; or, only when no document the
-// caller may see matches and the text is plain words, a word of the title or the keywords is like
-// the text (strict word similarity >= 0.5), which finds "hydrography" for "hydrografy". The
-// typo branch is gated by a one-time test, so a text that matches costs no trigram work (a
-// trigram test of every record is slow, and so is a trigram index for common words). The gate
-// looks only at records the caller may see (visible): what a hidden record holds must not change
-// what the caller finds.
-func searchMatch(b *sqlbuild.Builder, text string, visible func(alias string) string) string {
-	tsq := searchQuery(b, text)
-	if !plainWords(text) {
+// searchMatch is the condition of a text: the document matches; or, in the statement with the
+// typo branch, which runs only when the first found nothing and the text is plain words (a
+// second round trip for a search that found nothing, instead of planning and gating the branch
+// in every search), and only when no document the caller may see matches: a word of the title or
+// the keywords is like the text (strict word similarity >= 0.5), which finds "hydrography" for
+// "hydrografy". A trigram test of every record is slow, and so is a trigram index for common
+// words, hence the gate. It looks only at records the caller may see (visible): what a hidden
+// record holds must not change what the caller finds.
+func searchMatch(b *sqlbuild.Builder, q RecordQuery, visible func(alias string) string) string {
+	tsq := searchQuery(b, q.Text)
+	if !q.typos {
 		return "s.doc @@ " + tsq
 	}
 	return "s.dataset_id IN (SELECT x.dataset_id FROM catalog.dataset_search x WHERE x.doc @@ " + tsq +
 		" UNION ALL SELECT x.dataset_id FROM catalog.dataset_search x WHERE NOT EXISTS (SELECT FROM catalog.dataset_search y" +
 		" JOIN catalog.datasets dy ON dy.id = y.dataset_id WHERE y.doc @@ " + tsq + " AND " + visible("dy") +
-		") AND " + b.Cast(strings.ToLower(text), "text") + " <<% x.words)"
+		") AND " + b.Cast(strings.ToLower(q.Text), "text") + " <<% x.words)"
+}
+
+// retryForTypos turns on the typo branch of a query whose statement found nothing, when its text
+// may be a misspelling; false when there is nothing to retry.
+func retryForTypos(q *RecordQuery) bool {
+	if q.Text == "" || q.typos || !plainWords(q.Text) {
+		return false
+	}
+	q.typos = true
+	return true
 }
 
 // plainWords reports whether a web-search text is words only, without operators, and long
@@ -64,12 +75,16 @@ func plainWords(text string) bool {
 }
 
 // searchRank orders by relevance: cover density of the document (title and keywords weigh
-// most); a record found by the typo branch only (its document does not match) ranks by its
-// trigram likeness instead, which is then the only trigram work a search does per record.
-func searchRank(b *sqlbuild.Builder, text string) string {
-	tsq := searchQuery(b, text)
+// most); in the statement with the typo branch, a record found by it only (its document does not
+// match) ranks by its trigram likeness instead, which is then the only trigram work a search
+// does per record.
+func searchRank(b *sqlbuild.Builder, q RecordQuery) string {
+	tsq := searchQuery(b, q.Text)
+	if !q.typos {
+		return "ts_rank_cd(s.doc, " + tsq + ", 1)"
+	}
 	return "(CASE WHEN s.doc @@ " + tsq + " THEN ts_rank_cd(s.doc, " + tsq + ", 1) ELSE strict_word_similarity(" +
-		b.Cast(strings.ToLower(text), "text") + ", s.words) END)"
+		b.Cast(strings.ToLower(q.Text), "text") + ", s.words) END)"
 }
 
 // Facets are the counts of the records matching a query, per value of each facet field.
@@ -99,6 +114,14 @@ type CollectionBucket struct {
 // most size values per field, by count then value, in one statement. A record the caller may not
 // read is in no count, and so is a collection the caller may not see.
 func (s *Service) Facets(ctx context.Context, p auth.Principal, q RecordQuery, size int) (Facets, error) {
+	f, err := s.facets(ctx, p, q, size)
+	if err == nil && len(f.RecordType) == 0 && retryForTypos(&q) {
+		return s.facets(ctx, p, q, size)
+	}
+	return f, err
+}
+
+func (s *Service) facets(ctx context.Context, p auth.Principal, q RecordQuery, size int) (Facets, error) {
 	var b sqlbuild.Builder
 	where, err := visibleRecords(&b, p, q)
 	if err != nil {
