@@ -29,31 +29,22 @@ UPDATE catalog.maps SET updated_at = now() WHERE id = @id;
 DELETE FROM catalog.maps WHERE id = @id;
 
 -- name: ListVisibleMaps :many
--- The maps the caller may read (catalog.map_visible), with how many match in all: the page is cut
--- first (numbered in the requested order), and only its maps get their layer count and creator's
--- name.
-SELECT sqlc.embed(m), u.username AS created_by_username,
-    (SELECT count(*) FROM catalog.map_layers l WHERE l.map_id = m.id) AS layer_count, p.total
-FROM (
-    SELECT m.id, count(*) OVER () AS total, row_number() OVER (ORDER BY
-      CASE WHEN @sort::text = 'name' THEN lower(m.name) END ASC,
-      CASE WHEN @sort::text = '-name' THEN lower(m.name) END DESC,
-      CASE WHEN @sort::text = 'created_at' THEN m.created_at END ASC,
-      CASE WHEN @sort::text = '-created_at' THEN m.created_at END DESC,
-      CASE WHEN @sort::text = 'updated_at' THEN m.updated_at END ASC,
-      m.updated_at DESC, m.id) AS rn
-    FROM catalog.maps m
-    WHERE catalog.map_visible(m.visibility, m.created_by, sqlc.narg(caller_id), @is_admin::bool)
-      AND (sqlc.narg(q)::text IS NULL OR m.name ILIKE '%' || sqlc.narg(q) || '%' OR m.description ILIKE '%' || sqlc.narg(q) || '%')
-      AND (sqlc.narg(visibility)::text IS NULL OR m.visibility = sqlc.narg(visibility))
-      AND (NOT @mine::bool OR m.created_by = sqlc.narg(caller_id))
-      AND (sqlc.narg(dataset_id)::uuid IS NULL OR EXISTS (SELECT 1 FROM catalog.map_layers l WHERE l.map_id = m.id AND l.dataset_id = sqlc.narg(dataset_id)))
-    ORDER BY rn
-    LIMIT @lim OFFSET @off
-) p
-JOIN catalog.maps m ON m.id = p.id
+-- A page of the maps the caller may read (catalog.maps_matching), with its maps' layer counts
+-- and creators, and how many match in all.
+SELECT m.id, m.name, m.description, m.visibility, m.created_at, m.updated_at, u.username AS created_by_username,
+    (SELECT count(*) FROM catalog.map_layers l WHERE l.map_id = m.id) AS layer_count,
+    (SELECT count(*) FROM catalog.maps_matching(sqlc.narg(caller_id), @is_admin::bool, sqlc.narg(q), sqlc.narg(visibility),
+        @mine::bool, sqlc.narg(dataset_id))) AS total
+FROM catalog.maps_matching(sqlc.narg(caller_id), @is_admin::bool, sqlc.narg(q), sqlc.narg(visibility), @mine::bool, sqlc.narg(dataset_id)) m
 LEFT JOIN catalog.users u ON u.id = m.created_by
-ORDER BY p.rn;
+ORDER BY
+    CASE WHEN @sort::text = 'name' THEN lower(m.name) END ASC,
+    CASE WHEN @sort::text = '-name' THEN lower(m.name) END DESC,
+    CASE WHEN @sort::text = 'created_at' THEN m.created_at END ASC,
+    CASE WHEN @sort::text = '-created_at' THEN m.created_at END DESC,
+    CASE WHEN @sort::text = 'updated_at' THEN m.updated_at END ASC,
+    m.updated_at DESC, m.id
+LIMIT @lim OFFSET @off;
 
 -- name: InsertMapLayer :one
 INSERT INTO catalog.map_layers (map_id, dataset_id, sort_order, visible, opacity, paint, layout, display_name,

@@ -667,61 +667,57 @@ func (q *Queries) ListMapLayers(ctx context.Context, mapID uuid.UUID) ([]Catalog
 }
 
 const listVisibleMaps = `-- name: ListVisibleMaps :many
-SELECT m.id, m.name, m.description, m.notes, m.center_lng, m.center_lat, m.zoom, m.bearing, m.pitch, m.basemap_style, m.show_basemap_labels, m.basemap_config, m.terrain_config, m.visibility, m.plugins, m.legend_title, m.forked_from_id, m.created_by, m.created_at, m.updated_at, u.username AS created_by_username,
-    (SELECT count(*) FROM catalog.map_layers l WHERE l.map_id = m.id) AS layer_count, p.total
-FROM (
-    SELECT m.id, count(*) OVER () AS total, row_number() OVER (ORDER BY
-      CASE WHEN $1::text = 'name' THEN lower(m.name) END ASC,
-      CASE WHEN $1::text = '-name' THEN lower(m.name) END DESC,
-      CASE WHEN $1::text = 'created_at' THEN m.created_at END ASC,
-      CASE WHEN $1::text = '-created_at' THEN m.created_at END DESC,
-      CASE WHEN $1::text = 'updated_at' THEN m.updated_at END ASC,
-      m.updated_at DESC, m.id) AS rn
-    FROM catalog.maps m
-    WHERE catalog.map_visible(m.visibility, m.created_by, $2, $3::bool)
-      AND ($4::text IS NULL OR m.name ILIKE '%' || $4 || '%' OR m.description ILIKE '%' || $4 || '%')
-      AND ($5::text IS NULL OR m.visibility = $5)
-      AND (NOT $6::bool OR m.created_by = $2)
-      AND ($7::uuid IS NULL OR EXISTS (SELECT 1 FROM catalog.map_layers l WHERE l.map_id = m.id AND l.dataset_id = $7))
-    ORDER BY rn
-    LIMIT $9 OFFSET $8
-) p
-JOIN catalog.maps m ON m.id = p.id
+SELECT m.id, m.name, m.description, m.visibility, m.created_at, m.updated_at, u.username AS created_by_username,
+    (SELECT count(*) FROM catalog.map_layers l WHERE l.map_id = m.id) AS layer_count,
+    (SELECT count(*) FROM catalog.maps_matching($1, $2::bool, $3, $4,
+        $5::bool, $6)) AS total
+FROM catalog.maps_matching($1, $2::bool, $3, $4, $5::bool, $6) m
 LEFT JOIN catalog.users u ON u.id = m.created_by
-ORDER BY p.rn
+ORDER BY
+    CASE WHEN $7::text = 'name' THEN lower(m.name) END ASC,
+    CASE WHEN $7::text = '-name' THEN lower(m.name) END DESC,
+    CASE WHEN $7::text = 'created_at' THEN m.created_at END ASC,
+    CASE WHEN $7::text = '-created_at' THEN m.created_at END DESC,
+    CASE WHEN $7::text = 'updated_at' THEN m.updated_at END ASC,
+    m.updated_at DESC, m.id
+LIMIT $9 OFFSET $8
 `
 
 type ListVisibleMapsParams struct {
-	Sort       string     `json:"sort"`
 	CallerID   *uuid.UUID `json:"caller_id"`
 	IsAdmin    bool       `json:"is_admin"`
 	Q          *string    `json:"q"`
 	Visibility *string    `json:"visibility"`
 	Mine       bool       `json:"mine"`
 	DatasetID  *uuid.UUID `json:"dataset_id"`
+	Sort       string     `json:"sort"`
 	Off        int32      `json:"off"`
 	Lim        int32      `json:"lim"`
 }
 
 type ListVisibleMapsRow struct {
-	CatalogMap        CatalogMap `json:"catalog_map"`
-	CreatedByUsername *string    `json:"created_by_username"`
-	LayerCount        int64      `json:"layer_count"`
-	Total             int64      `json:"total"`
+	ID                uuid.UUID `json:"id"`
+	Name              string    `json:"name"`
+	Description       *string   `json:"description"`
+	Visibility        string    `json:"visibility"`
+	CreatedAt         time.Time `json:"created_at"`
+	UpdatedAt         time.Time `json:"updated_at"`
+	CreatedByUsername *string   `json:"created_by_username"`
+	LayerCount        int64     `json:"layer_count"`
+	Total             int64     `json:"total"`
 }
 
-// The maps the caller may read (catalog.map_visible), with how many match in all: the page is cut
-// first (numbered in the requested order), and only its maps get their layer count and creator's
-// name.
+// A page of the maps the caller may read (catalog.maps_matching), with its maps' layer counts
+// and creators, and how many match in all.
 func (q *Queries) ListVisibleMaps(ctx context.Context, arg ListVisibleMapsParams) ([]ListVisibleMapsRow, error) {
 	rows, err := q.db.Query(ctx, listVisibleMaps,
-		arg.Sort,
 		arg.CallerID,
 		arg.IsAdmin,
 		arg.Q,
 		arg.Visibility,
 		arg.Mine,
 		arg.DatasetID,
+		arg.Sort,
 		arg.Off,
 		arg.Lim,
 	)
@@ -733,26 +729,12 @@ func (q *Queries) ListVisibleMaps(ctx context.Context, arg ListVisibleMapsParams
 	for rows.Next() {
 		var i ListVisibleMapsRow
 		if err := rows.Scan(
-			&i.CatalogMap.ID,
-			&i.CatalogMap.Name,
-			&i.CatalogMap.Description,
-			&i.CatalogMap.Notes,
-			&i.CatalogMap.CenterLng,
-			&i.CatalogMap.CenterLat,
-			&i.CatalogMap.Zoom,
-			&i.CatalogMap.Bearing,
-			&i.CatalogMap.Pitch,
-			&i.CatalogMap.BasemapStyle,
-			&i.CatalogMap.ShowBasemapLabels,
-			&i.CatalogMap.BasemapConfig,
-			&i.CatalogMap.TerrainConfig,
-			&i.CatalogMap.Visibility,
-			&i.CatalogMap.Plugins,
-			&i.CatalogMap.LegendTitle,
-			&i.CatalogMap.ForkedFromID,
-			&i.CatalogMap.CreatedBy,
-			&i.CatalogMap.CreatedAt,
-			&i.CatalogMap.UpdatedAt,
+			&i.ID,
+			&i.Name,
+			&i.Description,
+			&i.Visibility,
+			&i.CreatedAt,
+			&i.UpdatedAt,
 			&i.CreatedByUsername,
 			&i.LayerCount,
 			&i.Total,

@@ -48,9 +48,8 @@ func (s *Service) List(ctx context.Context, p auth.Principal, f Filter) ([]Summa
 	out := make([]Summary, len(rows))
 	total := 0
 	for i, r := range rows {
-		m := r.CatalogMap
-		out[i] = Summary{ID: m.ID, Name: m.Name, Description: m.Description, Visibility: m.Visibility, LayerCount: int(r.LayerCount),
-			CreatedByUsername: r.CreatedByUsername, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
+		out[i] = Summary{ID: r.ID, Name: r.Name, Description: r.Description, Visibility: r.Visibility, LayerCount: int(r.LayerCount),
+			CreatedByUsername: r.CreatedByUsername, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 		total = int(r.Total)
 	}
 	if len(rows) == 0 && f.Skip > 0 {
