@@ -18,6 +18,9 @@ import (
 const (
 	TileExtent = 4096 // MVT coordinate units per tile side
 	TileBuffer = 256  // units kept around the tile so strokes and labels cross edges cleanly
+
+	earthRadius             = "6378137"            // of EPSG:3857's sphere, in metres
+	mercatorMetresPerDegree = "111319.49079327357" // π R / 180
 )
 
 // TileQuery is one tile of a table.
@@ -126,14 +129,9 @@ func tileSQL(b *sqlbuild.Builder, t Table, q TileQuery) (string, error) {
 // clusterRows aggregates the tile's points (the point on the surface of lines and polygons) per
 // grid cell; a cell of one feature is that feature, with its id and columns.
 func clusterRows(b *sqlbuild.Builder, t Table, q TileQuery, id, mercator, from string) string {
-	point := mercator
-	if strings.TrimRight(strings.ToUpper(t.GeomType), "ZM") != "POINT" {
-		point = "ST_PointOnSurface(" + mercator + ")" // one point of lines, polygons and multipoints
-	}
 	cell := "((ST_XMax(e.tile) - ST_XMin(e.tile)) / " + b.Cast(q.ClusterCells, "int") + ")"
-	cells := "SELECT count(*) AS n, min(p.id) AS id, avg(ST_X(p.g)) AS x, avg(ST_Y(p.g)) AS y FROM (SELECT " + id +
-		" AS id, " + point + " AS g" + from + ") p, e GROUP BY floor((ST_X(p.g) - ST_XMin(e.tile)) / " + cell +
-		"), floor((ST_Y(p.g) - ST_YMin(e.tile)) / " + cell + ")"
+	cells := "SELECT count(*) AS n, min(c.id) AS id, avg(c.x) AS x, avg(c.y) AS y FROM (" + clusterPoints(t, q, id, mercator, from) + ") c, e" +
+		" GROUP BY floor((c.x - ST_XMin(e.tile)) / " + cell + "), floor((c.y - ST_YMin(e.tile)) / " + cell + ")"
 	cols, lone := q.Columns, " LEFT JOIN "+t.ident()+" t ON c.n = 1 AND "+t.id()+" = c.id"
 	if len(cols) == 0 || kindOf(t.IDType) != kindInt {
 		// Nothing to read of a lone feature, or it cannot be found again by its key.
@@ -146,6 +144,25 @@ func clusterRows(b *sqlbuild.Builder, t Table, q TileQuery, id, mercator, from s
 		"CASE WHEN c.n >= 10000 THEN round(c.n / 1000.0)::text || 'k' WHEN c.n >= 1000 THEN round(c.n / 1000.0, 1)::text || 'k' " +
 		"WHEN c.n > 1 THEN c.n::text END AS point_count_abbreviated" + tileColumns(cols) +
 		" FROM (" + cells + ") c CROSS JOIN e" + lone
+}
+
+// clusterPoints selects the features' ids and points in web mercator (x, y).
+func clusterPoints(t Table, q TileQuery, id, mercator, from string) string {
+	points := strings.TrimRight(strings.ToUpper(t.GeomType), "ZM") == "POINT"
+	if points && (q.StorageSRID == 4326 || q.StorageSRID == 0) {
+		// Spherical mercator by its formulas (x = Rλ, y = R ln tan(π/4 + φ/2)) costs a tenth of
+		// ST_Transform per point, and a cluster tile transforms every point it counts; the cells'
+		// centres agree with PROJ's to the millimetre. The search envelope keeps latitudes within
+		// the mercator world.
+		g := t.geom()
+		return "SELECT " + id + " AS id, ST_X(" + g + ") * " + mercatorMetresPerDegree + " AS x, ln(tan(radians(45 + ST_Y(" + g +
+			") / 2))) * " + earthRadius + " AS y" + from
+	}
+	point := mercator
+	if !points {
+		point = "ST_PointOnSurface(" + mercator + ")" // one point of lines, polygons and multipoints
+	}
+	return "SELECT p.id, ST_X(p.g) AS x, ST_Y(p.g) AS y FROM (SELECT " + id + " AS id, " + point + " AS g" + from + ") p"
 }
 
 // tileColumns is the select list of the properties: types MVT has values for as they are, the
