@@ -24,8 +24,7 @@ func BenchmarkFixedCost(b *testing.B) {
 		requests = n
 	}
 	b.Logf("machine: %d CPUs shared by the server, PostgreSQL and this load generator; %d concurrent clients", runtime.NumCPU(), conc)
-	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConns: 4 * conc, MaxIdleConnsPerHost: 4 * conc,
-		IdleConnTimeout: time.Minute, DisableCompression: true}}
+	hc := benchClient(conc)
 	for _, path := range []string{"/health", "/", "/conformance"} {
 		b.Run(path, func(b *testing.B) {
 			get := func() error {

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -21,8 +20,7 @@ import (
 func BenchmarkMaps(b *testing.B) {
 	d := ogcBenchSetup(b)
 	conc := ogcBenchConcurrency()
-	// Uncompressed, as the floor is and as the other side-by-side benchmarks ask.
-	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConns: 4 * conc, MaxIdleConnsPerHost: 4 * conc, DisableCompression: true}}
+	hc := benchClient(conc)
 	userID, token := mapsBenchUser(b)
 	ctx := context.Background()
 	// 1,000 maps of the user's, one of them with 50 layers, made in SQL outside the timing.

@@ -391,10 +391,7 @@ func BenchmarkOGCItems(b *testing.B) {
 	d := ogcBenchSetup(b)
 	conc := ogcBenchConcurrency()
 	b.Logf("machine: %d CPUs shared by the server, PostgreSQL and this load generator; %d concurrent clients", runtime.NumCPU(), conc)
-	hc := &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{
-		MaxIdleConns: 4 * conc, MaxIdleConnsPerHost: 4 * conc, IdleConnTimeout: time.Minute,
-		DisableCompression: true, // Accept-Encoding is set by hand where wanted, and not undone here
-	}}
+	hc := benchClient(conc)
 	for _, c := range ogcCases {
 		b.Run(c.name, func(b *testing.B) {
 			t := d.points
@@ -676,6 +673,14 @@ func selfCPU() time.Duration {
 
 // abba runs b.N iterations of n requests per side, drawn by draw, in the order half of a, half
 // of other, other's second half, a's second half: drift on a shared machine falls on both sides.
+// benchClient is the HTTP client of the side-by-side benchmarks: connections for every client,
+// and no compression, since the floor beside it compresses nothing (Accept-Encoding is set by
+// hand where a benchmark wants it).
+func benchClient(conc int) *http.Client {
+	return &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{MaxIdleConns: 4 * conc, MaxIdleConnsPerHost: 4 * conc,
+		IdleConnTimeout: time.Minute, DisableCompression: true}}
+}
+
 func abba(b *testing.B, conc, n int, draw func() ogcParams, a, other func(context.Context, ogcParams) (int64, bool, error), d *ogcBenchData) (sa, sb ogcPhase) {
 	b.Helper()
 	b.ResetTimer()

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -32,7 +31,7 @@ func BenchmarkReadOnlySQL(b *testing.B) {
 		}
 	}
 	_, token := mapsBenchUser(b)
-	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConns: 4 * conc, MaxIdleConnsPerHost: 4 * conc}}
+	hc := benchClient(conc)
 	query := "SELECT gid, n, score, kind, day, name FROM " + table + " WHERE gid <= 1000 ORDER BY gid"
 	ours := func(sql string) func(context.Context, ogcParams) (int64, bool, error) {
 		body := fmt.Sprintf(`{"sql":%q,"restrict_tables":[%q],"row_limit":1000}`, sql, table)
@@ -83,6 +82,9 @@ func BenchmarkReadOnlySQL(b *testing.B) {
 			b.ReportMetric(sa.pct(0.50), "server-p50-ms")
 			b.ReportMetric(sb.pct(0.50), "pgx-p50-ms")
 			b.ReportMetric(sa.pct(0.50)/sb.pct(0.50), "p50-time-ratio")
+			b.ReportMetric(sa.perReq(sa.srv), "server-srv-cpu-ms/req")
+			b.ReportMetric(sa.perReq(sa.pg), "server-pg-cpu-ms/req")
+			b.ReportMetric(sb.perReq(sb.pg), "pgx-pg-cpu-ms/req")
 		})
 	}
 }

@@ -41,8 +41,7 @@ func BenchmarkSearch(b *testing.B) {
 		b.Fatal(err)
 	}
 	d.postmaster = procField(backend, 1)
-	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConns: 4 * conc, MaxIdleConnsPerHost: 4 * conc,
-		IdleConnTimeout: time.Minute, DisableCompression: true}}
+	hc := benchClient(conc)
 	words := searchBenchWords()
 	draw := func(rnd *rand.Rand) ogcParams {
 		x, y := rnd.Float64()*300-180, rnd.Float64()*140-70

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"meridian/store"
 )
@@ -42,7 +41,7 @@ func BenchmarkCatalogStats(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConns: 4 * conc, MaxIdleConnsPerHost: 4 * conc}}
+	hc := benchClient(conc)
 	q := store.New(d.base)
 	count := func(ctx context.Context, _ ogcParams) (int64, bool, error) {
 		_, err := q.CatalogStats(ctx)

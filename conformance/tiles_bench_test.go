@@ -31,8 +31,7 @@ import (
 func BenchmarkTiles(b *testing.B) {
 	d := ogcBenchSetup(b)
 	conc := ogcBenchConcurrency()
-	hc := &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{MaxIdleConns: 4 * conc, MaxIdleConnsPerHost: 4 * conc,
-		IdleConnTimeout: time.Minute, DisableCompression: true}}
+	hc := benchClient(conc)
 	token, err := ogcAdminToken()
 	if err != nil {
 		b.Fatal(err)
