@@ -165,22 +165,24 @@ SELECT
     (SELECT coalesce(jsonb_object_agg(status, n), '{}') FROM (SELECT status, count(*) AS n FROM catalog.users GROUP BY 1) s)::jsonb AS users_by_status,
     (SELECT count(*) FROM catalog.users)::bigint AS total_users;
 
--- name: SQLQueryDatasets :many
--- The datasets named (data schema table names) that the caller may read, with the columns of
--- their table and of their sandbox view (internal/sqlquery), so a missing or outdated view is
--- seen in the same round trip.
-SELECT d.id, d.table_name,
-    coalesce((SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_attribute a
-        WHERE a.attrelid = to_regclass(format('data.%I', d.table_name)) AND a.attnum > 0 AND NOT a.attisdropped), '{}')::text[] AS table_columns,
-    coalesce((SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_attribute a
-        WHERE a.attrelid = to_regclass(format('sql_sandbox.%I', d.table_name)) AND a.attnum > 0 AND NOT a.attisdropped), '{}')::text[] AS view_columns
-FROM catalog.datasets d
-WHERE d.table_schema = 'data' AND d.table_name = ANY(@names::text[]) AND d.record_type IN ('vector_dataset', 'table')
-  AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool);
-
--- name: GrantSQLDatasets :exec
-INSERT INTO catalog.sql_grants (token, dataset_id, expires_at)
-SELECT @token, unnest(@dataset_ids::uuid[]), now() + make_interval(secs => @ttl_seconds::float8);
+-- name: GrantSQLDatasets :many
+-- Grants the request (its token, until its time is up) the datasets named (data schema table
+-- names) that the caller may read, and answers them with the columns of their table and of their
+-- sandbox view (internal/sqlquery), so a missing or outdated view is seen in the same round trip.
+WITH readable AS (
+    SELECT d.id, d.table_name,
+        coalesce((SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_attribute a
+            WHERE a.attrelid = to_regclass(format('data.%I', d.table_name)) AND a.attnum > 0 AND NOT a.attisdropped), '{}')::text[] AS table_columns,
+        coalesce((SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_attribute a
+            WHERE a.attrelid = to_regclass(format('sql_sandbox.%I', d.table_name)) AND a.attnum > 0 AND NOT a.attisdropped), '{}')::text[] AS view_columns
+    FROM catalog.datasets d
+    WHERE d.table_schema = 'data' AND d.table_name = ANY(@names::text[]) AND d.record_type IN ('vector_dataset', 'table')
+      AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool)
+), granted AS (
+    INSERT INTO catalog.sql_grants (token, dataset_id, expires_at)
+    SELECT @token, r.id, now() + make_interval(secs => @ttl_seconds::float8) FROM readable r
+)
+SELECT r.id, r.table_name, r.table_columns, r.view_columns FROM readable r;
 
 -- name: EndSQLGrant :exec
 -- The request's grant, and any grant left by a request that never ended.

@@ -231,20 +231,72 @@ func (q *Queries) GetDatasetRecord(ctx context.Context, arg GetDatasetRecordPara
 	return i, err
 }
 
-const grantSQLDatasets = `-- name: GrantSQLDatasets :exec
-INSERT INTO catalog.sql_grants (token, dataset_id, expires_at)
-SELECT $1, unnest($2::uuid[]), now() + make_interval(secs => $3::float8)
+const grantSQLDatasets = `-- name: GrantSQLDatasets :many
+WITH readable AS (
+    SELECT d.id, d.table_name,
+        coalesce((SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_attribute a
+            WHERE a.attrelid = to_regclass(format('data.%I', d.table_name)) AND a.attnum > 0 AND NOT a.attisdropped), '{}')::text[] AS table_columns,
+        coalesce((SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_attribute a
+            WHERE a.attrelid = to_regclass(format('sql_sandbox.%I', d.table_name)) AND a.attnum > 0 AND NOT a.attisdropped), '{}')::text[] AS view_columns
+    FROM catalog.datasets d
+    WHERE d.table_schema = 'data' AND d.table_name = ANY($1::text[]) AND d.record_type IN ('vector_dataset', 'table')
+      AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, $2, $3, $4::bool)
+), granted AS (
+    INSERT INTO catalog.sql_grants (token, dataset_id, expires_at)
+    SELECT $5, r.id, now() + make_interval(secs => $6::float8) FROM readable r
+)
+SELECT r.id, r.table_name, r.table_columns, r.view_columns FROM readable r
 `
 
 type GrantSQLDatasetsParams struct {
-	Token      uuid.UUID   `json:"token"`
-	DatasetIds []uuid.UUID `json:"dataset_ids"`
-	TtlSeconds float64     `json:"ttl_seconds"`
+	Names      []string   `json:"names"`
+	CallerID   *uuid.UUID `json:"caller_id"`
+	CallerRole *string    `json:"caller_role"`
+	IsAdmin    bool       `json:"is_admin"`
+	Token      uuid.UUID  `json:"token"`
+	TtlSeconds float64    `json:"ttl_seconds"`
 }
 
-func (q *Queries) GrantSQLDatasets(ctx context.Context, arg GrantSQLDatasetsParams) error {
-	_, err := q.db.Exec(ctx, grantSQLDatasets, arg.Token, arg.DatasetIds, arg.TtlSeconds)
-	return err
+type GrantSQLDatasetsRow struct {
+	ID           uuid.UUID `json:"id"`
+	TableName    string    `json:"table_name"`
+	TableColumns []string  `json:"table_columns"`
+	ViewColumns  []string  `json:"view_columns"`
+}
+
+// Grants the request (its token, until its time is up) the datasets named (data schema table
+// names) that the caller may read, and answers them with the columns of their table and of their
+// sandbox view (internal/sqlquery), so a missing or outdated view is seen in the same round trip.
+func (q *Queries) GrantSQLDatasets(ctx context.Context, arg GrantSQLDatasetsParams) ([]GrantSQLDatasetsRow, error) {
+	rows, err := q.db.Query(ctx, grantSQLDatasets,
+		arg.Names,
+		arg.CallerID,
+		arg.CallerRole,
+		arg.IsAdmin,
+		arg.Token,
+		arg.TtlSeconds,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []GrantSQLDatasetsRow{}
+	for rows.Next() {
+		var i GrantSQLDatasetsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.TableName,
+			&i.TableColumns,
+			&i.ViewColumns,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const insertDataset = `-- name: InsertDataset :one
@@ -659,64 +711,6 @@ func (q *Queries) RecordDatasetHistory(ctx context.Context, arg RecordDatasetHis
 		arg.Changes,
 	)
 	return err
-}
-
-const sQLQueryDatasets = `-- name: SQLQueryDatasets :many
-SELECT d.id, d.table_name,
-    coalesce((SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_attribute a
-        WHERE a.attrelid = to_regclass(format('data.%I', d.table_name)) AND a.attnum > 0 AND NOT a.attisdropped), '{}')::text[] AS table_columns,
-    coalesce((SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_attribute a
-        WHERE a.attrelid = to_regclass(format('sql_sandbox.%I', d.table_name)) AND a.attnum > 0 AND NOT a.attisdropped), '{}')::text[] AS view_columns
-FROM catalog.datasets d
-WHERE d.table_schema = 'data' AND d.table_name = ANY($1::text[]) AND d.record_type IN ('vector_dataset', 'table')
-  AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, $2, $3, $4::bool)
-`
-
-type SQLQueryDatasetsParams struct {
-	Names      []string   `json:"names"`
-	CallerID   *uuid.UUID `json:"caller_id"`
-	CallerRole *string    `json:"caller_role"`
-	IsAdmin    bool       `json:"is_admin"`
-}
-
-type SQLQueryDatasetsRow struct {
-	ID           uuid.UUID `json:"id"`
-	TableName    string    `json:"table_name"`
-	TableColumns []string  `json:"table_columns"`
-	ViewColumns  []string  `json:"view_columns"`
-}
-
-// The datasets named (data schema table names) that the caller may read, with the columns of
-// their table and of their sandbox view (internal/sqlquery), so a missing or outdated view is
-// seen in the same round trip.
-func (q *Queries) SQLQueryDatasets(ctx context.Context, arg SQLQueryDatasetsParams) ([]SQLQueryDatasetsRow, error) {
-	rows, err := q.db.Query(ctx, sQLQueryDatasets,
-		arg.Names,
-		arg.CallerID,
-		arg.CallerRole,
-		arg.IsAdmin,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []SQLQueryDatasetsRow{}
-	for rows.Next() {
-		var i SQLQueryDatasetsRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.TableName,
-			&i.TableColumns,
-			&i.ViewColumns,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const setDatasetColumns = `-- name: SetDatasetColumns :one

@@ -121,50 +121,46 @@ func (s *Service) Run(ctx context.Context, p auth.Principal, r Request) (Result,
 }
 
 func (s *Service) run(ctx context.Context, p auth.Principal, r Request, timeout time.Duration) (Result, error) {
-	ids, err := s.prepare(ctx, p, r.Tables)
-	if err != nil {
-		return Result{}, err
-	}
 	token := uuid.New()
-	if err := s.Q.GrantSQLDatasets(ctx, store.GrantSQLDatasetsParams{Token: token, DatasetIds: ids,
-		TtlSeconds: (timeout + 10*time.Second).Seconds()}); err != nil {
-		return Result{}, err
-	}
 	defer func() {
 		if err := s.Q.EndSQLGrant(context.WithoutCancel(ctx), token); err != nil {
 			s.Log.Warn("sql: ending a grant failed", "err", err)
 		}
 	}()
+	if err := s.grant(ctx, p, token, r.Tables, timeout+10*time.Second); err != nil {
+		return Result{}, err
+	}
 	return s.execute(ctx, token, r, timeout)
 }
 
-// prepare resolves the tables to datasets p may read (any other name answers like one that does
-// not exist) and brings their sandbox views up to date with their tables.
-func (s *Service) prepare(ctx context.Context, p auth.Principal, tables []string) ([]uuid.UUID, error) {
+// grant grants the request token the datasets of the tables, in one statement with finding them
+// among those p may read (any other name answers like one that does not exist; the grant then
+// goes unused and ends with the request), and brings their sandbox views up to date with their
+// tables.
+func (s *Service) grant(ctx context.Context, p auth.Principal, token uuid.UUID, tables []string, ttl time.Duration) error {
 	var caller *uuid.UUID
 	var role *string
 	if !p.Anonymous() {
 		caller, role = &p.UserID, &p.Role
 	}
-	rows, err := s.Q.SQLQueryDatasets(ctx, store.SQLQueryDatasetsParams{Names: tables, CallerID: caller, CallerRole: role, IsAdmin: p.IsAdmin()})
+	rows, err := s.Q.GrantSQLDatasets(ctx, store.GrantSQLDatasetsParams{Names: tables, CallerID: caller, CallerRole: role,
+		IsAdmin: p.IsAdmin(), Token: token, TtlSeconds: ttl.Seconds()})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, t := range tables {
-		if !slices.ContainsFunc(rows, func(r store.SQLQueryDatasetsRow) bool { return r.TableName == t }) {
-			return nil, apperr.Forbidden("restrict_tables: no dataset you may read has the table %q", t)
+		if !slices.ContainsFunc(rows, func(r store.GrantSQLDatasetsRow) bool { return r.TableName == t }) {
+			return apperr.Forbidden("restrict_tables: no dataset you may read has the table %q", t)
 		}
 	}
-	ids := make([]uuid.UUID, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
+	for _, r := range rows {
 		if !slices.Equal(r.TableColumns, r.ViewColumns) {
 			if err := s.replaceView(ctx, r.ID, r.TableName); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return ids, nil
+	return nil
 }
 
 // replaceView (re)creates the sandbox view of a dataset: its table's rows, to requests granted
@@ -185,60 +181,72 @@ func (s *Service) replaceView(ctx context.Context, id uuid.UUID, table string) e
 	})
 }
 
-// execute runs the statement in the sandbox: one READ ONLY transaction naming the request's
-// token, with the statement timeout and the sandbox's search path; the statement is opened as a
-// cursor (sql_sandbox.open) and its rows fetched in PostgreSQL's text format, one past the row
-// limit, and written as JSON arrays as they arrive.
+// execute runs the statement in the sandbox, in one round trip: a pipeline of two statements
+// that PostgreSQL runs as one transaction (read-only: the role's sessions are), the first naming
+// the request's token, the statement timeout and the sandbox's search path, and opening the
+// statement as the cursor q (sql_sandbox.open); the second fetching its rows in PostgreSQL's text
+// format, one past the row limit, which are written as JSON arrays as they arrive.
 func (s *Service) execute(ctx context.Context, token uuid.UUID, r Request, timeout time.Duration) (Result, error) {
-	var res Result
-	err := pgx.BeginTxFunc(ctx, s.Sandbox, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT set_config('meridian.sql_token', $1, true), set_config('statement_timeout', $2, true),
-			set_config('search_path', 'sql_sandbox, public', true), set_config('work_mem', '16MB', true), sql_sandbox.open($3)`,
-			token.String(), strconv.FormatInt(timeout.Milliseconds(), 10), r.SQL); err != nil {
-			return err
-		}
-		geometry, err := s.geometryOID(ctx, tx)
-		if err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, "FETCH "+strconv.Itoa(r.RowLimit+1)+" FROM q", pgx.QueryExecModeExec)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		fields := rows.FieldDescriptions()
-		res.Columns = make([]string, len(fields))
-		for i, f := range fields {
-			res.Columns[i] = f.Name
-		}
-		size := 0
-		for rows.Next() {
-			if len(res.Rows) == r.RowLimit || size > MaxBytes {
-				res.Truncated = true
-				break
-			}
-			row, err := jsonRow(fields, rows.RawValues(), geometry)
-			if err != nil {
-				return err
-			}
-			size += len(row)
-			res.Rows = append(res.Rows, row)
-		}
-		return rows.Err()
-	})
+	geometry, err := s.geometryOID(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	var batch pgx.Batch
+	batch.Queue(`SELECT set_config('meridian.sql_token', $1, true), set_config('statement_timeout', $2, true),
+		set_config('search_path', 'sql_sandbox, public', true), set_config('work_mem', '16MB', true), sql_sandbox.open($3)`,
+		token.String(), strconv.FormatInt(timeout.Milliseconds(), 10), r.SQL)
+	batch.Queue("FETCH " + strconv.Itoa(r.RowLimit+1) + " FROM q")
+	br := s.Sandbox.SendBatch(ctx, &batch)
+	res, err := fetch(br, r.RowLimit, geometry)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if res.Columns == nil {
 		res.Columns = []string{}
 	}
 	return res, problem(err, timeout)
 }
 
+// fetch reads the pipeline's answers: the opening, then the rows up to limit and the byte cap.
+func fetch(br pgx.BatchResults, limit int, geometry uint32) (Result, error) {
+	var res Result
+	if _, err := br.Exec(); err != nil {
+		return res, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return res, err
+	}
+	defer rows.Close()
+	fields := rows.FieldDescriptions()
+	res.Columns = make([]string, len(fields))
+	for i, f := range fields {
+		res.Columns[i] = f.Name
+	}
+	size := 0
+	for rows.Next() {
+		if len(res.Rows) == limit || size > MaxBytes {
+			res.Truncated = true
+			break
+		}
+		row, err := jsonRow(fields, rows.RawValues(), geometry)
+		if err != nil {
+			return res, err
+		}
+		size += len(row)
+		res.Rows = append(res.Rows, row)
+	}
+	rows.Close()
+	return res, rows.Err()
+}
+
 // geometryOID is the type oid of PostGIS geometry in this database, read once.
-func (s *Service) geometryOID(ctx context.Context, tx pgx.Tx) (uint32, error) {
+func (s *Service) geometryOID(ctx context.Context) (uint32, error) {
 	if oid := s.geometry.Load(); oid != 0 {
 		return oid, nil
 	}
 	var oid uint32
-	err := tx.QueryRow(ctx, "SELECT 'geometry'::regtype::oid").Scan(&oid)
+	err := s.App.QueryRow(ctx, "SELECT 'geometry'::regtype::oid").Scan(&oid)
 	s.geometry.Store(oid)
 	return oid, err
 }

@@ -50,6 +50,9 @@ func OpenSandbox(ctx context.Context, app *pgxpool.Pool, maxConns int32) (*pgxpo
 	cfg.ConnConfig.RuntimeParams["application_name"] = "meridian-sql"
 	cfg.MaxConns, cfg.MinConns = maxConns, 0
 	cfg.AfterConnect = nil
+	// Statements described at execution, never prepared: the rows of FETCH are those of a cursor
+	// opened earlier in the same pipeline (sqlquery.execute).
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	return pool, role, err
 }
