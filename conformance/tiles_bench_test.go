@@ -22,7 +22,9 @@ import (
 // areas weigh as much as they do for a map user. Cases:
 //
 //   - uncached z6/z10/z14: the server's tile cache is switched off (cache_max_bytes 0);
-//   - cached z14: 64 tiles requested over and over, the cache warm; the baseline renders them;
+//   - cached z14: 64 tiles requested over and over, the cache warm; the baseline renders them
+//     (the cheapest tiles to render: this measures the HTTP floor more than the cache);
+//   - cached z6-z14: the same for 64 tiles of a map session's zooms;
 //   - clusters z6: cluster tiles of the points, uncached (p95 target 150 ms);
 //   - cache-bound: random tiles at z8..z14 under a 16 MiB cache bound, reporting the cache's
 //     use and the server's RSS.
@@ -51,6 +53,7 @@ func BenchmarkTiles(b *testing.B) {
 		{name: "polygons/z10", polygons: true, zooms: []int{10}, requests: 400},
 		{name: "polygons/z14", polygons: true, zooms: []int{14}, requests: 2000},
 		{name: "points/z14-cached", zooms: []int{14}, cached: true, requests: 20000},
+		{name: "points/z6-z14-cached", zooms: []int{6, 8, 10, 12, 14}, cached: true, requests: 20000},
 		{name: "points/clusters-z6", zooms: []int{6}, cluster: true, requests: 64},
 	}
 	for _, c := range cases {
