@@ -29,6 +29,13 @@ func AccessLog(log *slog.Logger) echo.MiddlewareFunc {
 				c.Error(err) // write the problem now so the logged status is the real one
 			}
 			req, res := c.Request(), c.Response()
+			level := slog.LevelInfo
+			if res.Status >= 500 {
+				level = slog.LevelWarn
+			}
+			if !log.Enabled(req.Context(), level) {
+				return nil // nothing of the line is built when its level is off
+			}
 			attrs := []any{
 				"method", req.Method, "path", req.URL.Path, "status", res.Status,
 				"bytes", res.Size, "duration_ms", float64(time.Since(start).Microseconds()) / 1000,
@@ -39,10 +46,6 @@ func AccessLog(log *slog.Logger) echo.MiddlewareFunc {
 			}
 			if op := OperationOf(c); op != nil {
 				attrs = append(attrs, "operation", op.ID)
-			}
-			level := slog.LevelInfo
-			if res.Status >= 500 {
-				level = slog.LevelWarn
 			}
 			log.Log(req.Context(), level, "http", attrs...)
 			return nil
