@@ -253,6 +253,9 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 		}
 		where = append(where, "cardinality(d.extent_bbox) = 4 AND d.extent_bbox[2] <= "+b.Cast(q.BBox[3], "float8")+
 			" AND d.extent_bbox[4] >= "+b.Cast(q.BBox[1], "float8")+" AND ("+strings.Join(spans, " OR ")+")")
+		if q.Text != "" {
+			where = append(where, searchExtent(b, q.BBox))
+		}
 	}
 	// A record matches a datetime when its data vintage overlaps it; records without a vintage
 	// have no time to match.
