@@ -175,6 +175,7 @@ type CatalogDatasetSearch struct {
 	DatasetID uuid.UUID   `json:"dataset_id"`
 	Doc       interface{} `json:"doc"`
 	Words     string      `json:"words"`
+	Extent    interface{} `json:"extent"`
 }
 
 type CatalogEmailVerification struct {
