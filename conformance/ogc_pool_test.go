@@ -159,3 +159,50 @@ func poolRegister(t *testing.T, s *Server, token, table string) string {
 	decode(t, res, &d)
 	return d.ID
 }
+
+// Keyset pages with a filter count their matches on a second connection while the page is read.
+// With more such requests than connections, a page holding its connection while it waited for a
+// count that waited for a connection held by another such page stalled them all: every page now
+// gives its connection back before it waits.
+func TestCountedPagesDoNotExhaustThePool(t *testing.T) {
+	s := startFresh(t, "DB_MAX_CONNS=2", "RATE_LIMIT_ENABLED=false")
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	table := "counted_" + randomHex(3)
+	if _, err := conn.Exec(ctx, `CREATE TABLE public.`+table+` AS SELECT g AS gid, ST_SetSRID(ST_MakePoint(g % 360 - 180, g % 170 - 85), 4326)::geometry(Point, 4326) AS geom,
+		g % 10 AS n FROM generate_series(1, 20000) g; ALTER TABLE public.`+table+` ADD PRIMARY KEY (gid)`); err != nil {
+		t.Fatal(err)
+	}
+	token := poolAdminToken(t, s)
+	items := s.APIRoot + "/collections/" + poolRegister(t, s, token, table) + "/items?n=3&limit=5&after_gid="
+	client := &http.Client{Timeout: 10 * time.Second}
+	errs := make(chan error, 24)
+	var wg sync.WaitGroup
+	for i := 0; i < 24; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodGet, items+fmt.Sprint(i*100), nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			res, err := client.Do(req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer res.Body.Close()
+			var page struct{ NumberMatched, NumberReturned int }
+			if err := json.NewDecoder(res.Body).Decode(&page); err != nil || res.StatusCode != 200 || page.NumberMatched != 2000 || page.NumberReturned != 5 {
+				errs <- fmt.Errorf("page after %d: %d, %+v, %v", i*100, res.StatusCode, page, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

@@ -141,12 +141,13 @@ func (r Reader) Items(ctx context.Context, t Table, q ItemsQuery) (*Cursor, erro
 	if q.Limit <= 0 {
 		c.limit = -1
 	}
-	c.matched = r.countMatched(ctx, t, q)
 	rows, err := r.Pool.Query(ctx, sql, args...)
 	if err != nil {
-		c.stopCount()
 		return nil, db.QueryValueError(err)
 	}
+	// Counted on a second connection while the page streams: started once the page holds its
+	// own, which it gives back before it waits for the count (Matched).
+	c.matched = r.countMatched(ctx, t, q)
 	if err := c.start(rows, cols); err != nil {
 		c.stopCount()
 		return nil, db.QueryValueError(err)

@@ -89,6 +89,9 @@ func (r Reader) countAlongside(ctx context.Context, t Table, q ItemsQuery) *matc
 // been read (Append said it ended).
 func (c *Cursor) Matched() (int64, error) {
 	m := c.matched
+	// The page is read: its connection goes back before anything waits for a count on another
+	// one. Pages holding every connection while their counts wait for one would wait forever.
+	c.rows.Close()
 	if !c.more && !c.keyset && (c.n > 0 || c.offset == 0) {
 		return int64(c.offset + c.n), nil // the last page counts itself
 	}
