@@ -114,6 +114,11 @@ func TestReadOnlySQLHostileCorpus(t *testing.T) {
 		{"gate of another dataset", "SELECT sql_sandbox.allowed(gen_random_uuid())", []int{200}},
 		{"grants table", "SELECT * FROM catalog.sql_grants", []int{403}},
 		{"temp table", "CREATE TEMP TABLE x AS SELECT 1", []int{400}},
+		{"the server's advisory lock", "SELECT pg_advisory_lock(hashtext('meridian.admin_changes'))", []int{403}},
+		{"transaction advisory lock", "SELECT pg_try_advisory_xact_lock(42)", []int{403}},
+		{"advisory locks by the million", "SELECT count(pg_try_advisory_lock(g)) FROM generate_series(1, 1000000) g", []int{403}},
+		{"cancel another session", "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = current_user AND pid <> pg_backend_pid()", []int{403}},
+		{"terminate another session", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = current_user AND pid <> pg_backend_pid()", []int{403}},
 	}
 	for _, c := range cases {
 		r := sqlQuery(t, owner, c.sql, tables)
@@ -153,5 +158,25 @@ func TestReadOnlySQLHostileCorpus(t *testing.T) {
 	wg.Wait()
 	if strings.Contains(string(r.Body), "secret-marker-42") {
 		t.Fatalf("pg_stat_activity shows another request's statement: %s", r.Body)
+	}
+}
+
+// A query may change its session's settings (set_config(..., false) is every role's right), and
+// the sandbox's connections are pooled: what one request sets must not reach the next request
+// on that connection, where it would silently change answers (two significant digits of every
+// float, dates in another style) or lift the read-only default.
+func TestReadOnlySQLSessionsStartClean(t *testing.T) {
+	owner := newUser(t, "editor")
+	table := tableOf(t, owner, ogcDataset(t, owner, "private"))
+	tables := []string{table}
+	for i := 0; i < 10; i++ {
+		wantStatus(t, "setting session values", sqlQuery(t, owner, `SELECT set_config('extra_float_digits', '-15', false),
+			set_config('DateStyle', 'SQL, DMY', false), set_config('default_transaction_read_only', 'off', false)`, tables), 200)
+	}
+	for i := 0; i < 10; i++ {
+		r := sqlQuery(t, owner, `SELECT 0.123456789::float8 AS f, DATE '2024-02-01' AS d, current_setting('default_transaction_read_only') AS ro`, tables)
+		if r.Status != 200 || !strings.Contains(string(r.Body), `[[0.123456789,"2024-02-01","on"]]`) {
+			t.Fatalf("a later request saw an earlier one's session settings: %d %s", r.Status, r.Body)
+		}
 	}
 }

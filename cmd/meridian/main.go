@@ -156,6 +156,12 @@ func serve() error {
 		return err
 	}
 	defer sandbox.Close()
+	if fns, err := sqlquery.Unconfined(ctx, pool, sandboxRole); err != nil {
+		return err
+	} else if fns != "" {
+		log.Warn("read-only SQL: the sandbox role may still call "+fns+", which reach other sessions; run the migrations once as a superuser (migration 33)",
+			"role", sandboxRole)
+	}
 	deps, err := services(cfg, pool, log, queue, sandbox, sandboxRole)
 	if err != nil {
 		return err

@@ -181,25 +181,40 @@ func (s *Service) replaceView(ctx context.Context, id uuid.UUID, table string) e
 	})
 }
 
-// execute runs the statement in the sandbox, in one round trip: a pipeline of two statements
-// that PostgreSQL runs as one transaction (read-only: the role's sessions are), the first naming
-// the request's token, the statement timeout and the sandbox's search path, and opening the
-// statement as the cursor q (sql_sandbox.open); the second fetching its rows in PostgreSQL's text
-// format, one past the row limit, which are written as JSON arrays as they arrive.
+// execute runs the statement in the sandbox, in one round trip: a pipeline that PostgreSQL runs
+// as one read-only transaction. The first statement makes it read-only, names the request's
+// token, the statement timeout and the sandbox's search path, and opens the statement as the
+// cursor q (sql_sandbox.open); the second fetches its rows in PostgreSQL's text format, one past
+// the row limit, which are written as JSON arrays as they arrive; the last two release the
+// session's advisory locks (where migration 33 could not take them from the role) and reset
+// whatever the statement set for the session (set_config(..., false) is any role's right), so
+// the next request on the pooled connection starts clean. A failed transaction undoes such
+// settings itself; its session locks outlive the rollback and are released apart.
 func (s *Service) execute(ctx context.Context, token uuid.UUID, r Request, timeout time.Duration) (Result, error) {
 	geometry, err := s.geometryOID(ctx)
 	if err != nil {
 		return Result{}, err
 	}
 	var batch pgx.Batch
-	batch.Queue(`SELECT set_config('meridian.sql_token', $1, true), set_config('statement_timeout', $2, true),
+	batch.Queue(`SELECT set_config('transaction_read_only', 'on', true), set_config('meridian.sql_token', $1, true), set_config('statement_timeout', $2, true),
 		set_config('search_path', 'sql_sandbox, public', true), set_config('work_mem', '16MB', true), sql_sandbox.open($3)`,
 		token.String(), strconv.FormatInt(timeout.Milliseconds(), 10), r.SQL)
 	batch.Queue("FETCH " + strconv.Itoa(r.RowLimit+1) + " FROM q")
-	br := s.Sandbox.SendBatch(ctx, &batch)
+	batch.Queue("SELECT pg_advisory_unlock_all()")
+	batch.Queue("RESET ALL")
+	conn, err := s.Sandbox.Acquire(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer conn.Release()
+	br := conn.SendBatch(ctx, &batch)
 	res, err := fetch(br, r.RowLimit, geometry)
 	if cerr := br.Close(); err == nil {
 		err = cerr
+	}
+	if err != nil {
+		// A failed pipeline skipped the clean-up, and a session lock survives the rollback.
+		unlockOrDrop(conn)
 	}
 	if res.Columns == nil {
 		res.Columns = []string{}
@@ -207,7 +222,17 @@ func (s *Service) execute(ctx context.Context, token uuid.UUID, r Request, timeo
 	return res, problem(err, timeout)
 }
 
-// fetch reads the pipeline's answers: the opening, then the rows up to limit and the byte cap.
+// unlockOrDrop releases the session's advisory locks on a connection going back to the pool,
+// or closes it (the pool then drops it) when it cannot.
+func unlockOrDrop(conn *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock_all()"); err != nil {
+		_ = conn.Conn().Close(ctx)
+	}
+}
+
+// fetch reads the pipeline's answers: the opening, the rows up to limit and the byte cap, the clean-up.
 func fetch(br pgx.BatchResults, limit int, geometry uint32) (Result, error) {
 	var res Result
 	if _, err := br.Exec(); err != nil {
@@ -237,7 +262,15 @@ func fetch(br pgx.BatchResults, limit int, geometry uint32) (Result, error) {
 		res.Rows = append(res.Rows, row)
 	}
 	rows.Close()
-	return res, rows.Err()
+	if err := rows.Err(); err != nil {
+		return res, err
+	}
+	for range 2 { // the session's advisory locks, its settings
+		if _, err := br.Exec(); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
 }
 
 // geometryOID is the type oid of PostGIS geometry in this database, read once.

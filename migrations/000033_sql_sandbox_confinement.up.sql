@@ -1,0 +1,27 @@
+-- The SQL sandbox's role (migration 29) must not reach other sessions. Two function families
+-- every role may call by default do: advisory locks (a session lock outlives the request on the
+-- pooled connection; the server's own locks have guessable keys, such as the one of admin role
+-- changes; and locks fill the shared lock table of every session), and signalling backends
+-- (pg_cancel_backend and pg_terminate_backend reach every other session of the same role, that
+-- is, every other user's query). Functions of pg_catalog belong to the bootstrap superuser, so
+-- only a superuser can take them from PUBLIC; the server's role and the database's owner get
+-- them back. Without a superuser this warns and the server says so at start (sqlquery), and the
+-- sandbox still releases session locks at the end of every request.
+DO $$
+DECLARE
+    f regprocedure;
+    owner text := (SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = current_database());
+BEGIN
+    IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        RAISE WARNING 'read-only SQL: advisory locks and backend signals stay open to every role; run the migrations once as a superuser to confine the sandbox';
+        RETURN;
+    END IF;
+    FOR f IN SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+             WHERE n.nspname = 'pg_catalog' AND ((p.proname LIKE 'pg%advisory%' AND p.proname <> 'pg_advisory_unlock_all')
+                OR p.proname IN ('pg_cancel_backend', 'pg_terminate_backend'))
+    LOOP
+        EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I, %I', f, current_user, owner);
+    END LOOP;
+END
+$$;
