@@ -117,6 +117,7 @@ func TestReadOnlySQLHostileCorpus(t *testing.T) {
 		{"transaction advisory lock", "SELECT pg_try_advisory_xact_lock(42)", []int{403}},
 		{"advisory locks by the million", "SELECT count(pg_try_advisory_lock(g)) FROM generate_series(1, 1000000) g", []int{403}},
 		{"cancel another session", "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = current_user AND pid <> pg_backend_pid()", []int{403}},
+		{"announce on the server's channel", "SELECT pg_notify('catalog_datasets', gen_random_uuid()::text)", []int{403}},
 		{"terminate another session", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = current_user AND pid <> pg_backend_pid()", []int{403}},
 	}
 	for _, c := range cases {

@@ -117,6 +117,12 @@ func serve() error {
 	if err := migrateRiver(ctx, jobs); err != nil {
 		return err
 	}
+	if missing, err := db.MissingFunctions(ctx, pool); err != nil {
+		return err
+	} else if missing != "" {
+		return fmt.Errorf("the server's database role may not call %s: the migrations ran as a superuser that took them from PUBLIC "+
+			"(migration 33); serve as the role that ran them or as the database owner, or GRANT EXECUTE on them to this role", missing)
+	}
 	if cfg.PprofAddr != "" {
 		go servePprof(log, cfg.PprofAddr)
 	}

@@ -94,6 +94,20 @@ func Migrate(pool *pgxpool.Pool) error {
 	return nil
 }
 
+// MissingFunctions lists the built-in functions the server calls (triggers announce changes with
+// pg_notify; migrations, River and several writes take advisory locks) that the role of q may
+// not call: migration 33, run by a superuser, takes them from PUBLIC and gives them back only to
+// that role and the database's owner. Empty when the role may call them all.
+func MissingFunctions(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (string, error) {
+	var missing string
+	err := q.QueryRow(ctx, `SELECT coalesce(string_agg(f, ', ' ORDER BY f), '') FROM unnest(ARRAY['pg_notify(text,text)',
+		'pg_advisory_lock(bigint)', 'pg_advisory_unlock(bigint)', 'pg_advisory_xact_lock(bigint)', 'pg_try_advisory_xact_lock(bigint)']) f
+		WHERE NOT has_function_privilege(f, 'EXECUTE')`).Scan(&missing)
+	return missing, err
+}
+
 // Unavailable reports whether err means the database could not serve the request at all
 // (unreachable, restarting, shutting down), as opposed to a failing query. Such errors answer 503.
 func Unavailable(err error) bool {
