@@ -7,8 +7,9 @@
 -- on the server's channels, and gigabytes queued for every listener). Functions of pg_catalog
 -- belong to the bootstrap superuser, so only a superuser can take them from PUBLIC; the server's
 -- role and the database's owner get them back (a server serving as another role refuses to
--- start, naming them: db.MissingFunctions). Without a superuser this warns and the server says so at start (sqlquery.Unconfined), and the
--- sandbox still releases session locks at the end of every request.
+-- start, naming them: db.MissingFunctions). Without a superuser this warns, the server says so
+-- at start (sqlquery.Unconfined), and the sandbox still releases session locks at the end of
+-- every request.
 DO $$
 DECLARE
     f regprocedure;
