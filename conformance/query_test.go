@@ -92,6 +92,7 @@ func TestReadOnlySQLHostileCorpus(t *testing.T) {
 		{"block comment", "SELECT 1 /* ", []int{400}},
 		{"closing the wrapper", "SELECT 1) q; DROP TABLE " + table + "; SELECT (1", []int{400}},
 		{"sleep", "SELECT pg_sleep(60)", []int{504}},
+		{"lifting its own timeout", "SELECT set_config('statement_timeout', '0', false), pg_sleep(3)", []int{504}},
 		{"huge series", "SELECT * FROM generate_series(1, 1e12::bigint)", []int{200, 504}},
 		{"cross join", "SELECT a.gid FROM " + table + " a, " + table + " b, " + table + " c, " + table + " d, " + table + " e", []int{200, 504}},
 		{"copy to program", "COPY (SELECT 1) TO PROGRAM 'id'", []int{400}},
