@@ -22,31 +22,13 @@ import (
 // the next request answers at once: no connection stays held by a request nobody waits for, and
 // no query keeps running in the database.
 func TestItemsPoolRecoversFromAbandonedRequests(t *testing.T) {
-	s := startFresh(t, "DB_MAX_CONNS=2", "RATE_LIMIT_ENABLED=false")
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, s.DBURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	// 200,000 rows: sorting them by an unindexed text column takes a few hundred milliseconds.
 	// The first 20,000 carry 1.6 kB of text (that compresses to nothing in the table), so that a
 	// page of 10,000 of them, 16 MB, outgrows the socket buffers and a client that hangs up makes
 	// the server's writes fail mid-page. Made in about half a second.
-	table := "pool_" + randomHex(3)
-	for _, stmt := range []string{
-		`CREATE TABLE public.` + table + ` AS SELECT g AS gid, ST_SetSRID(ST_MakePoint(g % 360 - 180, g % 170 - 85), 4326)::geometry(Point, 4326) AS geom,
-			md5(g::text) AS name, g % 1000 AS n, CASE WHEN g <= 20000 THEN repeat(md5(g::text), 50) END AS note FROM generate_series(1, 200000) g`,
-		`ALTER TABLE public.` + table + ` ADD PRIMARY KEY (gid)`,
-		`ANALYZE public.` + table,
-	} {
-		if _, err := conn.Exec(ctx, stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
-	token := poolAdminToken(t, s)
-	id := poolRegister(t, s, token, table)
-	items := s.APIRoot + "/collections/" + id + "/items"
+	conn, token, table, items := poolFixture(t, "pool_", `SELECT g AS gid, ST_SetSRID(ST_MakePoint(g % 360 - 180, g % 170 - 85), 4326)::geometry(Point, 4326) AS geom,
+		md5(g::text) AS name, g % 1000 AS n, CASE WHEN g <= 20000 THEN repeat(md5(g::text), 50) END AS note FROM generate_series(1, 200000) g`)
+	ctx := context.Background()
 
 	// 50 clients at once, each gone after 50 ms: with two connections nearly all of them wait
 	// for one, a few are cut while their sort runs or their page streams. Five more read the
@@ -129,6 +111,29 @@ func TestItemsPoolRecoversFromAbandonedRequests(t *testing.T) {
 	}
 }
 
+// poolFixture starts a server with two database connections and registers a table made from
+// rows (a SELECT with gid and geom): a connection of the test's to its database, an admin token,
+// the table's name and its items URL.
+func poolFixture(t *testing.T, prefix, rows string) (*pgx.Conn, string, string, string) {
+	t.Helper()
+	s := startFresh(t, "DB_MAX_CONNS=2", "RATE_LIMIT_ENABLED=false")
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	table := prefix + randomHex(3)
+	for _, stmt := range []string{"CREATE TABLE public." + table + " AS " + rows, "ALTER TABLE public." + table + " ADD PRIMARY KEY (gid)",
+		"ANALYZE public." + table} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	token := poolAdminToken(t, s)
+	return conn, token, table, s.APIRoot + "/collections/" + poolRegister(t, s, token, table) + "/items"
+}
+
 // poolAdminToken signs in as the first admin of s.
 func poolAdminToken(t *testing.T, s *Server) string {
 	t.Helper()
@@ -165,20 +170,9 @@ func poolRegister(t *testing.T, s *Server, token, table string) string {
 // count that waited for a connection held by another such page stalled them all: every page now
 // gives its connection back before it waits.
 func TestCountedPagesDoNotExhaustThePool(t *testing.T) {
-	s := startFresh(t, "DB_MAX_CONNS=2", "RATE_LIMIT_ENABLED=false")
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, s.DBURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	table := "counted_" + randomHex(3)
-	if _, err := conn.Exec(ctx, `CREATE TABLE public.`+table+` AS SELECT g AS gid, ST_SetSRID(ST_MakePoint(g % 360 - 180, g % 170 - 85), 4326)::geometry(Point, 4326) AS geom,
-		g % 10 AS n FROM generate_series(1, 20000) g; ALTER TABLE public.`+table+` ADD PRIMARY KEY (gid)`); err != nil {
-		t.Fatal(err)
-	}
-	token := poolAdminToken(t, s)
-	items := s.APIRoot + "/collections/" + poolRegister(t, s, token, table) + "/items?n=3&limit=5&after_gid="
+	_, token, _, items := poolFixture(t, "counted_", `SELECT g AS gid, ST_SetSRID(ST_MakePoint(g % 360 - 180, g % 170 - 85), 4326)::geometry(Point, 4326) AS geom,
+		g % 10 AS n FROM generate_series(1, 20000) g`)
+	items += "?n=3&limit=5&after_gid="
 	client := &http.Client{Timeout: 10 * time.Second}
 	errs := make(chan error, 24)
 	var wg sync.WaitGroup
