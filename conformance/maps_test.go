@@ -506,3 +506,21 @@ func TestMapLimits(t *testing.T) {
 		t.Fatalf("a refused embed token was made: %v", r)
 	}
 }
+
+// An embed token lends what its creator chose to show and may still read: when another user's
+// dataset on the map turns private, or the creator loses the map, the token lends it no more.
+func TestEmbedTokensLendOnlyWhatTheirCreatorMayRead(t *testing.T) {
+	creator, other := newUser(t, "editor"), newUser(t, "editor")
+	theirs := ogcDataset(t, other, "internal")
+	mapID := call(t, "POST", "/maps/", map[string]any{"name": "Borrowed " + randomHex(3), "visibility": "internal"}, bearer(creator.Access)...).JSON(t)["id"].(string)
+	wantStatus(t, "add their layer", call(t, "POST", "/maps/"+mapID+"/layers", map[string]any{"dataset_id": theirs}, bearer(creator.Access)...), 201)
+	r := call(t, "POST", "/maps/"+mapID+"/embed-tokens/", map[string]any{"name": "site"}, bearer(creator.Access)...)
+	wantStatus(t, "create", r, 201)
+	embed := []string{"X-Embed-Token", r.JSON(t)["raw_token"].(string), "Origin", "https://example.org"}
+	wantStatus(t, "their features through the token", call(t, "GET", "/datasets/"+theirs+"/features.geojson", nil, embed...), 200)
+
+	wantStatus(t, "they make it private", call(t, "PATCH", "/datasets/"+theirs, map[string]any{"visibility": "private"}, bearer(other.Access)...), 200)
+	wantStatus(t, "their private features through the token", call(t, "GET", "/datasets/"+theirs+"/features.geojson", nil, embed...), 404)
+	getTile(t, server.APIRoot, "/tiles/"+theirs+"/0/0/0.pbf", 404, embed...)
+	wantStatus(t, "the map still", call(t, "GET", "/maps/"+mapID, nil, embed...), 200)
+}

@@ -23,12 +23,26 @@ UPDATE catalog.embed_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE i
 RETURNING *;
 
 -- name: UseEmbedToken :one
--- A request carrying the token from origin: counted when the token is live and allows the origin;
--- nothing when not.
-UPDATE catalog.embed_tokens SET use_count = use_count + 1, last_used_at = now()
-WHERE token_sha256 = @token_sha256 AND revoked_at IS NULL AND expires_at > now()
-  AND (cardinality(allowed_origins) = 0 OR @origin::text = ANY(allowed_origins))
-RETURNING map_id, scoped_dataset_ids, allowed_origins, expires_at;
+-- A request carrying the token from origin: counted when the token is live, allows the origin and
+-- its creator may still read the map; nothing when not. It lends the datasets of its scope that
+-- its creator may still read (another owner may have made theirs private since; a creator no
+-- longer active reads as anyone).
+WITH live AS (
+    SELECT t.id, c.id AS creator, c.role AS creator_role
+    FROM catalog.embed_tokens t
+    JOIN catalog.maps m ON m.id = t.map_id
+    LEFT JOIN catalog.users c ON c.id = t.created_by AND c.status = 'active'
+    WHERE t.token_sha256 = @token_sha256 AND t.revoked_at IS NULL AND t.expires_at > now()
+      AND (cardinality(t.allowed_origins) = 0 OR @origin::text = ANY(t.allowed_origins))
+      AND catalog.map_visible(m.visibility, m.created_by, c.id, coalesce(c.role = 'admin', false))
+)
+UPDATE catalog.embed_tokens t SET use_count = t.use_count + 1, last_used_at = now()
+FROM live
+WHERE t.id = live.id
+RETURNING t.map_id, ARRAY(SELECT d.id FROM catalog.datasets d WHERE d.id = ANY(t.scoped_dataset_ids)
+    AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, live.creator, live.creator_role,
+        coalesce(live.creator_role = 'admin', false)))::uuid[] AS scoped_dataset_ids,
+    t.allowed_origins, t.expires_at;
 
 -- name: ListAllEmbedTokens :many
 SELECT sqlc.embed(t), m.name AS map_name, u.username AS created_by_username, count(*) OVER () AS total
