@@ -10,6 +10,14 @@
 -- start, naming them: db.MissingFunctions). Without a superuser this warns, the server says so
 -- at start (sqlquery.Unconfined), and the sandbox still releases session locks at the end of
 -- every request.
+-- The functions, named once for this migration and for the server's check at start
+-- (sqlquery.Unconfined).
+CREATE FUNCTION catalog.session_reaching_functions() RETURNS SETOF regprocedure LANGUAGE sql STABLE AS $$
+    SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+    WHERE n.nspname = 'pg_catalog' AND ((p.proname LIKE 'pg%advisory%' AND p.proname <> 'pg_advisory_unlock_all')
+        OR p.proname IN ('pg_cancel_backend', 'pg_terminate_backend', 'pg_notify'))
+$$;
+
 DO $$
 DECLARE
     f regprocedure;
@@ -19,10 +27,7 @@ BEGIN
         RAISE WARNING 'read-only SQL: advisory locks, backend signals and pg_notify stay open to every role; run the migrations once as a superuser to confine the sandbox';
         RETURN;
     END IF;
-    FOR f IN SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-             WHERE n.nspname = 'pg_catalog' AND ((p.proname LIKE 'pg%advisory%' AND p.proname <> 'pg_advisory_unlock_all')
-                OR p.proname IN ('pg_cancel_backend', 'pg_terminate_backend', 'pg_notify'))
-    LOOP
+    FOR f IN SELECT catalog.session_reaching_functions() LOOP
         EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
         EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I, %I', f, current_user, owner);
     END LOOP;

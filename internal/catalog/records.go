@@ -245,16 +245,20 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 		// Interval tests on the stored box, no geometry built per record: latitudes overlap, and
 		// the longitudes of one of the query's spans overlap the record's (an extent crossing the
 		// antimeridian is [west, 180] and [-180, east]: either may meet the span).
-		var spans []string
+		// A search also narrows its documents by their extent's index (migration 32) before any
+		// record is read.
+		var spans, boxes []string
+		south, north := b.Cast(q.BBox[1], "float8"), b.Cast(q.BBox[3], "float8")
 		for _, span := range sqlbuild.Spans(q.BBox[0], q.BBox[2]) {
 			w, e := b.Cast(span[0], "float8"), b.Cast(span[1], "float8")
 			spans = append(spans, "(CASE WHEN d.extent_bbox[1] <= d.extent_bbox[3] THEN d.extent_bbox[1] <= "+e+" AND d.extent_bbox[3] >= "+w+
 				" ELSE d.extent_bbox[1] <= "+e+" OR d.extent_bbox[3] >= "+w+" END)")
+			boxes = append(boxes, "s.extent && ST_MakeEnvelope("+w+", "+south+", "+e+", "+north+", 4326)")
 		}
-		where = append(where, "cardinality(d.extent_bbox) = 4 AND d.extent_bbox[2] <= "+b.Cast(q.BBox[3], "float8")+
-			" AND d.extent_bbox[4] >= "+b.Cast(q.BBox[1], "float8")+" AND ("+strings.Join(spans, " OR ")+")")
+		where = append(where, "cardinality(d.extent_bbox) = 4 AND d.extent_bbox[2] <= "+north+
+			" AND d.extent_bbox[4] >= "+south+" AND ("+strings.Join(spans, " OR ")+")")
 		if q.Text != "" {
-			where = append(where, searchExtent(b, q.BBox))
+			where = append(where, "("+strings.Join(boxes, " OR ")+")")
 		}
 	}
 	// A record matches a datetime when its data vintage overlaps it; records without a vintage

@@ -60,17 +60,6 @@ func retryForTypos(q *RecordQuery) bool {
 	return true
 }
 
-// searchExtent lets a search with a bbox narrow the documents by their extent's index
-// (migration 32) before any record is read; the exact test of the extent stays on the record.
-func searchExtent(b *sqlbuild.Builder, bbox []float64) string {
-	var boxes []string
-	for _, span := range sqlbuild.Spans(bbox[0], bbox[2]) {
-		boxes = append(boxes, "s.extent && ST_MakeEnvelope("+b.Cast(span[0], "float8")+", "+b.Cast(bbox[1], "float8")+", "+
-			b.Cast(span[1], "float8")+", "+b.Cast(bbox[3], "float8")+", 4326)")
-	}
-	return "(" + strings.Join(boxes, " OR ") + ")"
-}
-
 // plainWords reports whether a web-search text is words only, without operators, and long
 // enough for trigrams to say something: a word of at least 5 letters (shorter words have too few
 // trigrams to tell a typo from another word, and would make the index useless).

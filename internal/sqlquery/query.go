@@ -200,8 +200,9 @@ func (s *Service) execute(ctx context.Context, token uuid.UUID, r Request, timeo
 		set_config('search_path', 'sql_sandbox, public', true), set_config('work_mem', '16MB', true), sql_sandbox.open($3)`,
 		token.String(), strconv.FormatInt(timeout.Milliseconds(), 10), r.SQL)
 	batch.Queue("FETCH " + strconv.Itoa(r.RowLimit+1) + " FROM q")
-	batch.Queue("SELECT pg_advisory_unlock_all()")
-	batch.Queue("RESET ALL")
+	for _, sql := range cleanUp {
+		batch.Queue(sql)
+	}
 	conn, err := s.Sandbox.Acquire(ctx)
 	if err != nil {
 		return Result{}, err
@@ -222,12 +223,16 @@ func (s *Service) execute(ctx context.Context, token uuid.UUID, r Request, timeo
 	return res, problem(err, timeout)
 }
 
-// unlockOrDrop releases the session's advisory locks on a connection going back to the pool,
-// or closes it (the pool then drops it) when it cannot.
+// cleanUp ends every pipeline: the session's advisory locks, then its settings.
+var cleanUp = []string{"SELECT pg_advisory_unlock_all()", "RESET ALL"}
+
+// unlockOrDrop releases the session's advisory locks on a connection going back to the pool (its
+// settings went with the failed transaction), or closes it (the pool then drops it) when it
+// cannot.
 func unlockOrDrop(conn *pgxpool.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock_all()"); err != nil {
+	if _, err := conn.Exec(ctx, cleanUp[0]); err != nil {
 		_ = conn.Conn().Close(ctx)
 	}
 }
@@ -265,7 +270,7 @@ func fetch(br pgx.BatchResults, limit int, geometry uint32) (Result, error) {
 	if err := rows.Err(); err != nil {
 		return res, err
 	}
-	for range 2 { // the session's advisory locks, its settings
+	for range cleanUp {
 		if _, err := br.Exec(); err != nil {
 			return res, err
 		}

@@ -63,9 +63,7 @@ func OpenSandbox(ctx context.Context, app *pgxpool.Pool, maxConns int32) (*pgxpo
 func Unconfined(ctx context.Context, app *pgxpool.Pool, role string) (string, error) {
 	var fns string
 	err := app.QueryRow(ctx, `SELECT coalesce(string_agg(DISTINCT p.proname, ', ' ORDER BY p.proname), '')
-		FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-		WHERE n.nspname = 'pg_catalog' AND ((p.proname LIKE 'pg%advisory%' AND p.proname <> 'pg_advisory_unlock_all')
-			OR p.proname IN ('pg_cancel_backend', 'pg_terminate_backend', 'pg_notify'))
-		  AND has_function_privilege($1, p.oid, 'EXECUTE')`, role).Scan(&fns)
+		FROM catalog.session_reaching_functions() f JOIN pg_catalog.pg_proc p ON p.oid = f
+		WHERE has_function_privilege($1, f, 'EXECUTE')`, role).Scan(&fns)
 	return fns, err
 }
