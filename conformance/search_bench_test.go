@@ -111,6 +111,9 @@ func BenchmarkSearch(b *testing.B) {
 			b.ReportMetric(sa.pct(0.95), "server-p95-ms")
 			b.ReportMetric(sb.pct(0.50), "floor-p50-ms")
 			b.ReportMetric(sb.pct(0.95), "floor-p95-ms")
+			b.ReportMetric(sa.perReq(sa.srv), "server-srv-cpu-ms/req")
+			b.ReportMetric(sa.perReq(sa.pg+sa.exited), "server-pg-cpu-ms/req")
+			b.ReportMetric(sb.perReq(sb.pg+sb.exited), "floor-pg-cpu-ms/req")
 		})
 	}
 }
