@@ -200,3 +200,32 @@ func TestCountedPagesDoNotExhaustThePool(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A request holds at most one of the pool's connections at a time: a transaction that read
+// through the pool as well would wait, while holding one, for a second that a busy pool may never
+// free (every connection held by a request waiting the same way). A server with one connection
+// shows it at once. Saving a map read the map defaults through the pool inside its transaction.
+func TestWritesNeedOneConnection(t *testing.T) {
+	s := startFresh(t, "DB_MAX_CONNS=1", "RATE_LIMIT_ENABLED=false")
+	token := poolAdminToken(t, s)
+	hc := &http.Client{Timeout: 10 * time.Second}
+	send := func(method, path, body string, want int) map[string]any {
+		t.Helper()
+		res, err := hc.Do(authed(method, s.APIRoot+path, body, token))
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		var out map[string]any
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Fatalf("%s %s: %d, want %d: %s", method, path, res.StatusCode, want, raw)
+		}
+		_ = json.Unmarshal(raw, &out)
+		return out
+	}
+	m := send(http.MethodPost, "/maps/", `{"name":"One connection"}`, 201)
+	id, _ := m["id"].(string)
+	send(http.MethodPut, "/maps/"+id, `{"name":"Still one connection","zoom":4}`, 200)
+	send(http.MethodPost, "/maps/"+id+"/duplicate", `{}`, 200)
+}

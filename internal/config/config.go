@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -103,6 +104,14 @@ var (
 	Build   = "dev"
 )
 
+// defaultDBMaxConns sizes the request pool for cpus cores: four connections a core, between 8
+// and 20. Connections beyond what the database's cores can run only queue inside PostgreSQL,
+// where every statement in the queue slows the others down, instead of waiting their turn in the
+// pool: on 2 cores, 8 connections instead of 20 cut search's p95 from 41-48 to 28-31 ms at 16
+// clients, at a higher rate. The server's cores stand in for the database's, which is right for
+// the bundled database on the same machine; a larger database server wants DB_MAX_CONNS set.
+func defaultDBMaxConns(cpus int) int { return min(max(4*cpus, 8), 20) }
+
 // Load reads the environment and validates the result. Every error names its variable.
 func Load() (Config, error) { return load(os.Getenv) }
 
@@ -118,7 +127,7 @@ func load(get func(string) string) (Config, error) {
 		AdminPassword: p.str("ADMIN_PASSWORD", ""),
 		AdminEmail:    p.str("ADMIN_EMAIL", ""),
 
-		DBMaxConns:              int32(p.integer("DB_MAX_CONNS", 20, 1, 80)),
+		DBMaxConns:              int32(p.integer("DB_MAX_CONNS", defaultDBMaxConns(runtime.GOMAXPROCS(0)), 1, 80)),
 		QueryTimeout:            p.duration("QUERY_TIMEOUT", 30*time.Second),
 		ExportTimeout:           p.duration("EXPORT_TIMEOUT", 15*time.Minute),
 		ImportWorkers:           p.integer("IMPORT_WORKERS", 2, 1, 64),

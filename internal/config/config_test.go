@@ -91,3 +91,11 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		})
 	}
 }
+
+func TestDefaultPoolFollowsCores(t *testing.T) {
+	for _, c := range []struct{ cpus, want int }{{1, 8}, {2, 8}, {3, 12}, {4, 16}, {5, 20}, {64, 20}} {
+		if got := defaultDBMaxConns(c.cpus); got != c.want {
+			t.Errorf("%d cores: %d connections, want %d", c.cpus, got, c.want)
+		}
+	}
+}

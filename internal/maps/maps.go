@@ -205,7 +205,11 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, in Settings) (Do
 	if p.Anonymous() {
 		return nil, apperr.Unauthorized("authentication required")
 	}
-	prm, err := s.settingsParams(ctx, in, nil)
+	d, err := s.Settings.MapDefaults(ctx)
+	if err != nil {
+		return nil, err
+	}
+	prm, err := settingsParams(in, d, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -235,12 +239,8 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, in Settings) (Do
 }
 
 // settingsParams resolves the settings of a create or a full update: what in leaves out takes its
-// default (the name: the current one, when there is one).
-func (s *Service) settingsParams(ctx context.Context, in Settings, current *store.CatalogMap) (store.ReplaceMapSettingsParams, error) {
-	d, err := s.Settings.MapDefaults(ctx)
-	if err != nil {
-		return store.ReplaceMapSettingsParams{}, err
-	}
+// default d (the name: the current one, when there is one).
+func settingsParams(in Settings, d settings.MapDefaults, current *store.CatalogMap) (store.ReplaceMapSettingsParams, error) {
 	prm := store.ReplaceMapSettingsParams{Description: in.Description, Notes: in.Notes, CenterLng: in.CenterLng,
 		CenterLat: in.CenterLat, Zoom: in.Zoom, Bearing: 0, Pitch: 0, BasemapStyle: d.BasemapStyle,
 		ShowBasemapLabels: d.ShowBasemapLabels, BasemapConfig: jsonOrNull(in.BasemapConfig), TerrainConfig: jsonOrNull(in.TerrainConfig),
@@ -279,12 +279,18 @@ func set[T any](dst *T, p *T) {
 // Update replaces the settings of map id (and its layers, when in has them). With
 // expected_updated_at, a map saved by someone else meanwhile is left alone: 409.
 func (s *Service) Update(ctx context.Context, p auth.Principal, id uuid.UUID, in Settings) (Doc, error) {
+	// Read before the transaction: a read through the pool inside it would wait for a second
+	// connection while holding one, which a busy pool may never give.
+	d, err := s.Settings.MapDefaults(ctx)
+	if err != nil {
+		return nil, err
+	}
 	return s.change(ctx, p, id, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
 		if in.ExpectedUpdatedAt != nil && !in.ExpectedUpdatedAt.Equal(m.UpdatedAt) {
 			return nil, apperr.Conflict("the map was saved by someone else at %s; reload it and apply your change again",
 				m.UpdatedAt.Format(time.RFC3339Nano))
 		}
-		prm, err := s.settingsParams(ctx, in, &m)
+		prm, err := settingsParams(in, d, &m)
 		if err != nil {
 			return nil, err
 		}
