@@ -171,12 +171,13 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 	if len(order) == 0 {
 		order = append(order, "d.updated_at DESC")
 	}
-	order = append(order, "d.id")
+	_, id := matchedRecord(q)
+	order = append(order, id)
 	lang := b.Cast(q.Language, "text")
 	// The page is chosen first (keys, order and the count of the whole match), and only its rows
 	// are then read in full: the extent's GeoJSON and the lookups are not computed for every
 	// matching record, which a search over thousands would otherwise pay.
-	sql := `WITH page AS (SELECT d.id, row_number() OVER (ORDER BY ` + strings.Join(order, ", ") + `) AS n, count(*) OVER () AS total
+	sql := `WITH page AS (SELECT ` + id + ` AS id, row_number() OVER (ORDER BY ` + strings.Join(order, ", ") + `) AS n, count(*) OVER () AS total
 			FROM ` + recordsFrom(q) + ` WHERE ` + strings.Join(where, " AND ") + `
 			ORDER BY n LIMIT ` + b.Arg(q.Limit) + ` OFFSET ` + b.Arg(q.Offset) + `)
 		SELECT d.record_id, d.id, coalesce(tr.title, d.title), d.record_type, d.record_status, coalesce(tr.summary, d.summary),
@@ -224,12 +225,13 @@ func visibleRecords(b *sqlbuild.Builder, p auth.Principal, q RecordQuery) ([]str
 	callerArgs := b.Arg(caller) + ", " + b.Arg(role) + ", " + b.Arg(p.IsAdmin())
 	// visible is the rule for any alias of catalog.datasets: a condition of the query that looks
 	// at other records (the typo gate of a search) must see only what the caller may see.
-	q.visible = func(alias string) string {
-		return "catalog.dataset_visible(" + alias + ".id, " + alias + ".visibility, " + alias + ".record_status, " + alias +
+	visible := func(alias, id string) string {
+		return "catalog.dataset_visible(" + id + ", " + alias + ".visibility, " + alias + ".record_status, " + alias +
 			".created_by, " + callerArgs + ")"
 	}
+	q.visible = func(alias string) string { return visible(alias, alias+".id") }
 	more, err := recordConditions(b, q)
-	return append([]string{q.visible("d")}, more...), err
+	return append([]string{visible(matchedRecord(q))}, more...), err
 }
 
 // recordConditions are the query's predicates over catalog.datasets d.
@@ -248,15 +250,17 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 		// A search also narrows its documents by their extent's index (migration 32) before any
 		// record is read.
 		var spans, boxes []string
+		alias, _ := matchedRecord(q)
+		box := func(i int) string { return alias + ".extent_bbox[" + strconv.Itoa(i) + "]" }
 		south, north := b.Cast(q.BBox[1], "float8"), b.Cast(q.BBox[3], "float8")
 		for _, span := range sqlbuild.Spans(q.BBox[0], q.BBox[2]) {
 			w, e := b.Cast(span[0], "float8"), b.Cast(span[1], "float8")
-			spans = append(spans, "(CASE WHEN d.extent_bbox[1] <= d.extent_bbox[3] THEN d.extent_bbox[1] <= "+e+" AND d.extent_bbox[3] >= "+w+
-				" ELSE d.extent_bbox[1] <= "+e+" OR d.extent_bbox[3] >= "+w+" END)")
+			spans = append(spans, "(CASE WHEN "+box(1)+" <= "+box(3)+" THEN "+box(1)+" <= "+e+" AND "+box(3)+" >= "+w+
+				" ELSE "+box(1)+" <= "+e+" OR "+box(3)+" >= "+w+" END)")
 			boxes = append(boxes, "s.extent && ST_MakeEnvelope("+w+", "+south+", "+e+", "+north+", 4326)")
 		}
-		where = append(where, "cardinality(d.extent_bbox) = 4 AND d.extent_bbox[2] <= "+north+
-			" AND d.extent_bbox[4] >= "+south+" AND ("+strings.Join(spans, " OR ")+")")
+		where = append(where, "cardinality("+alias+".extent_bbox) = 4 AND "+box(2)+" <= "+north+
+			" AND "+box(4)+" >= "+south+" AND ("+strings.Join(spans, " OR ")+")")
 		if q.Text != "" {
 			where = append(where, "("+strings.Join(boxes, " OR ")+")")
 		}

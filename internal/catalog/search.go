@@ -16,12 +16,24 @@ import (
 // in the record's language and unstemmed, or, for typos, the title and keywords by trigram word
 // similarity. A query with a text joins the documents as s.
 
-// recordsFrom is the FROM of a records query: the records, and their documents for a text.
+// recordsFrom is the FROM of a records query: the records, and their documents for a text. A
+// document carries copies of the fields that say who may see its record and of its stored box
+// (migration 34), which a search reads there (see matchedRecord): when nothing else of the record
+// is read before the page is chosen, PostgreSQL drops the join and reads only the page's records.
 func recordsFrom(q RecordQuery) string {
 	if q.Text == "" {
 		return "catalog.datasets d"
 	}
-	return "catalog.datasets d JOIN catalog.dataset_search s ON s.dataset_id = d.id"
+	return "catalog.dataset_search s LEFT JOIN catalog.datasets d ON d.id = s.dataset_id"
+}
+
+// matchedRecord is where a records query reads a record's id, visibility and stored box: the
+// record (d), or in a search its document's copies (s).
+func matchedRecord(q RecordQuery) (alias, id string) {
+	if q.Text == "" {
+		return "d", "d.id"
+	}
+	return "s", "s.dataset_id"
 }
 
 // searchQuery is the text as a tsquery: stemmed as english and as typed, either matching.
