@@ -2,7 +2,7 @@
 -- record matches apart from its text (who may see it, and its stored box), so the match, its
 -- order and its count are found in dataset_search alone, and only the page's records are looked
 -- up in catalog.datasets instead of every matching one (at 100,000 records a common word matches
--- hundreds of records within a bbox, and their lookups took a fifth of the search). Triggers write
+-- hundreds of records within a bbox, and their lookups took a quarter of the search). Triggers write
 -- the copy in the same statement as the record's change, so every snapshot sees the copy and the
 -- record agree.
 ALTER TABLE catalog.dataset_search

@@ -234,7 +234,8 @@ func visibleRecords(b *sqlbuild.Builder, p auth.Principal, q RecordQuery) ([]str
 	return append([]string{visible(matchedRecord(q))}, more...), err
 }
 
-// recordConditions are the query's predicates over catalog.datasets d.
+// recordConditions are the query's predicates over catalog.datasets d (a search tests the stored
+// box on its documents' copy: see matchedRecord).
 func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 	var where []string
 	if q.RecordID != nil {
