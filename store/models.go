@@ -172,10 +172,14 @@ type CatalogDatasetRelationship struct {
 }
 
 type CatalogDatasetSearch struct {
-	DatasetID uuid.UUID   `json:"dataset_id"`
-	Doc       interface{} `json:"doc"`
-	Words     string      `json:"words"`
-	Extent    interface{} `json:"extent"`
+	DatasetID    uuid.UUID   `json:"dataset_id"`
+	Doc          interface{} `json:"doc"`
+	Words        string      `json:"words"`
+	Extent       interface{} `json:"extent"`
+	Visibility   *string     `json:"visibility"`
+	RecordStatus *string     `json:"record_status"`
+	CreatedBy    *uuid.UUID  `json:"created_by"`
+	ExtentBbox   []float64   `json:"extent_bbox"`
 }
 
 type CatalogEmailVerification struct {
