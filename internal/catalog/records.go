@@ -126,6 +126,15 @@ type Record struct {
 	Contacts                                    []byte // JSON array of OGC API Records contacts
 }
 
+// keywordList is the keyword list of the record alias (catalog.record_keyword_list), without
+// calling the function for a record that has no keywords of its own, whose list is then its theme
+// categories: the function is not inlined, and its executor cost a search's keyword facet about
+// a third of its time at 100,000 records.
+func keywordList(alias string) string {
+	return "CASE WHEN EXISTS (SELECT FROM catalog.record_keywords r WHERE r.dataset_id = " + alias + ".id) THEN catalog.record_keyword_list(" +
+		alias + ".id, " + alias + ".theme_category) ELSE coalesce(" + alias + ".theme_category, '{}') END"
+}
+
 // recordContacts are a record's contacts as OGC API Records contacts, in their order.
 const recordContacts = `(SELECT coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object('name', c.name, 'organization', c.organization,
 		'emails', CASE WHEN c.email IS NOT NULL THEN jsonb_build_array(jsonb_build_object('value', c.email)) END,
@@ -183,7 +192,7 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		SELECT d.record_id, d.id, coalesce(tr.title, d.title), d.record_type, d.record_status, coalesce(tr.summary, d.summary),
 		coalesce(tr.language, d.language), d.license,
 		nullif(concat_ws('; ', d.attribution, d.usage_constraints), ''), d.geometry_type, coalesce(d.theme_category, '{}'),
-		catalog.record_keyword_list(d.id, d.theme_category),
+		` + keywordList("d") + `,
 		d.feature_count, d.created_at, d.updated_at, d.data_vintage_start, d.data_vintage_end,
 		ST_AsGeoJSON(` + recordExtent + `)::bytea, CASE WHEN cardinality(d.extent_bbox) = 4 THEN d.extent_bbox END,
 		(SELECT u.username FROM catalog.users u WHERE u.id = coalesce(d.updated_by, d.created_by)), d.last_edited_at IS NULL,
@@ -290,7 +299,7 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 		for i, k := range q.Keywords {
 			lower[i] = strings.ToLower(k)
 		}
-		where = append(where, "EXISTS (SELECT FROM unnest(catalog.record_keyword_list(d.id, d.theme_category)) k WHERE lower(k) = ANY("+b.Cast(lower, "text[]")+"))")
+		where = append(where, "EXISTS (SELECT FROM unnest("+keywordList("d")+") k WHERE lower(k) = ANY("+b.Cast(lower, "text[]")+"))")
 	}
 	if len(q.IDs) > 0 {
 		where = append(where, "d.record_id = ANY("+b.Cast(q.IDs, "uuid[]")+")")

@@ -74,3 +74,39 @@ func TestRecordsBBoxMatchesTheExtentGeometry(t *testing.T) {
 		}
 	}
 }
+
+// keywordList skips catalog.record_keyword_list for a record without keywords of its own; it must
+// answer what the function answers for every record: without themes, with themes only, with own
+// keywords (one repeating a theme in another case, one from a vocabulary) and with both.
+func TestKeywordListAgreesWithTheFunction(t *testing.T) {
+	pool := testdb.New(t)
+	ctx := context.Background()
+	for i, c := range []struct {
+		themes []string
+		own    []string
+	}{{nil, nil}, {[]string{"Water"}, nil}, {nil, []string{"rivers"}}, {[]string{"Water", "Transport"}, []string{"water", "canals", "Locks"}}} {
+		var id uuid.UUID
+		if err := pool.QueryRow(ctx, `INSERT INTO catalog.datasets (table_schema, table_name, title, record_type, theme_category)
+			VALUES ('data', 'kw_' || $1::int, 'kw', 'vector_dataset', $2) RETURNING id`, i, c.themes).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		for j, k := range c.own {
+			if _, err := pool.Exec(ctx, `INSERT INTO catalog.record_keywords (dataset_id, keyword, vocabulary_uri)
+				VALUES ($1, $2, CASE WHEN $3::int = 1 THEN 'https://example.org/vocab' END)`, id, k, j); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var differ []string
+	if err := pool.QueryRow(ctx, `SELECT coalesce(array_agg(d.table_name), '{}') FROM catalog.datasets d
+		WHERE `+keywordList("d")+` IS DISTINCT FROM catalog.record_keyword_list(d.id, d.theme_category)`).Scan(&differ); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM catalog.datasets d WHERE cardinality(`+keywordList("d")+`) > 0`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if len(differ) > 0 || n != 3 {
+		t.Fatalf("lists differ for %v; %d of 4 records with keywords, want 3", differ, n)
+	}
+}

@@ -149,7 +149,7 @@ func (s *Service) facets(ctx context.Context, p auth.Principal, q RecordQuery, s
 			FROM ` + recordsFrom(q) + ` WHERE ` + strings.Join(where, " AND ") + `)
 		SELECT (SELECT coalesce(jsonb_object_agg(record_type, c), '{}') FROM (SELECT record_type, count(*) AS c FROM m GROUP BY 1) x),
 			(SELECT coalesce(jsonb_agg(jsonb_build_object('value', v, 'count', c) ORDER BY c DESC, v), '[]')
-				FROM (SELECT k AS v, count(DISTINCT m.id) AS c FROM m, unnest(catalog.record_keyword_list(m.id, m.theme_category)) k
+				FROM (SELECT k AS v, count(DISTINCT m.id) AS c FROM m, unnest(` + keywordList("m") + `) k
 					GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ` + n + `) x),
 			` + bucket("m.source_organization") + `, ` + bucket("m.srid::text") + `, ` + bucket("m.geometry_type") + `,
 			(SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'name', name, 'count', c) ORDER BY c DESC, name), '[]')
