@@ -69,8 +69,10 @@ func (s *Server) record(ctx context.Context, r catalog.Record) (gen.OgcRecord, e
 		out.Bbox = &r.BBox
 	}
 	if r.Extent != nil {
+		// PostGIS wrote it: kept as it is, without a decoder's pass over it (the encoder
+		// checks it once on the way out).
 		var g gen.Geometry
-		if err := json.Unmarshal(r.Extent, &g); err != nil {
+		if err := g.UnmarshalJSON(r.Extent); err != nil {
 			return out, err
 		}
 		out.Geometry = &g
@@ -81,7 +83,7 @@ func (s *Server) record(ctx context.Context, r catalog.Record) (gen.OgcRecord, e
 // recordContacts are the record's contacts as the query wrote them (OGC API Records contacts).
 func recordContacts(raw []byte) []map[string]any {
 	out := []map[string]any{}
-	if len(raw) > 0 {
+	if len(raw) > 0 && string(raw) != "[]" {
 		_ = json.Unmarshal(raw, &out)
 	}
 	return out
