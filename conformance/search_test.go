@@ -241,9 +241,9 @@ func TestSearchHiddenRecordsDoNotSteerTypoMatching(t *testing.T) {
 	}
 }
 
-// A search decides visibility on its documents' copies of the record's fields (migration 34): a
-// record made private or internal is found (or not) by the next search exactly as the record now
-// says, in the page and in its count. (The copied extents: TestRecordsBBoxMatchesTheExtentGeometry
+// A search decides visibility on its documents' copies of the record's fields (migrations 34 and
+// 35): a record made private or internal is found (or not) by the next search exactly as the
+// record now says, in the page, in its count and in its facets. (The copied extents: TestRecordsBBoxMatchesTheExtentGeometry
 // in internal/catalog, which moves half of its extents after their records are made.)
 func TestSearchFollowsRecordChanges(t *testing.T) {
 	f := newSearchFixture(t)
@@ -274,5 +274,12 @@ func TestSearchFollowsRecordChanges(t *testing.T) {
 	patch(map[string]any{"visibility": "internal"})
 	if n, v := matched("q=rhine"), matched("q=rhine", bearer(f.viewer.Access)...); n != 0 || v != 1 {
 		t.Errorf("made internal: anonymous %v, viewer %v matched", n, v)
+	}
+	// The facets of a search count the same copies: a changed organization is counted at once.
+	patch(map[string]any{"source_organization": "Waterschap Rivierenland"})
+	fc := call(t, "GET", "/search/facets/?collection_id="+f.collection+"&q=rhine", nil, bearer(f.viewer.Access)...).JSON(t)
+	orgs := fmt.Sprint(fc["source_organization"])
+	if orgs != "[map[count:1 value:Waterschap Rivierenland]]" || fmt.Sprint(fc["record_type"]) != "map[vector_dataset:1]" {
+		t.Errorf("facets after the change: organizations %s, record types %v", orgs, fc["record_type"])
 	}
 }

@@ -110,3 +110,39 @@ func TestKeywordListAgreesWithTheFunction(t *testing.T) {
 		t.Fatalf("lists differ for %v; %d of 4 records with keywords, want 3", differ, n)
 	}
 }
+
+// A search reads its documents' copies of their records' fields (migrations 34 and 35): an update
+// of any one of them alone, as narrow as an UPDATE can be, must reach the copy in the same
+// statement.
+func TestSearchCopiesFollowEveryField(t *testing.T) {
+	pool := testdb.New(t)
+	ctx := context.Background()
+	var user, id uuid.UUID
+	if err := pool.QueryRow(ctx, `INSERT INTO catalog.users (username, email) VALUES ('copier', 'copier@example.org') RETURNING id`).Scan(&user); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `INSERT INTO catalog.datasets (table_schema, table_name, title, record_type)
+		VALUES ('data', 'copied', 'copied', 'vector_dataset') RETURNING id`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ column, value string }{
+		{"visibility", "'public'"}, {"record_status", "'published'"}, {"created_by", "'" + user.String() + "'::uuid"},
+		{"extent_bbox", "'{170,-10,-170,10}'::float8[]"}, {"record_type", "'table'"}, {"theme_category", "'{Water}'::text[]"},
+		{"source_organization", "'Agency'"}, {"srid", "3857"}, {"geometry_type", "'Polygon'"},
+	} {
+		if _, err := pool.Exec(ctx, "UPDATE catalog.datasets SET "+c.column+" = "+c.value+" WHERE id = $1", id); err != nil {
+			t.Fatal(err)
+		}
+		var same bool
+		if err := pool.QueryRow(ctx, `SELECT (s.visibility, s.record_status, s.created_by, s.extent_bbox, s.record_type, s.theme_category,
+				s.source_organization, s.srid, s.geometry_type, s.extent)
+			IS NOT DISTINCT FROM (d.visibility, d.record_status, d.created_by, d.extent_bbox, d.record_type, d.theme_category,
+				d.source_organization, d.srid, d.geometry_type, catalog.search_extent(d.extent_bbox))
+			FROM catalog.datasets d JOIN catalog.dataset_search s ON s.dataset_id = d.id WHERE d.id = $1`, id).Scan(&same); err != nil {
+			t.Fatal(err)
+		}
+		if !same {
+			t.Errorf("after an update of %s alone, the document's copy differs from the record", c.column)
+		}
+	}
+}

@@ -27,8 +27,8 @@ func recordsFrom(q RecordQuery) string {
 	return "catalog.dataset_search s LEFT JOIN catalog.datasets d ON d.id = s.dataset_id"
 }
 
-// matchedRecord is where a records query reads a record's id, visibility and stored box: the
-// record (d), or in a search its document's copies (s).
+// matchedRecord is where a records query reads a record's id, visibility and stored box, and the
+// facets' fields: the record (d), or in a search its document's copies (s; migrations 34 and 35).
 func matchedRecord(q RecordQuery) (alias, id string) {
 	if q.Text == "" {
 		return "d", "d.id"
@@ -145,7 +145,12 @@ func (s *Service) facets(ctx context.Context, p auth.Principal, q RecordQuery, s
 		return `(SELECT coalesce(jsonb_agg(jsonb_build_object('value', v, 'count', c) ORDER BY c DESC, v), '[]')
 			FROM (SELECT ` + expr + ` AS v, count(*) AS c FROM m WHERE ` + expr + ` IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ` + n + `) x)`
 	}
-	sql := `WITH m AS MATERIALIZED (SELECT d.id, d.record_type, d.theme_category, d.source_organization, d.srid, d.geometry_type
+	alias, id := matchedRecord(q)
+	fields := id + " AS id"
+	for _, f := range []string{"record_type", "theme_category", "source_organization", "srid", "geometry_type"} {
+		fields += ", " + alias + "." + f
+	}
+	sql := `WITH m AS MATERIALIZED (SELECT ` + fields + `
 			FROM ` + recordsFrom(q) + ` WHERE ` + strings.Join(where, " AND ") + `)
 		SELECT (SELECT coalesce(jsonb_object_agg(record_type, c), '{}') FROM (SELECT record_type, count(*) AS c FROM m GROUP BY 1) x),
 			(SELECT coalesce(jsonb_agg(jsonb_build_object('value', v, 'count', c) ORDER BY c DESC, v), '[]')
