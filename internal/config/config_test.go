@@ -93,7 +93,7 @@ func TestLoadRejectsBadValues(t *testing.T) {
 }
 
 func TestDefaultPoolFollowsCores(t *testing.T) {
-	for _, c := range []struct{ cpus, want int }{{1, 8}, {2, 8}, {3, 12}, {4, 16}, {5, 20}, {64, 20}} {
+	for _, c := range []struct{ cpus, want int }{{1, 4}, {2, 4}, {3, 6}, {8, 16}, {10, 20}, {64, 20}} {
 		if got := defaultDBMaxConns(c.cpus); got != c.want {
 			t.Errorf("%d cores: %d connections, want %d", c.cpus, got, c.want)
 		}
