@@ -2,22 +2,21 @@ package features
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"meridian/internal/apperr"
 	"meridian/internal/testdb"
 )
 
-// A keyset page with a filter counts its matches on a second connection. On a pool of one
-// connection, the count can only run once the page has given its connection back: a page that
-// kept it while waiting for the count would wait forever (with more such requests than
-// connections, a whole server did).
-func TestMatchedCountDoesNotWaitOnThePagesConnection(t *testing.T) {
+// onePool is a pool of one connection to the test database, holding data.pts (1,000 points,
+// n = gid % 10): a request that waits for a second connection while it holds one waits forever.
+func onePool(t *testing.T, ctx context.Context) *pgxpool.Pool {
+	t.Helper()
 	setup := testdb.New(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	if _, err := setup.Exec(ctx, `CREATE TABLE data.pts AS SELECT g AS gid, ST_SetSRID(ST_MakePoint(g % 360 - 180, 0), 4326)::geometry(Point, 4326) AS geom,
 		g % 10 AS n FROM generate_series(1, 1000) g; ALTER TABLE data.pts ADD PRIMARY KEY (gid)`); err != nil {
 		t.Fatal(err)
@@ -28,8 +27,18 @@ func TestMatchedCountDoesNotWaitOnThePagesConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
-	r := Reader{Pool: pool}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// A keyset page with a filter counts its matches on a second connection. On a pool of one
+// connection, the count can only run once the page has given its connection back: a page that
+// kept it while waiting for the count would wait forever (with more such requests than
+// connections, a whole server did).
+func TestMatchedCountDoesNotWaitOnThePagesConnection(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r := Reader{Pool: onePool(t, ctx)}
 	tbl, err := r.Describe(ctx, "data", "pts", "gid", "geom")
 	if err != nil {
 		t.Fatal(err)
@@ -52,5 +61,26 @@ func TestMatchedCountDoesNotWaitOnThePagesConnection(t *testing.T) {
 	n, err := cur.Matched()
 	if err != nil || n != 100 || cur.Returned() != 5 {
 		t.Fatalf("matched %d (%v), returned %d; want 100 of which 5", n, err, cur.Returned())
+	}
+}
+
+// A rows page of no rows is refused: it could neither say where the next page starts nor carry
+// its count, and counting instead while its rows were still open would wait forever for a second
+// connection on a one-connection pool.
+func TestRowsRefuseAnEmptyLimit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r := Reader{Pool: onePool(t, ctx)}
+	tbl, err := r.Describe(ctx, "data", "pts", "gid", "geom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ae *apperr.Error
+	if _, err := r.Rows(ctx, tbl, RowsQuery{Limit: 0, Q: "3"}); !errors.As(err, &ae) || ae.Kind != apperr.KindInvalid {
+		t.Fatalf("limit 0: %v, want an invalid-input error", err)
+	}
+	page, err := r.Rows(ctx, tbl, RowsQuery{Limit: 1, Q: "3", Skip: 5000})
+	if err != nil || len(page.Rows) != 0 || page.Total != 271 {
+		t.Fatalf("past the end: %d rows, total %d (%v); want none of 271", len(page.Rows), page.Total, err)
 	}
 }

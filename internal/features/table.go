@@ -157,6 +157,10 @@ type RowsPage struct {
 // count when nothing narrows the table; otherwise a window count on offset pages, or a count
 // subquery on keyset pages (where the window would only count the rows after the cursor).
 func (r Reader) Rows(ctx context.Context, t Table, q RowsQuery) (RowsPage, error) {
+	if q.Limit < 1 {
+		// A page needs a row to say where the next one starts (and to carry the window count).
+		return RowsPage{}, apperr.Invalid("limit: at least 1 row per page")
+	}
 	cols, err := t.projection(q.Columns)
 	if err != nil {
 		return RowsPage{}, err
@@ -222,6 +226,7 @@ func (r Reader) Rows(ctx context.Context, t Table, q RowsQuery) (RowsPage, error
 		}
 		page.Rows = append(page.Rows, m)
 	}
+	rows.Close() // the connection goes back before any count below takes one
 	if err := rows.Err(); err != nil {
 		return RowsPage{}, err
 	}
