@@ -12,10 +12,13 @@ import (
 	"meridian/internal/testdb"
 )
 
-// onePool is a pool of one connection to the test database, holding data.pts (1,000 points,
-// n = gid % 10): a request that waits for a second connection while it holds one waits forever.
-func onePool(t *testing.T, ctx context.Context) *pgxpool.Pool {
+// onePool reads, through a pool of one connection to the test database, the table data.pts
+// (1,000 points, n = gid % 10): a request that waits for a second connection while it holds one
+// waits forever. It gives up after 10 seconds.
+func onePool(t *testing.T) (context.Context, Reader, Table) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
 	setup := testdb.New(t)
 	if _, err := setup.Exec(ctx, `CREATE TABLE data.pts AS SELECT g AS gid, ST_SetSRID(ST_MakePoint(g % 360 - 180, 0), 4326)::geometry(Point, 4326) AS geom,
 		g % 10 AS n FROM generate_series(1, 1000) g; ALTER TABLE data.pts ADD PRIMARY KEY (gid)`); err != nil {
@@ -28,7 +31,12 @@ func onePool(t *testing.T, ctx context.Context) *pgxpool.Pool {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return pool
+	r := Reader{Pool: pool}
+	tbl, err := r.Describe(ctx, "data", "pts", "gid", "geom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, r, tbl
 }
 
 // A keyset page with a filter counts its matches on a second connection. On a pool of one
@@ -36,13 +44,7 @@ func onePool(t *testing.T, ctx context.Context) *pgxpool.Pool {
 // kept it while waiting for the count would wait forever (with more such requests than
 // connections, a whole server did).
 func TestMatchedCountDoesNotWaitOnThePagesConnection(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	r := Reader{Pool: onePool(t, ctx)}
-	tbl, err := r.Describe(ctx, "data", "pts", "gid", "geom")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, r, tbl := onePool(t)
 	after := int64(100)
 	cur, err := r.Items(ctx, tbl, ItemsQuery{Limit: 5, AfterKey: &after, Equals: map[string]string{"n": "3"}})
 	if err != nil {
@@ -68,13 +70,7 @@ func TestMatchedCountDoesNotWaitOnThePagesConnection(t *testing.T) {
 // its count, and counting instead while its rows were still open would wait forever for a second
 // connection on a one-connection pool.
 func TestRowsRefuseAnEmptyLimit(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	r := Reader{Pool: onePool(t, ctx)}
-	tbl, err := r.Describe(ctx, "data", "pts", "gid", "geom")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, r, tbl := onePool(t)
 	var ae *apperr.Error
 	if _, err := r.Rows(ctx, tbl, RowsQuery{Limit: 0, Q: "3"}); !errors.As(err, &ae) || ae.Kind != apperr.KindInvalid {
 		t.Fatalf("limit 0: %v, want an invalid-input error", err)
