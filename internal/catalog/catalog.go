@@ -34,8 +34,9 @@ type Service struct {
 	// in memory: the channel, or "" with live telling that the listener went up or down.
 	Announced func(channel string, live bool)
 
-	reads records    // records kept for feature reads (reads.go)
-	stats statsCache // the dashboard's counts (stats.go)
+	reads   records          // records kept for feature reads (reads.go)
+	lookups features.Lookups // single-feature reads sharing statements (reads.go)
+	stats   statsCache       // the dashboard's counts (stats.go)
 }
 
 // Dataset is a catalog record as a caller sees it.

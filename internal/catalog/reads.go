@@ -130,7 +130,7 @@ func (s *Service) ReadFeatures(ctx context.Context, p auth.Principal, id uuid.UU
 	if err != nil {
 		return d, nil, err
 	}
-	cur, err := features.Reader{Pool: s.Pool}.Items(ctx, t, q)
+	cur, err := features.Reader{Pool: s.Pool, Lookups: &s.lookups}.Items(ctx, t, q)
 	return d, cur, err
 }
 
@@ -145,7 +145,7 @@ func (s *Service) guardedRead(ctx context.Context, p auth.Principal, d Dataset, 
 	}
 	caller, role := who(p)
 	q.Guard = &features.Guard{Dataset: d.row.ID, Version: d.Version, Caller: caller, Role: role, Admin: p.IsAdmin()}
-	return features.Reader{Pool: s.Pool}.Items(ctx, t, q)
+	return features.Reader{Pool: s.Pool, Lookups: &s.lookups}.Items(ctx, t, q)
 }
 
 // errPlan marks a read its plan refused before the guard could say whether the caller may see

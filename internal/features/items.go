@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"meridian/internal/apperr"
 	"meridian/internal/cql2"
@@ -131,15 +132,26 @@ func (q ItemsQuery) Filtered() bool {
 // Items runs the query and returns a cursor over its features, with the first row already read
 // so that query errors surface before any byte of the response is written.
 func (r Reader) Items(ctx context.Context, t Table, q ItemsQuery) (*Cursor, error) {
-	q.countInPage = countsInPage(q)
-	sql, args, cols, err := itemsSQL(t, q)
-	if err != nil {
-		return nil, err
-	}
 	c := &Cursor{limit: q.Limit, swap: q.SwapXY, forceZ: q.ForceZ, idKind: kindOf(t.IDType), offset: q.Offset, keyset: q.AfterKey != nil,
 		guarded: q.Guard != nil, pageMatched: -1}
 	if q.Limit <= 0 {
 		c.limit = -1
+	}
+	if r.Lookups != nil {
+		if held, cols, ok, err := r.Lookups.read(ctx, r.Pool, t, q); ok {
+			if err == nil {
+				err = c.start(held, cols)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		}
+	}
+	q.countInPage = countsInPage(q)
+	sql, args, cols, err := itemsSQL(t, q)
+	if err != nil {
+		return nil, err
 	}
 	rows, err := r.Pool.Query(ctx, sql, args...)
 	if err != nil {
@@ -166,46 +178,12 @@ func itemsSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
 
 // pageSQL is the query of one page of features (or one feature, or all of them).
 func pageSQL(b *sqlbuild.Builder, t Table, q ItemsQuery) (string, []Column, error) {
-	storage, out := storageOf(q), q.OutSRID
-	if out == 0 {
-		out = 4326
+	list, cols, err := selectList(t, q)
+	if err != nil {
+		return "", nil, err
 	}
-	geom := t.linear()
-	switch {
-	case t.Geom == "":
-		if q.BBox != nil {
-			return "", nil, apperr.Invalid("bbox: the collection has no geometry")
-		}
-	case q.NoGeometry:
-		geom = "NULL::geometry"
-	case q.StorageSRID == 0 && q.OutSRID == 0:
-		geom = wgs84(geom) // the caller does not know the CRS: each row says its own
-	case out != storage && storage > 0:
-		geom = "ST_Transform(" + geom + ", " + strconv.Itoa(out) + ")"
-	}
-	cols := t.Columns
-	if q.Properties != nil {
-		cols = make([]Column, 0, len(q.Properties))
-		for _, name := range q.Properties {
-			c, err := t.Column(name)
-			if err != nil {
-				return "", nil, apperr.Invalid("properties: the collection has no property %q", name)
-			}
-			cols = append(cols, c)
-		}
-	}
-	var sb strings.Builder
-	sb.WriteString("SELECT ")
-	if q.Guard != nil {
-		sb.WriteString("true, ") // present in every row of a page, NULL in the row of an empty one
-	}
-	sb.WriteString(selectExpr(t.id(), kindOf(t.IDType)) + ", ST_AsBinary(" + geom + ")")
-	for _, c := range cols {
-		sb.WriteString(", " + selectExpr("t."+pgx.Identifier{c.Name}.Sanitize(), kindOf(c.Type)))
-	}
-	list := sb.String()
-
-	where, err := conditions(b, t, q, storage)
+	list = "SELECT " + guardColumn(q) + list
+	where, err := conditions(b, t, q, storageOf(q))
 	if err != nil {
 		return "", nil, err
 	}
@@ -281,6 +259,54 @@ func pageSQL(b *sqlbuild.Builder, t Table, q ItemsQuery) (string, []Column, erro
 		// converted to WKB and text; the outer ORDER BY keeps the subquery's order at no cost.
 		return list + " FROM (SELECT t.*" + from + cond + orderBy + page + ") t" + orderBy, cols, nil
 	}
+}
+
+// selectList is the select list of q's features over the table aliased t: the key, the geometry
+// as WKB, then the properties asked for.
+func selectList(t Table, q ItemsQuery) (string, []Column, error) {
+	storage, out := storageOf(q), q.OutSRID
+	if out == 0 {
+		out = 4326
+	}
+	geom := t.linear()
+	switch {
+	case t.Geom == "":
+		if q.BBox != nil {
+			return "", nil, apperr.Invalid("bbox: the collection has no geometry")
+		}
+	case q.NoGeometry:
+		geom = "NULL::geometry"
+	case q.StorageSRID == 0 && q.OutSRID == 0:
+		geom = wgs84(geom) // the caller does not know the CRS: each row says its own
+	case out != storage && storage > 0:
+		geom = "ST_Transform(" + geom + ", " + strconv.Itoa(out) + ")"
+	}
+	cols := t.Columns
+	if q.Properties != nil {
+		cols = make([]Column, 0, len(q.Properties))
+		for _, name := range q.Properties {
+			c, err := t.Column(name)
+			if err != nil {
+				return "", nil, apperr.Invalid("properties: the collection has no property %q", name)
+			}
+			cols = append(cols, c)
+		}
+	}
+	var sb strings.Builder
+	sb.WriteString(selectExpr(t.id(), kindOf(t.IDType)) + ", ST_AsBinary(" + geom + ")")
+	for _, c := range cols {
+		sb.WriteString(", " + selectExpr("t."+pgx.Identifier{c.Name}.Sanitize(), kindOf(c.Type)))
+	}
+	return sb.String(), cols, nil
+}
+
+// guardColumn leads a guarded query's rows: present in every row of a page, NULL in the row of
+// an empty one (Guard.wrap).
+func guardColumn(q ItemsQuery) string {
+	if q.Guard != nil {
+		return "true, "
+	}
+	return ""
 }
 
 // countedPageSQL is a page filtered by a bbox that also counts every match, in the same scan:
@@ -442,9 +468,18 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
+// rows are what a Cursor reads: a query's pgx.Rows, or a row held for one read of a batch.
+type rows interface {
+	Next() bool
+	Err() error
+	RawValues() [][]byte
+	FieldDescriptions() []pgconn.FieldDescription
+	Close()
+}
+
 // Cursor streams the features of one page.
 type Cursor struct {
-	rows    pgx.Rows
+	rows    rows
 	keys    [][]byte // property names, JSON-quoted
 	kinds   []kind
 	idKind  kind
@@ -465,7 +500,7 @@ type Cursor struct {
 
 // start reads the first row, so that query errors surface before any byte of a response is
 // written.
-func (c *Cursor) start(rows pgx.Rows, cols []Column) error {
+func (c *Cursor) start(rows rows, cols []Column) error {
 	c.rows = rows
 	for _, col := range cols {
 		c.keys = append(c.keys, appendString(nil, []byte(col.Name)))

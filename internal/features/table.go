@@ -72,7 +72,11 @@ func (t Table) Column(name string) (Column, error) {
 }
 
 // Reader runs the reads against the pool.
-type Reader struct{ Pool *pgxpool.Pool }
+type Reader struct {
+	Pool *pgxpool.Pool
+	// Lookups, when set, lets single features read by key share statements (see Lookups).
+	Lookups *Lookups
+}
 
 // Describe reads a table's attribute columns (all but the key and geometry columns) and the type
 // of its key from the system catalog.
