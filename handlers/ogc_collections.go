@@ -568,7 +568,8 @@ func (s *Server) oneFeature(ctx context.Context, id uuid.UUID, notVector func(st
 		return d, nil, err
 	}
 	defer cur.Close()
-	body, ok, err := cur.Append(nil)
+	// Room for a typical feature and its links, written without growing the buffer on the way.
+	body, ok, err := cur.Append(make([]byte, 0, 2048))
 	if err == nil && !ok {
 		err = apperr.NotFound("feature %q not found", key)
 	}

@@ -37,6 +37,7 @@ func (r *records) keep(d Dataset, epoch uint64) {
 	d.grant = "" // the caller's grant is no property of the record
 	// The table description is parsed once per kept version, not on every read.
 	if t, err := d.Table(); err == nil {
+		t = t.Kept()
 		d.table = &t
 	}
 	d.vouched = r.live.Load() && r.epoch.Load() == epoch

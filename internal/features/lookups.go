@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/google/uuid"
@@ -91,29 +92,58 @@ func batchable(t Table, q ItemsQuery) (key any, ok bool) {
 	return *q.ID, true
 }
 
+// lookupShape is what a lookup statement's text depends on besides its table.
+type lookupShape struct {
+	properties      string // the names asked for, NUL-separated; "" for all
+	all             bool
+	storage, out    int
+	noGeom, guarded bool
+}
+
+// lookupStatement is the text of a lookup statement and the columns its rows hold.
+type lookupStatement struct {
+	sql  string
+	cols []Column
+}
+
 // batchSQL is the statement of a batch: the keys come as an array in the first argument, and
-// each found row leads (after the guard's column) with the ordinal of its key in the array.
+// each found row leads (after the guard's column) with the ordinal of its key in the array. A
+// kept table writes the text once per shape of query; the arguments are bound each time.
 func batchSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
+	keyType := "bigint[]"
+	if kindOf(t.IDType) != kindInt {
+		keyType = "text[]"
+	}
+	var b sqlbuild.Builder
+	keys := b.Cast(nil, keyType)
+	shape := lookupShape{properties: strings.Join(q.Properties, "\x00"), all: q.Properties == nil, storage: q.StorageSRID,
+		out: q.OutSRID, noGeom: q.NoGeometry, guarded: q.Guard != nil}
+	if st, ok := t.memo.recall(shape); ok {
+		if q.Guard != nil {
+			q.Guard.bind(&b)
+		}
+		return st.sql, b.Args(), st.cols, nil
+	}
 	list, cols, err := selectList(t, q)
 	if err != nil {
 		return "", nil, nil, err
 	}
-	match, keyType := t.id()+" = k.v", "bigint[]"
+	match := t.id() + " = k.v"
 	if kindOf(t.IDType) != kindInt {
-		match, keyType = t.id()+"::text = k.v", "text[]"
+		match = t.id() + "::text = k.v"
 	}
-	var b sqlbuild.Builder
-	keys := b.Cast(nil, keyType)
 	// The keys pass through a sub-select: a custom plan sees the array's length, estimates its
 	// own cost by it and comes out cheaper than the generic plan's guess of ten keys, so PostgreSQL
 	// would plan every run anew (as much CPU as the lookups). Behind the sub-select no plan
 	// knows the length, and the generic plan is kept after five runs.
-	sql := "SELECT " + guardColumn(q) + "k.i, " + list + " FROM unnest((SELECT " + keys + ")) WITH ORDINALITY k(v, i) JOIN " +
+	st := lookupStatement{cols: cols}
+	st.sql = "SELECT " + guardColumn(q) + "k.i, " + list + " FROM unnest((SELECT " + keys + ")) WITH ORDINALITY k(v, i) JOIN " +
 		t.ident() + " t ON " + match
 	if q.Guard != nil {
-		sql = q.Guard.wrap(&b, sql)
+		st.sql = q.Guard.wrap(&b, st.sql)
 	}
-	return sql, b.Args(), cols, nil
+	t.memo.remember(shape, st)
+	return st.sql, b.Args(), st.cols, nil
 }
 
 // read looks up the feature of q together with the lookups that share its statement; ok is

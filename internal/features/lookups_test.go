@@ -119,6 +119,7 @@ func TestLookupsShareAStatement(t *testing.T) {
 // when none is, and no row at all, for every lookup, when the guard does not hold.
 func TestLookupsKeepTheGuard(t *testing.T) {
 	ctx, plain, tbl := onePool(t)
+	kept := tbl.Kept() // the later cases bind their guard to the statement the first wrote
 	var g Guard
 	err := plain.Pool.QueryRow(ctx, `INSERT INTO catalog.datasets (table_schema, table_name, title, visibility, record_status)
 		VALUES ('data', 'pts', 'pts', 'public', 'published') RETURNING id, xmin::text::bigint`).Scan(&g.Dataset, &g.Version)
@@ -151,7 +152,7 @@ func TestLookupsKeepTheGuard(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					got[i], errs[i] = lookup(ctx, batched, tbl, id, &c.guard)
+					got[i], errs[i] = lookup(ctx, batched, kept, id, &c.guard)
 				}()
 			}
 			gathered(t, batched.Lookups, len(ids))
@@ -304,4 +305,45 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 	t.Fatal("timed out")
+}
+
+// A kept table writes a lookup statement once per shape of query and binds each lookup's own
+// values to it; shapes come from request parameters, so only the first few are kept.
+func TestKeptTablesRememberLookupStatements(t *testing.T) {
+	ctx, plain, tbl := onePool(t)
+	kept := tbl.Kept()
+	batched := Reader{Pool: plain.Pool, Lookups: &Lookups{}}
+	read := func(r Reader, tb Table, q ItemsQuery) string {
+		t.Helper()
+		cur, err := r.Items(ctx, tb, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cur.Close()
+		body, _, err := cur.Append(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(body)
+	}
+	var shapes []ItemsQuery
+	for _, props := range [][]string{nil, {}, {"n"}} {
+		shapes = append(shapes, ItemsQuery{Properties: props})
+	}
+	for _, srid := range []int{4269, 4258, 4230, 4277, 4167, 4283, 4612, 4617, 4618, 4619, 4326, 3857, 3395, 4087, 6933, 4674, 4686, 4148, 4019, 4020} {
+		shapes = append(shapes, ItemsQuery{StorageSRID: 4326, OutSRID: srid})
+	}
+	for _, id := range []string{"5", "6"} { // the second time round from the statements kept
+		for _, q := range shapes {
+			q.ID, q.Limit = &id, 1
+			if got, want := read(batched, kept, q), read(plain, tbl, q); got != want || want == "" {
+				t.Errorf("%s %v %d: %q, want %q", id, q.Properties, q.OutSRID, got, want)
+			}
+		}
+	}
+	n := 0
+	kept.memo.lookups.Range(func(any, any) bool { n++; return true })
+	if n != maxStatements {
+		t.Errorf("%d statements kept, want %d", n, maxStatements)
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -33,6 +35,45 @@ type Table struct {
 	// GEOMETRY, CURVEPOLYGON, ...); "" when unknown. Only a column that may hold curves pays
 	// for linearizing them.
 	GeomType string
+
+	memo *statements // the statements written for a kept table (Kept), shared by its copies
+}
+
+// Kept returns t with the statements written for it remembered, for a description kept and
+// read many times: the lookups of single features reuse their statement's text. A kept Table
+// must not be changed; a changed description is a new Table.
+func (t Table) Kept() Table {
+	t.memo = &statements{}
+	return t
+}
+
+// statements are a kept table's statements by the shape of their query. Shapes come from
+// request parameters (properties, crs), so only the first few are remembered.
+type statements struct {
+	lookups sync.Map // lookupShape -> lookupStatement
+	n       atomic.Int32
+}
+
+const maxStatements = 16
+
+// recall is the statement kept for shape; m may be nil.
+func (m *statements) recall(shape lookupShape) (lookupStatement, bool) {
+	if m == nil {
+		return lookupStatement{}, false
+	}
+	v, ok := m.lookups.Load(shape)
+	if !ok {
+		return lookupStatement{}, false
+	}
+	return v.(lookupStatement), true
+}
+
+// remember keeps st for shape while fewer than maxStatements are kept; m may be nil (a table
+// not kept).
+func (m *statements) remember(shape lookupShape, st lookupStatement) {
+	if m != nil && m.n.Add(1) <= maxStatements {
+		m.lookups.Store(shape, st)
+	}
 }
 
 func (t Table) id() string { return "t." + pgx.Identifier{t.ID}.Sanitize() }
