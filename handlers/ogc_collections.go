@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -568,8 +569,7 @@ func (s *Server) oneFeature(ctx context.Context, id uuid.UUID, notVector func(st
 		return d, nil, err
 	}
 	defer cur.Close()
-	// Room for a typical feature and its links, written without growing the buffer on the way.
-	body, ok, err := cur.Append(make([]byte, 0, 2048))
+	body, ok, err := cur.Append(featureBuffer())
 	if err == nil && !ok {
 		err = apperr.NotFound("feature %q not found", key)
 	}
@@ -597,7 +597,7 @@ func (s *Server) OgcGetCollectionItemFeature(ctx context.Context, request gen.Og
 	return rawFeature{body: body, crs: crs}, nil
 }
 
-// rawFeature is a feature encoded by internal/features.
+// rawFeature is a feature encoded by internal/features, in a buffer of featureBuffers.
 type rawFeature struct {
 	body []byte
 	crs  string
@@ -608,8 +608,21 @@ func (f rawFeature) write(w http.ResponseWriter) error {
 	w.Header().Set("Content-Crs", "<"+f.crs+">")
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(f.body)
+	if cap(f.body) <= maxFeatureBuffer { // written out: the writer keeps none of it
+		buf := f.body[:0]
+		featureBuffers.Put(&buf)
+	}
 	return err
 }
+
+// featureBuffers hold single features while they are encoded and written, so that the most
+// frequent small response allocates no body (it was the largest allocation of the request).
+var featureBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxFeatureBuffer keeps the buffer of an unusually large feature out of the pool.
+const maxFeatureBuffer = 64 << 10
+
+func featureBuffer() []byte { return (*featureBuffers.Get().(*[]byte))[:0] }
 
 func (f rawFeature) VisitOgcGetCollectionItemFeatureResponse(w http.ResponseWriter) error {
 	return f.write(w)

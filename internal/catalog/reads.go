@@ -157,6 +157,9 @@ var errPlan = errors.New("catalog: the read's plan refused it")
 // dataset or its table: the record changed or is hidden from the caller, or the table was
 // changed behind the catalog's back (a registered table altered by its operator).
 func retry(err error) bool {
+	if err == nil {
+		return false
+	}
 	var pgErr *pgconn.PgError
 	return errors.Is(err, features.ErrStale) ||
 		errors.As(err, &pgErr) && (pgErr.Code == "42703" || pgErr.Code == "42P01" || pgErr.Code == "42804")

@@ -30,20 +30,25 @@ type Guard struct {
 // wrap puts the page query under the guard: one row per feature, or one row of NULLs for an
 // empty page, when the guard holds; no row when it does not.
 func (g *Guard) wrap(b *sqlbuild.Builder, page string) string {
-	p := g.bind(b)
+	var p [len(guardTypes)]string
+	for i, v := range g.values() {
+		p[i] = b.Cast(v, guardTypes[i])
+	}
 	return "SELECT p.* FROM catalog.datasets d LEFT JOIN LATERAL (" + page + ") p ON true WHERE d.id = " + p[0] +
 		" AND d.xmin = " + p[1] + "::xid" +
 		" AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, " + p[2] + ", " + p[3] + ", " + p[4] + ")"
 }
 
-// bind adds the guard's values to b, in the order wrap places them, and returns their
-// placeholders; a statement wrap wrote once takes its values from bind alone.
-func (g *Guard) bind(b *sqlbuild.Builder) [5]string {
+// guardTypes are the SQL types of the guard's values, in the order of values.
+var guardTypes = [...]string{"uuid", "text", "uuid", "text", "boolean"}
+
+// values are the guard's values in the order wrap binds them: a statement wrap wrote once is
+// run again with these as its arguments.
+func (g *Guard) values() [len(guardTypes)]any {
 	// Ids go as pgtype.UUID: pgx sends those in binary, uuid.UUID through its text form.
 	caller := pgtype.UUID{}
 	if g.Caller != nil {
 		caller = pgtype.UUID{Bytes: *g.Caller, Valid: true}
 	}
-	return [5]string{b.Arg(pgtype.UUID{Bytes: g.Dataset, Valid: true}), b.Cast(strconv.FormatInt(g.Version, 10), "text"),
-		b.Cast(caller, "uuid"), b.Cast(g.Role, "text"), b.Cast(g.Admin, "boolean")}
+	return [...]any{pgtype.UUID{Bytes: g.Dataset, Valid: true}, strconv.FormatInt(g.Version, 10), caller, g.Role, g.Admin}
 }

@@ -110,28 +110,26 @@ type lookupStatement struct {
 // each found row leads (after the guard's column) with the ordinal of its key in the array. A
 // kept table writes the text once per shape of query; the arguments are bound each time.
 func batchSQL(t Table, q ItemsQuery) (string, []any, []Column, error) {
-	keyType := "bigint[]"
-	if kindOf(t.IDType) != kindInt {
-		keyType = "text[]"
-	}
-	var b sqlbuild.Builder
-	keys := b.Cast(nil, keyType)
 	shape := lookupShape{properties: strings.Join(q.Properties, "\x00"), all: q.Properties == nil, storage: q.StorageSRID,
 		out: q.OutSRID, noGeom: q.NoGeometry, guarded: q.Guard != nil}
 	if st, ok := t.memo.recall(shape); ok {
+		args := make([]any, 1, 1+len(guardTypes)) // the keys, then the guard's values as wrap binds them
 		if q.Guard != nil {
-			q.Guard.bind(&b)
+			v := q.Guard.values()
+			args = append(args, v[:]...)
 		}
-		return st.sql, b.Args(), st.cols, nil
+		return st.sql, args, st.cols, nil
 	}
 	list, cols, err := selectList(t, q)
 	if err != nil {
 		return "", nil, nil, err
 	}
-	match := t.id() + " = k.v"
+	match, keyType := t.id()+" = k.v", "bigint[]"
 	if kindOf(t.IDType) != kindInt {
-		match = t.id() + "::text = k.v"
+		match, keyType = t.id()+"::text = k.v", "text[]"
 	}
+	var b sqlbuild.Builder
+	keys := b.Cast(nil, keyType)
 	// The keys pass through a sub-select: a custom plan sees the array's length, estimates its
 	// own cost by it and comes out cheaper than the generic plan's guess of ten keys, so PostgreSQL
 	// would plan every run anew (as much CPU as the lookups). Behind the sub-select no plan
