@@ -347,3 +347,23 @@ func TestKeptTablesRememberLookupStatements(t *testing.T) {
 		t.Errorf("%d statements kept, want %d", n, maxStatements)
 	}
 }
+
+// A table kept under load is missed by many lookups of one shape at once, each writing the same
+// statement: they take one place among the shapes kept, not one each.
+func TestKeptStatementsCountShapesNotWrites(t *testing.T) {
+	kept := Table{}.Kept()
+	for range 20 {
+		kept.memo.remember(lookupShape{all: true}, lookupStatement{sql: "a"})
+	}
+	for srid := range maxStatements + 5 {
+		kept.memo.remember(lookupShape{all: true, out: 1000 + srid}, lookupStatement{sql: "b"})
+	}
+	n := 0
+	kept.memo.lookups.Range(func(any, any) bool { n++; return true })
+	if n != maxStatements {
+		t.Errorf("%d shapes kept, want %d", n, maxStatements)
+	}
+	if _, ok := kept.memo.recall(lookupShape{all: true, out: 1000}); !ok {
+		t.Error("the second shape was not kept")
+	}
+}

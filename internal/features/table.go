@@ -68,11 +68,15 @@ func (m *statements) recall(shape lookupShape) (lookupStatement, bool) {
 	return v.(lookupStatement), true
 }
 
-// remember keeps st for shape while fewer than maxStatements are kept; m may be nil (a table
-// not kept).
+// remember keeps st for shape while fewer than maxStatements shapes are kept; m may be nil (a
+// table not kept). Only a new shape counts: the lookups that miss together on a table just kept
+// all write the same statement.
 func (m *statements) remember(shape lookupShape, st lookupStatement) {
-	if m != nil && m.n.Add(1) <= maxStatements {
-		m.lookups.Store(shape, st)
+	if m == nil {
+		return
+	}
+	if _, had := m.lookups.LoadOrStore(shape, st); !had && m.n.Add(1) > maxStatements {
+		m.lookups.Delete(shape)
 	}
 }
 
