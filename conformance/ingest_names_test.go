@@ -183,7 +183,7 @@ func TestIngestTableWithoutGeometry(t *testing.T) {
 		fmt.Sprint(v["quality_detail"].(map[string]any)["crs_defined"]) != "<nil>" {
 		t.Fatalf("validate: %v", v)
 	}
-	if rec := call(t, "GET", "/collections/datasets/items/"+d["record_id"].(string), nil, bearer(u.Access)...); rec.Status != 200 || !strings.Contains(string(rec.Body), `"geometry":null`) {
+	if rec := call(t, "GET", "/collections/datasets/items/"+d["id"].(string), nil, bearer(u.Access)...); rec.Status != 200 || !strings.Contains(string(rec.Body), `"geometry":null`) {
 		t.Fatalf("record: %d %s", rec.Status, rec.Body)
 	}
 }

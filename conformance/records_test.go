@@ -57,7 +57,7 @@ func TestRecordKeywords(t *testing.T) {
 		res := call(t, "GET", "/search/datasets/?q="+word, nil).JSON(t)
 		return res["numberMatched"].(float64) == 1
 	}
-	item := call(t, "GET", "/collections/datasets/items/"+record, nil).JSON(t)
+	item := call(t, "GET", "/collections/datasets/items/"+id, nil).JSON(t)
 	kws := fmt.Sprint(item["properties"].(map[string]any)["keywords"])
 	facets := call(t, "GET", "/search/facets/?keywords="+word, nil).JSON(t)
 	if !found() || !strings.Contains(kws, word) || fmt.Sprint(facets["keywords"]) != fmt.Sprintf("[map[count:1 value:%s]]", word) {
@@ -132,7 +132,7 @@ func TestRecordContacts(t *testing.T) {
 	if r := call(t, "PATCH", "/records/"+record+"/contacts/"+cid+"/", map[string]any{"role": nil}, bearer(owner.Access)...); r.Status != 422 {
 		t.Errorf("clearing the role: %d", r.Status)
 	}
-	item := call(t, "GET", "/collections/datasets/items/"+record, nil).JSON(t)
+	item := call(t, "GET", "/collections/datasets/items/"+d["id"].(string), nil).JSON(t)
 	contacts := item["properties"].(map[string]any)["contacts"].([]any)
 	if len(contacts) != 1 || fmt.Sprint(contacts[0].(map[string]any)["roles"]) != "[custodian]" || contacts[0].(map[string]any)["phones"] != nil {
 		t.Fatalf("record item contacts: %v", contacts)
@@ -189,12 +189,16 @@ func TestRecordDistributions(t *testing.T) {
 		"is_primary": true}, bearer(owner.Access)...).JSON(t)
 	list := call(t, "GET", "/records/"+id+"/distributions/", nil).JSON(t)
 	var primaries []string
+	own := 0
 	for _, x := range list["distributions"].([]any) {
 		if x.(map[string]any)["is_primary"] == true {
 			primaries = append(primaries, x.(map[string]any)["id"].(string))
 		}
+		if x.(map[string]any)["auto_generated"] == false {
+			own++
+		}
 	}
-	if list["total"].(float64) != 2 || len(primaries) != 1 || primaries[0] != second["id"] {
+	if own != 2 || len(primaries) != 1 || primaries[0] != second["id"] {
 		t.Fatalf("primaries after a second primary: %v", list)
 	}
 	fid := first.JSON(t)["id"].(string)
@@ -258,7 +262,7 @@ func TestRecordTranslations(t *testing.T) {
 		t.Fatalf("search by a translated word: %v", res["numberMatched"])
 	}
 	item := func(lang string) map[string]any {
-		r := call(t, "GET", "/collections/datasets/items/"+record, nil, "Accept-Language", lang)
+		r := call(t, "GET", "/collections/datasets/items/"+id, nil, "Accept-Language", lang)
 		return r.JSON(t)["properties"].(map[string]any)
 	}
 	if p := item("de-AT,de;q=0.8,en;q=0.5"); p["title"] != "Flüsse und Seen "+word || p["language"] != "de-AT" {
@@ -482,4 +486,56 @@ func TestColumnDDLFeed(t *testing.T) {
 	if r := call(t, "GET", "/audit/datasets/"+id+"/column-ddl", nil, bearer(newUser(t, "viewer").Access)...); r.Status != 403 {
 		t.Errorf("a viewer: %d", r.Status)
 	}
+}
+
+// The distributions the service generates come first in List Distributions, page with the
+// record's own, resolve, and cannot be changed.
+func TestGeneratedDistributions(t *testing.T) {
+	owner := newUser(t, "editor")
+	id := publishedImport(t, owner, "Piers "+randomHex(3), 2)
+	wantStatus(t, "own", call(t, "POST", "/records/"+id+"/distributions/", map[string]any{"distribution_type": "access",
+		"format": "WFS", "url": "https://example.org/wfs"}, bearer(owner.Access)...), 201)
+	list := call(t, "GET", "/records/"+id+"/distributions/", nil).JSON(t)
+	all := list["distributions"].([]any)
+	if list["total"].(float64) != 8 || len(all) != 8 {
+		t.Fatalf("7 generated and 1 own: %v", list)
+	}
+	var generated []map[string]any
+	for i, x := range all {
+		d := x.(map[string]any)
+		if (i < 7) != (d["auto_generated"] == true) {
+			t.Fatalf("distribution %d: %v", i, d)
+		}
+		if i < 7 {
+			generated = append(generated, d)
+		}
+	}
+	for _, d := range generated {
+		u := d["url"].(string)
+		if !strings.HasPrefix(u, server.APIRoot+"/") {
+			t.Errorf("generated url %q is not under %s", u, server.APIRoot)
+		}
+		if d["distribution_type"] == "vector_tiles" {
+			u = strings.NewReplacer("{z}", "0", "{x}", "0", "{y}", "0").Replace(u)
+		}
+		if r := call(t, "GET", strings.TrimPrefix(u, server.APIRoot), nil); r.Status != 200 {
+			t.Errorf("%s %s: %d", d["distribution_type"], u, r.Status)
+		}
+	}
+	// Ids are stable across reads; paging spans both kinds.
+	again := call(t, "GET", "/records/"+id+"/distributions/", nil).JSON(t)["distributions"].([]any)
+	if again[0].(map[string]any)["id"] != generated[0]["id"] {
+		t.Errorf("generated ids change between reads")
+	}
+	page := call(t, "GET", "/records/"+id+"/distributions/?skip=6&limit=2", nil).JSON(t)
+	items := page["distributions"].([]any)
+	if page["total"].(float64) != 8 || len(items) != 2 || items[0].(map[string]any)["auto_generated"] != true ||
+		items[1].(map[string]any)["format"] != "WFS" {
+		t.Errorf("page across both kinds: %v", page)
+	}
+	gid := generated[0]["id"].(string)
+	wantStatus(t, "change a generated distribution", call(t, "PATCH", "/records/"+id+"/distributions/"+gid+"/",
+		map[string]any{"title": "x"}, bearer(owner.Access)...), 409)
+	wantStatus(t, "delete a generated distribution", call(t, "DELETE", "/records/"+id+"/distributions/"+gid+"/", nil,
+		bearer(owner.Access)...), 409)
 }

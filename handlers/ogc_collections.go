@@ -94,23 +94,30 @@ func (s *Server) collection(ctx context.Context, d catalog.Dataset) gen.OgcColle
 		kw := d.Entry.ThemeCategory
 		c.Keywords = &kw
 	}
+	start, end, _ := temporalExtent(d.Entry.ColumnInfo)
+	c.Extent = collectionExtent(d.Entry.ExtentBbox, start, end)
+	return c
+}
+
+// collectionExtent is an OGC extent of a WGS84 box and a time range, nil when neither is known.
+func collectionExtent(bbox []float64, start, end *time.Time) *gen.OgcExtent {
 	var ext gen.OgcExtent
-	if len(d.Entry.ExtentBbox) == 4 {
+	if len(bbox) == 4 {
 		ext.Spatial = &struct {
 			Bbox [][]float64 `json:"bbox"`
 			Crs  *string     `json:"crs,omitempty"`
-		}{Bbox: [][]float64{d.Entry.ExtentBbox}}
+		}{Bbox: [][]float64{bbox}}
 	}
-	if start, end, ok := temporalExtent(d.Entry.ColumnInfo); ok {
+	if start != nil || end != nil {
 		ext.Temporal = &struct {
 			Interval [][]*time.Time `json:"interval"`
 			Trs      *string        `json:"trs,omitempty"`
 		}{Interval: [][]*time.Time{{start, end}}}
 	}
-	if ext.Spatial != nil || ext.Temporal != nil {
-		c.Extent = &ext
+	if ext.Spatial == nil && ext.Temporal == nil {
+		return nil
 	}
-	return c
+	return &ext
 }
 
 // temporalExtent is the range of the temporal column as profiled at import (sampled above 100k

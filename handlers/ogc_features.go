@@ -45,4 +45,10 @@ var conformanceClasses = append([]string{
 	"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables-query-parameters",
 	"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter",
 	"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter",
+	// The catalog collection (/collections/datasets) as OGC API Records.
+	"http://www.opengis.net/spec/ogcapi-records-1/1.0/conf/record-core",
+	"http://www.opengis.net/spec/ogcapi-records-1/1.0/conf/record-collection",
+	"http://www.opengis.net/spec/ogcapi-records-1/1.0/conf/record-api",
+	"http://www.opengis.net/spec/ogcapi-records-1/1.0/conf/sorting",
+	"http://www.opengis.net/spec/ogcapi-records-1/1.0/conf/json",
 }, cql2.Classes...)

@@ -30,6 +30,14 @@ func (f *fakeRecords) Facets(_ context.Context, _ auth.Principal, q catalog.Reco
 	return catalog.Facets{RecordType: map[string]int{}}, nil
 }
 
+func (f *fakeRecords) CatalogSummary(context.Context, auth.Principal) (catalog.Summary, error) {
+	return catalog.Summary{}, nil
+}
+
+func (f *fakeRecords) MatchingCollections(context.Context, auth.Principal, string, int) ([]catalog.Collection, error) {
+	return nil, nil
+}
+
 // Search's own names (q, theme, keywords, collection, sort, a body of types) map onto the
 // records query; the rest is read as the records collection reads it.
 func TestSearchParameters(t *testing.T) {

@@ -23,7 +23,30 @@ func (s *Server) SearchDatasets(ctx context.Context, request gen.SearchDatasetsR
 		return nil, err
 	}
 	out, err := s.recordPage(ctx, q, "/search/datasets/", "application/json")
+	if err != nil || q.Text == "" || q.Offset > 0 {
+		return gen.SearchDatasets200JSONResponse(out), err
+	}
+	cols, err := s.records.MatchingCollections(ctx, auth.From(ctx), q.Text, 5)
+	for _, c := range cols {
+		out.Features = append(out.Features, s.collectionRecord(ctx, c))
+	}
+	out.NumberReturned = len(out.Features)
 	return gen.SearchDatasets200JSONResponse(out), err
+}
+
+// collectionRecord is a catalog collection as a record of kind collection (a text search's first
+// page shows matching collections after the datasets).
+func (s *Server) collectionRecord(ctx context.Context, c catalog.Collection) gen.OgcRecord {
+	id, kind := c.ID.String(), "collection"
+	return gen.OgcRecord{Id: id, Type: "Feature", ConformsTo: &recordConformsTo,
+		Properties: gen.OgcRecordProperties{Type: &kind, RecordType: &kind, Title: c.Name, Description: val(c.Description),
+			Keywords: []string{}, License: "proprietary", Themes: []gen.OgcRecordTheme{}, Contacts: []map[string]any{},
+			DatasetCount: &c.DatasetCount, Updated: &c.UpdatedAt},
+		Links: []gen.Link{
+			s.link(ctx, "/catalog/collections/"+id, "self", "application/json", "This collection"),
+			s.link(ctx, "/catalog/collections/"+id+"/datasets/", "items", "application/json", "Its datasets"),
+			s.link(ctx, "/search/datasets/?collection_id="+id, "search", "application/json", "Search its datasets"),
+		}}
 }
 
 // SearchFacets: Search Facets (GET /search/facets/). Counts over the same visible match.

@@ -68,3 +68,20 @@ SELECT c.id, c.name FROM catalog.collection_datasets cd JOIN catalog.collections
 WHERE cd.dataset_id = @dataset_id
   AND catalog.collection_visible(c.visibility, c.created_by, sqlc.narg(caller_id), @is_admin::bool)
 ORDER BY lower(c.name);
+
+-- name: SearchCollections :many
+-- The collections a text search shows beside its datasets: name or description containing every
+-- pattern (ILIKE patterns, one per word of the search), names matching first, with the number of
+-- members the caller may read. Collections have no visibility of their own (every caller sees
+-- every collection); their members are filtered.
+SELECT c.id, c.name, c.description, c.updated_at, m.dataset_count
+FROM catalog.collections c
+CROSS JOIN LATERAL (
+    SELECT count(*)::bigint AS dataset_count
+    FROM catalog.collection_datasets cd JOIN catalog.datasets d ON d.id = cd.dataset_id
+    WHERE cd.collection_id = c.id
+      AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool)
+) m
+WHERE (SELECT bool_and(concat_ws(' ', c.name, c.description) ILIKE w) FROM unnest(@patterns::text[]) w)
+ORDER BY (SELECT bool_and(c.name ILIKE w) FROM unnest(@patterns::text[]) w) DESC, lower(c.name), c.id
+LIMIT @lim;

@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -352,6 +353,72 @@ func (q *Queries) RemoveCollectionDataset(ctx context.Context, arg RemoveCollect
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const searchCollections = `-- name: SearchCollections :many
+SELECT c.id, c.name, c.description, c.updated_at, m.dataset_count
+FROM catalog.collections c
+CROSS JOIN LATERAL (
+    SELECT count(*)::bigint AS dataset_count
+    FROM catalog.collection_datasets cd JOIN catalog.datasets d ON d.id = cd.dataset_id
+    WHERE cd.collection_id = c.id
+      AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, $1, $2, $3::bool)
+) m
+WHERE (SELECT bool_and(concat_ws(' ', c.name, c.description) ILIKE w) FROM unnest($4::text[]) w)
+ORDER BY (SELECT bool_and(c.name ILIKE w) FROM unnest($4::text[]) w) DESC, lower(c.name), c.id
+LIMIT $5
+`
+
+type SearchCollectionsParams struct {
+	CallerID   *uuid.UUID `json:"caller_id"`
+	CallerRole *string    `json:"caller_role"`
+	IsAdmin    bool       `json:"is_admin"`
+	Patterns   []string   `json:"patterns"`
+	Lim        int32      `json:"lim"`
+}
+
+type SearchCollectionsRow struct {
+	ID           uuid.UUID `json:"id"`
+	Name         string    `json:"name"`
+	Description  *string   `json:"description"`
+	UpdatedAt    time.Time `json:"updated_at"`
+	DatasetCount int64     `json:"dataset_count"`
+}
+
+// The collections a text search shows beside its datasets: name or description containing every
+// pattern (ILIKE patterns, one per word of the search), names matching first, with the number of
+// members the caller may read. Collections have no visibility of their own (every caller sees
+// every collection); their members are filtered.
+func (q *Queries) SearchCollections(ctx context.Context, arg SearchCollectionsParams) ([]SearchCollectionsRow, error) {
+	rows, err := q.db.Query(ctx, searchCollections,
+		arg.CallerID,
+		arg.CallerRole,
+		arg.IsAdmin,
+		arg.Patterns,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SearchCollectionsRow{}
+	for rows.Next() {
+		var i SearchCollectionsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Description,
+			&i.UpdatedAt,
+			&i.DatasetCount,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const updateCollection = `-- name: UpdateCollection :one

@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -218,4 +219,28 @@ func deref(s *string) string {
 func uniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// MatchingCollections are up to limit collections whose name or description hold every word of
+// a search text (its negated words and OR left out), with the members the caller may read.
+func (s *Service) MatchingCollections(ctx context.Context, p auth.Principal, text string, limit int) ([]Collection, error) {
+	var patterns []string
+	for _, w := range strings.Fields(text) {
+		w = strings.Trim(w, `"()`)
+		if w == "" || strings.HasPrefix(w, "-") || strings.EqualFold(w, "or") {
+			continue
+		}
+		patterns = append(patterns, "%"+likeEscaper.Replace(w)+"%")
+	}
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	caller, role := who(p)
+	rows, err := s.Q.SearchCollections(ctx, store.SearchCollectionsParams{CallerID: caller, CallerRole: role, IsAdmin: p.IsAdmin(),
+		Patterns: patterns, Lim: int32(limit)})
+	out := make([]Collection, len(rows))
+	for i, r := range rows {
+		out[i] = Collection{ID: r.ID, Name: r.Name, Description: r.Description, UpdatedAt: r.UpdatedAt, DatasetCount: int(r.DatasetCount)}
+	}
+	return out, err
 }

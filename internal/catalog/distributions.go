@@ -11,16 +11,49 @@ import (
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
+	"meridian/internal/export"
 	"meridian/store"
 )
 
-// Distribution is a way to get a record's data beyond the service's own exports: an external
-// download or access point (dcat:Distribution).
+// Distribution is a way to get a record's data (dcat:Distribution): one the service offers by
+// itself (Generated), or a download or access point the record's editors added.
 type Distribution struct {
 	ID, RecordID                            uuid.UUID
-	Type, Format, URL                       string
+	Type, Format, URL                       string // URL: absolute, or under the API root for a generated one
 	Title, Description, Protocol, MediaType *string
 	Primary                                 bool
+	Generated                               bool
+}
+
+// generatedNamespace makes the ids of generated distributions: a name-based uuid of the dataset
+// and the distribution, the same on every server and every read, never stored.
+var generatedNamespace = uuid.MustParse("5b0c2f3e-8d1a-4e7b-9c61-2f4a9e0d7c53")
+
+// GeneratedDistributions are what the service offers by itself for a dataset of recordType,
+// whose table is schema.table: a download per export format (tables too), and for a vector
+// dataset its OGC API Features items and vector tiles. Their URLs are paths under the API root,
+// so they follow whatever address the caller used. Computed, not stored: they change with the
+// service (a new export format) and never go stale.
+func GeneratedDistributions(datasetID, recordID uuid.UUID, recordType, schema, table string) []Distribution {
+	if recordType != "vector_dataset" && recordType != "table" {
+		return nil
+	}
+	id := datasetID.String()
+	add := func(out []Distribution, kind, format, url, title, mediaType string) []Distribution {
+		return append(out, Distribution{ID: uuid.NewSHA1(generatedNamespace, []byte(id+"/"+kind+"/"+format)), RecordID: recordID,
+			Type: kind, Format: format, URL: url, Title: &title, MediaType: &mediaType, Generated: true})
+	}
+	var out []Distribution
+	for _, name := range export.FormatNames {
+		f := export.Formats[name]
+		out = add(out, "download", name, "/datasets/"+id+"/export?format="+name, f.Title+" download", f.MediaType)
+	}
+	out = add(out, "ogc_api_features", "geojson", "/collections/"+id+"/items", "OGC API Features items", "application/geo+json")
+	if recordType == "vector_dataset" {
+		out = add(out, "vector_tiles", "mvt", "/tiles/"+schema+"."+table+"/{z}/{x}/{y}.pbf", "Vector tiles (XYZ)",
+			"application/vnd.mapbox-vector-tile")
+	}
+	return out
 }
 
 // DistributionPatch is a partial change: present members change (a present nil clears).
@@ -45,21 +78,42 @@ func distributionOf(r store.CatalogRecordDistribution, record uuid.UUID) Distrib
 		Description: r.Description, Protocol: r.Protocol, MediaType: r.MediaType, Primary: r.IsPrimary}
 }
 
-// Distributions lists a record's distributions in creation order.
+// Distributions lists a record's distributions: the generated ones first, then the record's own
+// in creation order; skip and limit page over both.
 func (s *Service) Distributions(ctx context.Context, p auth.Principal, recordID uuid.UUID, skip, limit int) ([]Distribution, int, error) {
 	d, err := s.recordDataset(ctx, s.Q, p, recordID, false)
 	if err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.Q.ListRecordDistributions(ctx, store.ListRecordDistributionsParams{DatasetID: d.row.ID, Off: int32(skip), Lim: int32(limit)})
+	generated := GeneratedDistributions(d.row.ID, d.row.RecordID, d.row.RecordType, d.row.TableSchema, d.row.TableName)
+	n := len(generated)
+	page := generated[min(skip, n):min(skip+limit, n)]
+	// The record's own rows are read even when the generated ones fill the page: their count
+	// comes with them (or is asked when the page is past them).
+	rows, err := s.Q.ListRecordDistributions(ctx, store.ListRecordDistributionsParams{DatasetID: d.row.ID,
+		Off: int32(max(skip-n, 0)), Lim: int32(max(limit-len(page), 1))})
 	if err != nil {
 		return nil, 0, err
 	}
-	return listPage(rows, skip, func(r store.ListRecordDistributionsRow) int64 { return r.Total },
+	own, total, err := listPage(rows, max(skip-n, 0), func(r store.ListRecordDistributionsRow) int64 { return r.Total },
 		func() (int64, error) { return s.Q.CountRecordDistributions(ctx, d.row.ID) },
 		func(r store.ListRecordDistributionsRow) Distribution {
 			return distributionOf(r.CatalogRecordDistribution, d.row.RecordID)
 		})
+	if err != nil {
+		return nil, 0, err
+	}
+	return append(page, own[:min(len(own), limit-len(page))]...), n + total, nil
+}
+
+// refuseGenerated answers a change to a generated distribution: it follows the dataset.
+func refuseGenerated(d Dataset, id uuid.UUID) error {
+	for _, g := range GeneratedDistributions(d.row.ID, d.row.RecordID, d.row.RecordType, d.row.TableSchema, d.row.TableName) {
+		if g.ID == id {
+			return apperr.Conflict("distribution %s is generated by the service from the dataset and cannot be changed; add one of your own instead", id)
+		}
+	}
+	return nil
 }
 
 // AddDistribution adds a distribution to a record the caller may change; a primary one takes the
@@ -90,6 +144,9 @@ func (s *Service) AddDistribution(ctx context.Context, p auth.Principal, recordI
 func (s *Service) UpdateDistribution(ctx context.Context, p auth.Principal, recordID, id uuid.UUID, ch DistributionPatch) (Distribution, error) {
 	var out Distribution
 	err := s.changeRecord(ctx, p, recordID, func(q *store.Queries, d Dataset) error {
+		if err := refuseGenerated(d, id); err != nil {
+			return err
+		}
 		cur, err := q.GetRecordDistribution(ctx, store.GetRecordDistributionParams{ID: id, DatasetID: d.row.ID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return apperr.NotFound("distribution %s not found on this record", id)
@@ -137,6 +194,9 @@ func (ch DistributionPatch) merge(cur Distribution) Distribution {
 // DeleteDistribution removes a distribution from a record the caller may change.
 func (s *Service) DeleteDistribution(ctx context.Context, p auth.Principal, recordID, id uuid.UUID) error {
 	return s.changeRecord(ctx, p, recordID, func(q *store.Queries, d Dataset) error {
+		if err := refuseGenerated(d, id); err != nil {
+			return err
+		}
 		u, err := q.DeleteRecordDistribution(ctx, store.DeleteRecordDistributionParams{ID: id, DatasetID: d.row.ID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return apperr.NotFound("distribution %s not found on this record", id)

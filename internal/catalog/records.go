@@ -37,7 +37,8 @@ const recordExtent = `CASE WHEN d.extent_bbox IS NULL OR cardinality(d.extent_bb
 var RecordFields = []RecordField{
 	{Name: "title", SQL: "d.title", Type: "string", Sortable: true},
 	{Name: "description", SQL: "d.summary", Type: "string"},
-	{Name: "type", SQL: "d.record_type", Type: "string", Sortable: true},
+	{Name: "type", SQL: "'dataset'::text", Type: "string"}, // every record is a dataset; its kind is record_type
+	{Name: "record_type", SQL: "d.record_type", Type: "string", Sortable: true},
 	{Name: "dataset_id", SQL: "d.id::text", Type: "string"},
 	{Name: "created", SQL: "d.created_at", Type: "timestamp", Sortable: true},
 	{Name: "updated", SQL: "d.updated_at", Type: "timestamp", Sortable: true},
@@ -60,7 +61,8 @@ func recordField(name string) (RecordField, bool) {
 
 // RecordQuery selects records.
 type RecordQuery struct {
-	RecordID      *uuid.UUID
+	RecordID      *uuid.UUID // the record of this dataset (a record's id is its dataset's)
+	CatalogID     *uuid.UUID // the record whose own uuid (the dataset's record_id) this is
 	Limit, Offset int
 	BBox          []float64 // CRS84; minx > maxx crosses the antimeridian
 	Start, End    *time.Time
@@ -124,6 +126,13 @@ type Record struct {
 	SourceHealth                                string
 	LastCheckedAt, LastRefreshedAt              *time.Time
 	Contacts                                    []byte // JSON array of OGC API Records contacts
+	TableSchema, TableName                      string
+	Distributions                               []byte // JSON array of the record's own distributions
+}
+
+// Generated are the distributions the service offers for the record's dataset.
+func (r Record) Generated() []Distribution {
+	return GeneratedDistributions(r.DatasetID, r.ID, r.RecordType, r.TableSchema, r.TableName)
 }
 
 // keywordList is the keyword list of the record alias (catalog.record_keyword_list), without
@@ -137,10 +146,16 @@ func keywordList(alias string) string {
 
 // recordContacts are a record's contacts as OGC API Records contacts, in their order.
 const recordContacts = `(SELECT coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object('name', c.name, 'organization', c.organization,
-		'emails', CASE WHEN c.email IS NOT NULL THEN jsonb_build_array(jsonb_build_object('value', c.email)) END,
+		'email', c.email, 'emails', CASE WHEN c.email IS NOT NULL THEN jsonb_build_array(jsonb_build_object('value', c.email)) END,
 		'phones', CASE WHEN c.phone IS NOT NULL THEN jsonb_build_array(jsonb_build_object('value', c.phone)) END,
 		'roles', jsonb_build_array(c.role))) ORDER BY c.sort_order, c.created_at), '[]')
 	FROM catalog.record_contacts c WHERE c.dataset_id = d.id)`
+
+// recordDistributions are a record's own distributions as record properties carry them.
+const recordDistributions = `(SELECT coalesce(jsonb_agg(jsonb_build_object('id', x.id, 'type', x.distribution_type, 'format', x.format,
+		'url', x.url, 'title', x.title, 'media_type', x.media_type, 'is_primary', x.is_primary, 'auto_generated', false)
+		ORDER BY x.created_at, x.id), '[]')
+	FROM catalog.record_distributions x WHERE x.dataset_id = d.id)`
 
 // Freshness is the record's source freshness now (spec section 2.5).
 func (r Record) Freshness(now time.Time) string {
@@ -200,7 +215,7 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		CASE WHEN jsonb_typeof(d.column_info) = 'array' THEN jsonb_array_length(d.column_info) END,
 		d.source_organization, d.source_format, d.quality_statement, d.lineage_summary, d.update_frequency,
 		d.access_constraints, d.usage_constraints, d.origin, d.quality_detail, d.source_health,
-		d.last_checked_at, d.last_refreshed_at, ` + recordContacts + `, page.total
+		d.last_checked_at, d.last_refreshed_at, ` + recordContacts + `, d.table_schema, d.table_name, ` + recordDistributions + `, page.total
 		FROM page JOIN catalog.datasets d ON d.id = page.id
 		LEFT JOIN LATERAL (SELECT t.language, t.title, t.summary FROM catalog.record_translations t
 			WHERE t.dataset_id = d.id AND split_part(t.language, '-', 1) = split_part(` + lang + `, '-', 1)
@@ -220,7 +235,7 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 			&r.UpdatedBy, &r.NeverEdited, &r.SRID, &r.Geographic, &r.ColumnCount,
 			&r.SourceOrganization, &r.SourceFormat, &r.QualityStatement, &r.Lineage, &r.UpdateFrequency,
 			&r.AccessConstraints, &r.UsageConstraints, &r.Origin, &r.QualityDetail, &r.SourceHealth,
-			&r.LastCheckedAt, &r.LastRefreshedAt, &r.Contacts, &total); err != nil {
+			&r.LastCheckedAt, &r.LastRefreshedAt, &r.Contacts, &r.TableSchema, &r.TableName, &r.Distributions, &total); err != nil {
 			return nil, 0, err
 		}
 		out = append(out, r)
@@ -248,10 +263,10 @@ func visibleRecords(b *sqlbuild.Builder, p auth.Principal, q RecordQuery) ([]str
 func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 	var where []string
 	if q.RecordID != nil {
-		// A record is found by its own id, and by the id of the dataset it describes (which
-		// clients that know the dataset use).
-		id := b.Arg(*q.RecordID)
-		where = append(where, "(d.record_id = "+id+" OR d.id = "+id+")")
+		where = append(where, "d.id = "+b.Arg(*q.RecordID))
+	}
+	if q.CatalogID != nil {
+		where = append(where, "d.record_id = "+b.Arg(*q.CatalogID))
 	}
 	if q.BBox != nil {
 		// Interval tests on the stored box, no geometry built per record: latitudes overlap, and
@@ -286,7 +301,7 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 	if len(q.Terms) > 0 {
 		var terms []string
 		for _, term := range q.Terms {
-			pat := b.Arg("%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(term) + "%")
+			pat := b.Arg("%" + likeEscaper.Replace(term) + "%")
 			terms = append(terms, "d.title ILIKE "+pat, "d.summary ILIKE "+pat, "array_to_string(d.theme_category, ' ') ILIKE "+pat)
 		}
 		where = append(where, "("+strings.Join(terms, " OR ")+")")
@@ -302,10 +317,10 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 		where = append(where, "EXISTS (SELECT FROM unnest("+keywordList("d")+") k WHERE lower(k) = ANY("+b.Cast(lower, "text[]")+"))")
 	}
 	if len(q.IDs) > 0 {
-		where = append(where, "d.record_id = ANY("+b.Cast(q.IDs, "uuid[]")+")")
+		where = append(where, "d.id = ANY("+b.Cast(q.IDs, "uuid[]")+")")
 	}
-	if len(q.Types) > 0 {
-		where = append(where, "d.record_type = ANY("+b.Cast(q.Types, "text[]")+")")
+	if kinds := recordKinds(q.Types); len(kinds) > 0 {
+		where = append(where, "d.record_type = ANY("+b.Cast(kinds, "text[]")+")")
 	}
 	for name, v := range q.Equals {
 		f, ok := recordField(name)
@@ -326,6 +341,20 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 		where = append(where, "("+sql+")")
 	}
 	return append(where, recordAttributes(b, q)...), nil
+}
+
+// likeEscaper makes a text a literal inside a LIKE pattern.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
+
+// recordKinds are the record types a type list keeps: `dataset` (a record's type) names every
+// dataset, so a list naming it keeps every kind (nil); otherwise the kinds named.
+func recordKinds(types []string) []string {
+	for _, t := range types {
+		if t == "dataset" {
+			return nil
+		}
+	}
+	return types
 }
 
 // recordAttributes are the predicates of the catalog's own record parameters.

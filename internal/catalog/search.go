@@ -3,7 +3,9 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"meridian/internal/auth"
@@ -178,4 +180,48 @@ func (s *Service) facets(ctx context.Context, p auth.Principal, q RecordQuery, s
 		}
 	}
 	return f, nil
+}
+
+// Summary describes what the caller may see of the catalog as a whole: the values present of the
+// fields clients build their filter lists from, and the extent in space and time.
+type Summary struct {
+	GeometryTypes, RecordTypes, SourceOrganizations, Keywords []string
+	SRIDs                                                     []int32
+	BBox                                                      []float64  // WGS84; nil when no record has an extent
+	Start, End                                                *time.Time // earliest vintage start, latest vintage end
+	KeywordsCut                                               bool       // more keywords exist than summaryKeywords
+}
+
+// summaryKeywords bounds the keyword list of a summary: a catalog may hold thousands of them, and
+// a filter list longer than this is not read by anybody.
+const summaryKeywords = 500
+
+// CatalogSummary summarises the records the caller may see, in one statement.
+func (s *Service) CatalogSummary(ctx context.Context, p auth.Principal) (Summary, error) {
+	var b sqlbuild.Builder
+	where, err := visibleRecords(&b, p, RecordQuery{})
+	if err != nil {
+		return Summary{}, err
+	}
+	values := func(expr string) string {
+		return "array(SELECT DISTINCT " + expr + " FROM m WHERE " + expr + " IS NOT NULL ORDER BY 1)"
+	}
+	sql := `WITH m AS MATERIALIZED (SELECT d.id, d.record_type, d.theme_category, d.source_organization, d.srid, d.geometry_type,
+			d.extent_bbox, d.data_vintage_start, d.data_vintage_end FROM catalog.datasets d WHERE ` + strings.Join(where, " AND ") + `)
+		SELECT ` + values("geometry_type") + `, ` + values("record_type") + `, ` + values("source_organization") + `,
+			array(SELECT DISTINCT k FROM m, unnest(` + keywordList("m") + `) k ORDER BY 1 LIMIT ` + strconv.Itoa(summaryKeywords+1) + `),
+			` + values("srid") + `,
+			(SELECT CASE WHEN count(*) > 0 THEN ARRAY[
+				CASE WHEN bool_or(extent_bbox[1] > extent_bbox[3]) THEN -180 ELSE min(extent_bbox[1]) END, min(extent_bbox[2]),
+				CASE WHEN bool_or(extent_bbox[1] > extent_bbox[3]) THEN 180 ELSE max(extent_bbox[3]) END, max(extent_bbox[4])]::float8[] END
+				FROM m WHERE cardinality(extent_bbox) = 4),
+			(SELECT min(coalesce(data_vintage_start, data_vintage_end))::timestamptz FROM m),
+			(SELECT max(coalesce(data_vintage_end, data_vintage_start))::timestamptz FROM m)`
+	var out Summary
+	err = s.Pool.QueryRow(ctx, sql, b.Args()...).Scan(&out.GeometryTypes, &out.RecordTypes, &out.SourceOrganizations, &out.Keywords,
+		&out.SRIDs, &out.BBox, &out.Start, &out.End)
+	if len(out.Keywords) > summaryKeywords {
+		out.Keywords, out.KeywordsCut = out.Keywords[:summaryKeywords], true
+	}
+	return out, db.QueryValueError(err)
 }

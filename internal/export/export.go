@@ -35,6 +35,7 @@ import (
 
 // Format is one output format.
 type Format struct {
+	Title                  string // what people call it
 	Ext, MediaType, Driver string
 	Stream                 bool // GDAL can write it to /vsistdout/
 	Zip                    bool // the result is a directory of files to zip (Shapefile)
@@ -43,12 +44,15 @@ type Format struct {
 
 // Formats by the name the API uses.
 var Formats = map[string]Format{
-	"geojson": {Ext: "geojson", MediaType: "application/geo+json", Driver: "GeoJSON", Stream: true, Options: []string{"-lco", "RFC7946=YES"}},
-	"csv":     {Ext: "csv", MediaType: "text/csv", Driver: "CSV", Stream: true, Options: []string{"-lco", "GEOMETRY=AS_WKT", "-lco", "GEOMETRY_NAME=geometry"}},
-	"gpkg":    {Ext: "gpkg", MediaType: "application/geopackage+sqlite3", Driver: "GPKG"},
-	"fgb":     {Ext: "fgb", MediaType: "application/flatgeobuf", Driver: "FlatGeobuf"},
-	"shp":     {Ext: "zip", MediaType: "application/zip", Driver: "ESRI Shapefile", Zip: true, Options: []string{"-lco", "ENCODING=UTF-8"}},
+	"geojson": {Title: "GeoJSON", Ext: "geojson", MediaType: "application/geo+json", Driver: "GeoJSON", Stream: true, Options: []string{"-lco", "RFC7946=YES"}},
+	"csv":     {Title: "CSV", Ext: "csv", MediaType: "text/csv", Driver: "CSV", Stream: true, Options: []string{"-lco", "GEOMETRY=AS_WKT", "-lco", "GEOMETRY_NAME=geometry"}},
+	"gpkg":    {Title: "GeoPackage", Ext: "gpkg", MediaType: "application/geopackage+sqlite3", Driver: "GPKG"},
+	"fgb":     {Title: "FlatGeobuf", Ext: "fgb", MediaType: "application/flatgeobuf", Driver: "FlatGeobuf"},
+	"shp":     {Title: "Shapefile (zipped)", Ext: "zip", MediaType: "application/zip", Driver: "ESRI Shapefile", Zip: true, Options: []string{"-lco", "ENCODING=UTF-8"}},
 }
+
+// FormatNames are the names of Formats in the order catalogs list them (the default first).
+var FormatNames = []string{"gpkg", "geojson", "csv", "shp", "fgb"}
 
 // Exporter runs exports from the pool's database; temporary files go under TmpDir. Timeout
 // bounds one ogr2ogr run; Log receives GDAL's stderr when a run fails.
