@@ -275,3 +275,24 @@ func TestCatalogSummariesFollowVisibility(t *testing.T) {
 		t.Errorf("conformance lacks the Records classes: %s", classes)
 	}
 }
+
+// never_edited holds while the record is as its import made it; any change ends it.
+func TestNeverEditedEndsWithTheFirstChange(t *testing.T) {
+	owner := newUser(t, "editor")
+	job := importFile(t, owner, "places.geojson", pointsGeoJSON(2), map[string]any{"title": "Quays " + randomHex(3)})
+	id := job["dataset_id"].(string)
+	edited := func() any {
+		r := call(t, "GET", "/collections/datasets/items/"+id, nil, bearer(owner.Access)...)
+		if r.Status != 200 {
+			t.Fatalf("record: %d %s", r.Status, r.Body)
+		}
+		return r.JSON(t)["properties"].(map[string]any)["never_edited"]
+	}
+	if got := edited(); got != true {
+		t.Fatalf("a fresh import: never_edited %v", got)
+	}
+	wantStatus(t, "edit", call(t, "PATCH", "/datasets/"+id, map[string]any{"summary": "Now described."}, bearer(owner.Access)...), 200)
+	if got := edited(); got != false {
+		t.Errorf("after a metadata edit: never_edited %v", got)
+	}
+}

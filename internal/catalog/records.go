@@ -115,7 +115,7 @@ type Record struct {
 	BBox                               []float64 // west, south, east, north; nil without an extent
 
 	UpdatedBy                                   *string // the username of who changed the record last
-	NeverEdited                                 bool    // no feature edit since the import
+	NeverEdited                                 bool    // the record never changed after the statement that made it
 	SRID                                        *int32
 	Geographic                                  *bool // the storage CRS is longitude/latitude
 	ColumnCount                                 *int32
@@ -210,7 +210,7 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		` + keywordList("d") + `,
 		d.feature_count, d.created_at, d.updated_at, d.data_vintage_start, d.data_vintage_end,
 		ST_AsGeoJSON(` + recordExtent + `)::bytea, CASE WHEN cardinality(d.extent_bbox) = 4 THEN d.extent_bbox END,
-		(SELECT u.username FROM catalog.users u WHERE u.id = coalesce(d.updated_by, d.created_by)), d.last_edited_at IS NULL,
+		(SELECT u.username FROM catalog.users u WHERE u.id = coalesce(d.updated_by, d.created_by)), d.updated_at = d.created_at,
 		d.srid, (SELECT r.proj4text LIKE '%+proj=longlat%' FROM spatial_ref_sys r WHERE r.srid = d.srid),
 		CASE WHEN jsonb_typeof(d.column_info) = 'array' THEN jsonb_array_length(d.column_info) END,
 		d.source_organization, d.source_format, d.quality_statement, d.lineage_summary, d.update_frequency,
