@@ -36,6 +36,7 @@ type Service struct {
 
 	reads   records          // records kept for feature reads (reads.go)
 	lookups features.Lookups // single-feature reads sharing statements (reads.go)
+	counts  features.Counts  // numbers matched of filtered pages, per data version (reads.go)
 	stats   statsCache       // the dashboard's counts (stats.go)
 }
 

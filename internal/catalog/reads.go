@@ -131,8 +131,20 @@ func (s *Service) ReadFeatures(ctx context.Context, p auth.Principal, id uuid.UU
 	if err != nil {
 		return d, nil, err
 	}
-	cur, err := features.Reader{Pool: s.Pool, Lookups: &s.lookups}.Items(ctx, t, q)
+	cur, err := s.featureReader().Items(ctx, t, counted(d, q))
 	return d, cur, err
+}
+
+// featureReader reads dataset tables with the catalog's shared lookups and kept counts.
+func (s *Service) featureReader() features.Reader {
+	return features.Reader{Pool: s.Pool, Lookups: &s.lookups, Counts: &s.counts}
+}
+
+// counted names the data version a read's number matched may be kept for: the dataset's tile
+// version, which every change of its data through the service moves on.
+func counted(d Dataset, q features.ItemsQuery) features.ItemsQuery {
+	q.Count = &features.CountKey{Dataset: d.row.ID, Version: d.Entry.TileVersion, External: d.row.Registered}
+	return q
 }
 
 func (s *Service) guardedRead(ctx context.Context, p auth.Principal, d Dataset, plan ReadPlan) (*features.Cursor, error) {
@@ -146,7 +158,7 @@ func (s *Service) guardedRead(ctx context.Context, p auth.Principal, d Dataset, 
 	}
 	caller, role := who(p)
 	q.Guard = &features.Guard{Dataset: d.row.ID, Version: d.Version, Caller: caller, Role: role, Admin: p.IsAdmin()}
-	return features.Reader{Pool: s.Pool, Lookups: &s.lookups}.Items(ctx, t, q)
+	return s.featureReader().Items(ctx, t, counted(d, q))
 }
 
 // errPlan marks a read its plan refused before the guard could say whether the caller may see

@@ -120,6 +120,10 @@ type ItemsQuery struct {
 	// Guard, when set, makes the read conditional on the dataset's catalog record (see Guard).
 	Guard *Guard
 
+	// Count, when set, names the data version the number matched of a filtered page is kept
+	// for (see Counts); nil counts every time.
+	Count *CountKey
+
 	countInPage bool // the page query counts the matches too (matched.go)
 }
 
@@ -148,7 +152,7 @@ func (r Reader) Items(ctx context.Context, t Table, q ItemsQuery) (*Cursor, erro
 			return c, nil
 		}
 	}
-	q.countInPage = countsInPage(q)
+	q.countInPage = r.countsInPage(q)
 	sql, args, cols, err := itemsSQL(t, q)
 	if err != nil {
 		return nil, err

@@ -23,14 +23,42 @@ type matchCount struct {
 	// to carry the count (a page past the end).
 	inPage  bool
 	recount func() (int64, error)
+
+	// shared: a count kept by Counts that this request waits for with any other asking it;
+	// release tells Counts the request is done with it (once).
+	ctx     context.Context
+	shared  *countEntry
+	release func()
+}
+
+// wait waits for a shared count, or for the request to end.
+func (m *matchCount) wait() (int64, error) {
+	defer m.leave()
+	select {
+	case <-m.shared.done:
+		return m.shared.n, m.shared.err
+	case <-m.ctx.Done():
+		return 0, m.ctx.Err()
+	}
+}
+
+func (m *matchCount) leave() {
+	if m.release != nil {
+		m.release()
+		m.release = nil
+	}
 }
 
 // countsInPage reports whether the page query should count the matches itself: a filtered page
 // whose count no cheaper source gives. Keyset pages count apart, since their query leaves out
-// what precedes the cursor.
-func countsInPage(q ItemsQuery) bool {
-	return q.ID == nil && q.Limit > 0 && q.AfterKey == nil && q.Filtered()
+// what precedes the cursor; and counts a Counts may keep are counted apart, so that the page
+// query stops at its page.
+func (r Reader) countsInPage(q ItemsQuery) bool {
+	return q.ID == nil && q.Limit > 0 && q.AfterKey == nil && q.Filtered() && !r.keepsCount(q)
 }
+
+// keepsCount reports whether the query's count is kept per dataset version.
+func (r Reader) keepsCount(q ItemsQuery) bool { return r.Counts != nil && q.Count != nil }
 
 func (r Reader) countMatched(ctx context.Context, t Table, q ItemsQuery) *matchCount {
 	if q.ID != nil || q.Limit <= 0 {
@@ -38,6 +66,9 @@ func (r Reader) countMatched(ctx context.Context, t Table, q ItemsQuery) *matchC
 	}
 	if !q.Filtered() && q.KnownCount != nil {
 		return &matchCount{known: q.KnownCount}
+	}
+	if r.keepsCount(q) {
+		return r.keptCount(ctx, t, q)
 	}
 	if q.countInPage {
 		return &matchCount{inPage: true, recount: func() (int64, error) { return r.count(ctx, t, q) }}
@@ -57,17 +88,44 @@ func (r Reader) count(ctx context.Context, t Table, q ItemsQuery) (int64, error)
 }
 
 func countSQL(t Table, q ItemsQuery) (string, []any, error) {
-	q.AfterKey = nil // matched counts every page, not what follows the cursor
 	var b sqlbuild.Builder
-	where, err := conditions(&b, t, q, storageOf(q))
+	sql, err := countOn(&b, t, q)
+	return sql, b.Args(), err
+}
+
+// countOn writes the count statement of q with b.
+func countOn(b *sqlbuild.Builder, t Table, q ItemsQuery) (string, error) {
+	q.AfterKey = nil // matched counts every page, not what follows the cursor
+	where, err := conditions(b, t, q, storageOf(q))
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	sql := "SELECT count(*) FROM " + t.ident() + " t"
 	if len(where) > 0 {
 		sql += " WHERE " + strings.Join(where, " AND ")
 	}
-	return sql, b.Args(), nil
+	return sql, nil
+}
+
+// keptCount is the count of q kept by r.Counts for its dataset version, or started now. The
+// count statement also reads the dataset's version, in the same snapshot, so a count made while
+// the data moved on to another version is answered but not kept.
+func (r Reader) keptCount(ctx context.Context, t Table, q ItemsQuery) *matchCount {
+	var b sqlbuild.Builder
+	sql, err := countOn(&b, t, q)
+	if err != nil {
+		return nil // the page query reports the same error
+	}
+	key := *q.Count
+	digest := countDigest(key, sql, b.Args())
+	versioned := "SELECT (" + sql + "), (SELECT tile_version = " + b.Cast(key.Version, "bigint") +
+		" FROM catalog.datasets WHERE id = " + b.Cast(key.Dataset, "uuid") + ")"
+	return r.Counts.join(ctx, key, digest, func(ctx context.Context) (int64, bool, error) {
+		var n int64
+		var current *bool
+		err := r.Pool.QueryRow(ctx, versioned, b.Args()...).Scan(&n, &current)
+		return n, current != nil && *current, db.QueryValueError(err)
+	})
 }
 
 // countAlongside starts counting on a connection of its own while the page is read.
@@ -104,6 +162,8 @@ func (c *Cursor) Matched() (int64, error) {
 		return c.pageMatched, nil
 	case m.inPage:
 		return m.recount()
+	case m.shared != nil:
+		return m.wait()
 	}
 	<-m.done
 	return m.n, m.err
@@ -112,6 +172,9 @@ func (c *Cursor) Matched() (int64, error) {
 func (c *Cursor) stopCount() {
 	if c.matched != nil && c.matched.cancel != nil {
 		c.matched.cancel()
+	}
+	if c.matched != nil {
+		c.matched.leave()
 	}
 }
 

@@ -121,6 +121,8 @@ type Reader struct {
 	Pool *pgxpool.Pool
 	// Lookups, when set, lets single features read by key share statements (see Lookups).
 	Lookups *Lookups
+	// Counts, when set, keeps the numbers matched of queries that name their data version.
+	Counts *Counts
 }
 
 // Describe reads a table's attribute columns (all but the key and geometry columns) and the type
