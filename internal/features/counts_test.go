@@ -12,6 +12,13 @@ import (
 // matchedOf reads a whole page of q and answers its number matched.
 func matchedOf(t *testing.T, ctx context.Context, r Reader, tbl Table, q ItemsQuery) int64 {
 	t.Helper()
+	n, _ := readPage(t, ctx, r, tbl, q)
+	return n
+}
+
+// readPage reads a whole page of q and answers its number matched and how many it returned.
+func readPage(t *testing.T, ctx context.Context, r Reader, tbl Table, q ItemsQuery) (matched int64, returned int) {
+	t.Helper()
 	cur, err := r.Items(ctx, tbl, q)
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +37,7 @@ func matchedOf(t *testing.T, ctx context.Context, r Reader, tbl Table, q ItemsQu
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return n, cur.Returned()
 }
 
 // A filtered page's count is kept for the dataset's data version: the next page (and any other
