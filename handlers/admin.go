@@ -83,8 +83,7 @@ func (s *Server) GetFeatureFlags(ctx context.Context, request gen.GetFeatureFlag
 	}
 	return gen.GetFeatureFlags200JSONResponse{EnableDatasetEditing: f.EnableDatasetEditing, EnableMapSharing: f.EnableMapSharing,
 		EnableEmbedTokens: f.EnableEmbedTokens, EnableSqlQuery: f.EnableSQLQuery, EnableRemoteServices: f.EnableRemoteServices,
-		// Publishing reports missing metadata as warnings; it does not refuse.
-		RequireMetadataForPublish: false}, nil
+		RequireMetadataForPublish: f.RequireMetadataForPublish}, nil
 }
 
 // GetMapDefaults: Get Map Defaults (GET /settings/map-defaults/).

@@ -15,6 +15,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/audit"
 	"meridian/internal/auth"
+	"meridian/internal/health"
 	"meridian/internal/oauth"
 	"meridian/internal/secretbox"
 	"meridian/store"
@@ -253,4 +254,26 @@ func ptr(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// Checks are the probes of the identity providers users can sign in with, keyed by slug: the
+// enabled stored providers, or those of given (a configuration document's, not stored).
+func (p *Providers) Checks(ctx context.Context, flow *oauth.Flow, given []oauth.Provider) (map[string]health.Check, error) {
+	list := given
+	if list == nil {
+		stored, err := p.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, sp := range stored {
+			if sp.Enabled {
+				list = append(list, sp.Config())
+			}
+		}
+	}
+	out := make(map[string]health.Check, len(list))
+	for _, pr := range list {
+		out[pr.Slug] = health.Check{Name: pr.Type, Run: func(ctx context.Context) error { return flow.Probe(ctx, pr) }}
+	}
+	return out, nil
 }

@@ -18,6 +18,7 @@ import (
 	"meridian/internal/auth"
 	"meridian/internal/blob"
 	"meridian/internal/catalog"
+	"meridian/internal/settings"
 	"meridian/store"
 )
 
@@ -33,6 +34,7 @@ type Jobs struct {
 	PresignedPartSize  int64
 	Stall              time.Duration // see Importer.Stall
 	Catalog            *catalog.Service
+	Settings           settings.Reader // the upload limits an admin sets (Limits)
 }
 
 // upload stages a file for a new pending job owned by the caller.
@@ -40,9 +42,20 @@ func (j *Jobs) upload(ctx context.Context, p auth.Principal, filename string, r 
 	if !p.Can(auth.CapUpload) {
 		return store.CatalogIngestJob{}, apperr.Forbidden("uploading needs the upload capability")
 	}
-	id := uuid.New()
-	path, _, err := Stage(j.DataDir, id, filename, r, j.MaxUpload)
+	limits, err := j.Limits(ctx, p)
 	if err != nil {
+		return store.CatalogIngestJob{}, err
+	}
+	if err := limits.admit(filename, -1); err != nil {
+		return store.CatalogIngestJob{}, err
+	}
+	id := uuid.New()
+	path, size, err := Stage(j.DataDir, id, filename, r, limits.MaxBytes)
+	if err == nil {
+		err = limits.admit(filename, size) // the storage quota, now that the size is known
+	}
+	if err != nil {
+		_ = Discard(j.DataDir, id)
 		return store.CatalogIngestJob{}, err
 	}
 	job, err := j.Q.CreateIngestJob(ctx, store.CreateIngestJobParams{ID: id, SourceFilename: &filename, StagingPath: &path, CreatedBy: &p.UserID})
