@@ -92,14 +92,14 @@ func (s *Server) Logout(ctx context.Context, request gen.LogoutRequestObject) (g
 	}
 	resolved := false
 	if token != "" {
-		ok, err := s.auth.Logout(ctx, token)
+		ok, err := s.auth.Logout(ctx, token, client(ctx))
 		if err != nil {
 			return nil, err
 		}
 		resolved = ok
 	}
 	if !resolved && p.Via == auth.ViaBearer {
-		if err := s.auth.EndSession(ctx, p.Session); err != nil {
+		if err := s.auth.EndSession(ctx, p, client(ctx)); err != nil {
 			return nil, err
 		}
 		resolved = true

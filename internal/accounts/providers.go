@@ -18,6 +18,7 @@ import (
 	"meridian/internal/health"
 	"meridian/internal/oauth"
 	"meridian/internal/secretbox"
+	"meridian/internal/settings"
 	"meridian/store"
 )
 
@@ -210,6 +211,13 @@ func (p *Providers) ResolveUser(ctx context.Context, sp StoredProvider, id oauth
 		case err == nil:
 			userID, rule = u.ID, "b"
 		case errors.Is(err, pgx.ErrNoRows):
+			a, err := settings.Reader{Q: q}.Auth(ctx)
+			if err != nil {
+				return err
+			}
+			if !a.EmailAllowed(id.Email) {
+				return apperr.Forbidden("new accounts are limited to addresses at %s; ask an administrator", strings.Join(a.AllowedEmailDomains, ", "))
+			}
 			name := oauth.DeriveUsername(id.Email, firstNonEmpty(id.PreferredUsername, id.Name), func(n string) bool {
 				taken, err := q.UsernameTaken(ctx, n)
 				return err != nil || taken
@@ -228,8 +236,8 @@ func (p *Providers) ResolveUser(ctx context.Context, sp StoredProvider, id oauth
 	if err != nil {
 		return uuid.Nil, "", err
 	}
-	audit.Record(ctx, p.Q, p.Log, audit.Entry{ActorID: userID, ActorDisplay: id.Email, Action: "auth.login", IP: c.IP, UA: c.UserAgent,
-		Detail: map[string]any{"method": "oauth", "provider": sp.Slug, "rule": rule}})
+	audit.Record(ctx, p.Q, p.Log, audit.Entry{ActorID: userID, ActorDisplay: id.Email, Action: "user.login.success", IP: c.IP, UA: c.UserAgent,
+		ResourceType: "user", ResourceID: userID.String(), Detail: map[string]any{"method": "oauth", "provider": sp.Slug, "rule": rule}})
 	return userID, rule, nil
 }
 

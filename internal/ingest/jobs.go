@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meridian/internal/apperr"
+	"meridian/internal/audit"
 	"meridian/internal/auth"
 	"meridian/internal/blob"
 	"meridian/internal/catalog"
@@ -170,7 +170,7 @@ func (j *Jobs) commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts 
 		return cur, err
 	}
 	if cur.Status != "pending" || cur.Committed {
-		return cur, apperr.Conflict("job %s was committed already or is not pending", id)
+		return cur, apperr.Conflict("job %s was already processed: it was committed before or is no longer pending", id)
 	}
 	src, layers, err := j.open(ctx, cur, false)
 	if err != nil {
@@ -197,7 +197,7 @@ func (j *Jobs) enqueue(ctx context.Context, id uuid.UUID, opts Options) (store.C
 		var err error
 		job, err = j.Q.WithTx(tx).CommitIngestJob(ctx, store.CommitIngestJobParams{ID: id, Options: raw})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return apperr.Conflict("job %s was committed already or is not pending", id)
+			return apperr.Conflict("job %s was already processed: it was committed before or is no longer pending", id)
 		}
 		if err != nil {
 			return err
@@ -218,7 +218,7 @@ func (j *Jobs) fanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choic
 		return nil, nil, err
 	}
 	if cur.Status != "pending" || cur.Committed {
-		return nil, nil, apperr.Conflict("job %s was committed already or is not pending", id)
+		return nil, nil, apperr.Conflict("job %s was already processed: it was committed before or is no longer pending", id)
 	}
 	_, layers, err := j.open(ctx, cur, false)
 	if err != nil {
@@ -235,7 +235,7 @@ func (j *Jobs) fanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choic
 		q := j.Q.WithTx(tx)
 		if n, err := q.FanOutIngestJob(ctx, id); err != nil || n == 0 {
 			if err == nil {
-				err = apperr.Conflict("job %s was committed already or is not pending", id)
+				err = apperr.Conflict("job %s was already processed: it was committed before or is no longer pending", id)
 			}
 			return err
 		}
@@ -269,8 +269,11 @@ func (j *Jobs) fanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choic
 	return children, names, err
 }
 
-// retry queues a failed job again with its kept staging file.
-func (j *Jobs) retry(ctx context.Context, p auth.Principal, id uuid.UUID) (store.CatalogIngestJob, error) {
+// retry queues a failed job again with its kept staging file, whatever made it fail and however
+// often it failed before (interface spec 3.1): the cause may be gone (a fixed server, freed disk)
+// and only the caller can tell. A job refused at commit was never queued: it is pending again, to
+// be committed. Audited as job.retry.
+func (j *Jobs) retry(ctx context.Context, p auth.Principal, id uuid.UUID, c auth.Client) (store.CatalogIngestJob, error) {
 	cur, err := j.get(ctx, p, id)
 	if err != nil {
 		return cur, err
@@ -278,21 +281,25 @@ func (j *Jobs) retry(ctx context.Context, p auth.Principal, id uuid.UUID) (store
 	if cur.Status != "failed" {
 		return cur, apperr.Conflict("only failed jobs can be retried; this one is %s", cur.Status)
 	}
-	if !cur.CanRetry {
-		return cur, apperr.Conflict("a retry of this job cannot end differently (%s); upload a corrected file", deref(cur.ErrorMessage))
-	}
-	if _, err := os.Stat(deref(cur.StagingPath)); err != nil {
+	if !retryable(cur) {
 		return cur, apperr.Conflict("the staging file of this job is gone; upload the file again")
 	}
 	var job store.CatalogIngestJob
 	err = pgx.BeginFunc(ctx, j.Pool, func(tx pgx.Tx) error {
+		q := j.Q.WithTx(tx)
 		var err error
-		job, err = j.Q.WithTx(tx).RequeueIngestJob(ctx, id)
+		job, err = q.RequeueIngestJob(ctx, id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return apperr.Conflict("only failed jobs can be retried")
 		}
 		if err != nil {
 			return err
+		}
+		audit.Record(ctx, q, nil, audit.Entry{ActorID: p.UserID, ActorDisplay: p.Username, Action: "job.retry", ResourceType: "job",
+			ResourceID: id.String(), IP: c.IP, UA: c.UserAgent, Detail: map[string]any{"error": deref(cur.ErrorMessage),
+				"source_filename": deref(cur.SourceFilename)}})
+		if !job.Committed {
+			return nil
 		}
 		return j.Queue.Enqueue(ctx, tx, id)
 	})
