@@ -30,6 +30,7 @@ func (s *Server) allSettings(ctx context.Context) (gen.SettingsAllResponse, erro
 	tabs, err := s.settingsAdmin.All(ctx)
 	out := gen.SettingsAllResponse{EnvOnly: false, Tabs: map[string][]gen.SettingItem{}}
 	for group, items := range tabs {
+		out.Tabs[group] = make([]gen.SettingItem, 0, len(items)) // permissions and appearance are empty, and present
 		for _, it := range items {
 			out.Tabs[group] = append(out.Tabs[group], gen.SettingItem{Key: it.Key, Label: it.Label, Source: gen.SettingItemSource(it.Source), Value: it.Value})
 		}

@@ -32,18 +32,7 @@ func (s *Server) ValidateConfiguration(ctx context.Context, request gen.Validate
 	if _, err := settingsActor(ctx); err != nil {
 		return nil, err
 	}
-	var given []oauth.Provider
-	if b := request.Body; b != nil {
-		given = []oauth.Provider{} // a document without providers probes none
-		for _, p := range val(b.OauthProviders) {
-			if p.Enabled == nil || *p.Enabled {
-				given = append(given, oauth.Provider{Slug: p.Slug, DisplayName: p.DisplayName, Type: string(p.ProviderType),
-					ClientID: p.ClientId, DiscoveryURL: val(p.DiscoveryUrl), AuthorizeURL: val(p.AuthorizeUrl),
-					TokenURL: val(p.TokenUrl), UserinfoURL: val(p.UserinfoUrl), Scopes: val(p.Scopes), Enabled: true})
-			}
-		}
-	}
-	oidc, err := s.providers.Checks(ctx, s.oauthFlow, given)
+	oidc, err := s.providers.Checks(ctx, s.oauthFlow, documentProviders(request.Body))
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +46,23 @@ func (s *Server) ValidateConfiguration(ctx context.Context, request gen.Validate
 		out.OidcProviders[slug] = probeResult(p)
 	}
 	return out, nil
+}
+
+// documentProviders are the enabled identity providers of a configuration document, nil without
+// a document (an empty body binds as one without its format_version, which a document requires).
+func documentProviders(doc *gen.ConfigDocument) []oauth.Provider {
+	if doc == nil || doc.FormatVersion == 0 {
+		return nil
+	}
+	out := []oauth.Provider{} // a document without providers probes none
+	for _, p := range val(doc.OauthProviders) {
+		if p.Enabled == nil || *p.Enabled {
+			out = append(out, oauth.Provider{Slug: p.Slug, DisplayName: p.DisplayName, Type: string(p.ProviderType),
+				ClientID: p.ClientId, DiscoveryURL: val(p.DiscoveryUrl), AuthorizeURL: val(p.AuthorizeUrl),
+				TokenURL: val(p.TokenUrl), UserinfoURL: val(p.UserinfoUrl), Scopes: val(p.Scopes), Enabled: true})
+		}
+	}
+	return out
 }
 
 func probeResult(p health.Probe) gen.ServiceProbeResult {
