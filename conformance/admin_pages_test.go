@@ -51,13 +51,13 @@ func TestAdministrationOfAFreshServer(t *testing.T) {
 	c, _ := NewContract(mustDoc(t), s.APIRoot)
 	hc := c.Client()
 	tok := loginAt(t, hc, s.APIRoot, "admin", AdminPassword)
-	at := func(method, path string, body any, headers ...string) reply {
+	at := func(t *testing.T, method, path string, body any, headers ...string) reply {
 		t.Helper()
 		return callAt(t, hc, s.APIRoot, method, path, body, append(bearer(tok), headers...)...)
 	}
 
 	t.Run("settings pages", func(t *testing.T) {
-		r := at("GET", "/settings/all/", nil)
+		r := at(t, "GET", "/settings/all/", nil)
 		wantStatus(t, "all settings", r, 200)
 		var all struct {
 			EnvOnly bool                        `json:"env_only"`
@@ -122,20 +122,20 @@ func TestAdministrationOfAFreshServer(t *testing.T) {
 		if f := callAt(t, hc, s.APIRoot, "GET", "/settings/feature-flags/", nil).JSON(t); f["enable_dataset_editing"] != false {
 			t.Fatalf("feature flags: %v", f)
 		}
-		d := at("POST", "/datasets/create/", map[string]any{"title": "Fresh", "columns": []map[string]any{{"name": "n", "type": "integer"}}})
+		d := at(t, "POST", "/datasets/create/", map[string]any{"title": "Fresh", "columns": []map[string]any{{"name": "n", "type": "integer"}}})
 		wantStatus(t, "create dataset", d, 200)
 		features := "/datasets/" + d.JSON(t)["id"].(string) + "/features/"
 		add := map[string]any{"geometry": point(1, 2), "properties": map[string]any{"n": 1}}
-		wantStatus(t, "a feature write while editing is off", at("POST", features, add), 403, "editing is disabled")
-		wantStatus(t, "switch editing on", at("PUT", "/settings/", map[string]any{"settings": map[string]any{"enable_dataset_editing": true}}), 200)
+		wantStatus(t, "a feature write while editing is off", at(t, "POST", features, add), 403, "editing is disabled")
+		wantStatus(t, "switch editing on", at(t, "PUT", "/settings/", map[string]any{"settings": map[string]any{"enable_dataset_editing": true}}), 200)
 		if f := callAt(t, hc, s.APIRoot, "GET", "/settings/feature-flags/", nil).JSON(t); f["enable_dataset_editing"] != true {
 			t.Fatalf("feature flags after switching on: %v", f)
 		}
-		wantStatus(t, "a feature write once editing is on", at("POST", features, add), 201)
+		wantStatus(t, "a feature write once editing is on", at(t, "POST", features, add), 201)
 	})
 
 	t.Run("no identity provider", func(t *testing.T) {
-		infra := at("GET", "/admin/infrastructure/", nil)
+		infra := at(t, "GET", "/admin/infrastructure/", nil)
 		wantStatus(t, "infrastructure", infra, 200)
 		m := infra.JSON(t)
 		if p, ok := m["oidc_providers"].(map[string]any); !ok || len(p) != 0 {
@@ -144,7 +144,7 @@ func TestAdministrationOfAFreshServer(t *testing.T) {
 		if db := m["health"].(map[string]any)["database"].(map[string]any); db["status"] != "ok" {
 			t.Fatalf("database health: %v", db)
 		}
-		v := at("POST", "/config-ops/validate/", nil)
+		v := at(t, "POST", "/config-ops/validate/", nil)
 		wantStatus(t, "validate configuration without a body", v, 200)
 		m = v.JSON(t)
 		st, cache := m["storage"].(map[string]any), m["cache"].(map[string]any)
@@ -154,7 +154,7 @@ func TestAdministrationOfAFreshServer(t *testing.T) {
 	})
 
 	t.Run("uploads from a browser without S3", func(t *testing.T) {
-		cfg := at("GET", "/ingest/upload/config", nil).JSON(t)
+		cfg := at(t, "GET", "/ingest/upload/config", nil).JSON(t)
 		if cfg["presigned_uploads"] != false {
 			t.Fatalf("presigned uploads offered without object storage: %v", cfg)
 		}
@@ -174,7 +174,7 @@ func TestAdministrationOfAFreshServer(t *testing.T) {
 				"https://maps.example.org/gis/api"},
 		} {
 			content := pointsGeoJSON(3)
-			r := at("POST", "/ingest/upload/presigned", map[string]any{"filename": "direct.geojson", "file_size": len(content)}, tc.headers...)
+			r := at(t, "POST", "/ingest/upload/presigned", map[string]any{"filename": "direct.geojson", "file_size": len(content)}, tc.headers...)
 			wantStatus(t, "presign "+tc.name, r, 200)
 			u := r.JSON(t)["urls"].([]any)[0].(string)
 			if !strings.HasPrefix(u, tc.base+"/storage/uploads/") {
@@ -186,7 +186,7 @@ func TestAdministrationOfAFreshServer(t *testing.T) {
 				t.Fatalf("%s: PUT to %s: %d", tc.name, local, code)
 			}
 			id := r.JSON(t)["job_id"].(string)
-			wantStatus(t, "complete "+tc.name, at("POST", "/ingest/upload/presigned/"+id+"/complete", map[string]any{}), 200)
+			wantStatus(t, "complete "+tc.name, at(t, "POST", "/ingest/upload/presigned/"+id+"/complete", map[string]any{}), 200)
 		}
 		if r, _ := http.NewRequest(http.MethodPut, strings.TrimSuffix(s.APIRoot, "/api")+"/storage/uploads/x/1", nil); r != nil {
 			res, err := plain.Do(r)
