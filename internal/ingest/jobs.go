@@ -97,8 +97,10 @@ func (j *Jobs) open(ctx context.Context, job store.CatalogIngestJob, full bool) 
 	return src, layers, err
 }
 
-// refuse ends a pending job whose file was refused, with the reason, and returns that refusal:
-// no retry can change the file. Other errors leave the job as it was.
+// refuse ends a pending job whose file was refused, with the reason, and returns that refusal.
+// No retry can change the file, so it goes with the refusal: nothing refused (hostile archives
+// included) stays on disk, and the job is not retryable (its staging file is gone). Other errors
+// leave the job as it was.
 func (j *Jobs) refuse(ctx context.Context, id uuid.UUID, err error) error {
 	if k := apperr.KindOf(err); k == apperr.KindUnprocessable || k == apperr.KindTooLarge {
 		msg := err.Error()
@@ -106,8 +108,12 @@ func (j *Jobs) refuse(ctx context.Context, id uuid.UUID, err error) error {
 		if errors.As(err, &ae) {
 			msg = ae.Detail
 		}
-		if ferr := j.Q.RefuseIngestJob(ctx, store.RefuseIngestJobParams{ID: id, ErrorMessage: &msg}); ferr != nil {
+		n, ferr := j.Q.RefuseIngestJob(ctx, store.RefuseIngestJobParams{ID: id, ErrorMessage: &msg})
+		if ferr != nil {
 			return ferr
+		}
+		if n == 1 { // this call ended the job: no run of it can be reading the file
+			_ = Discard(j.DataDir, id)
 		}
 	}
 	return err
