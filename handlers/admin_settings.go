@@ -180,7 +180,7 @@ func (s *Server) UpdateAIStatus(ctx context.Context, request gen.UpdateAIStatusR
 }
 
 // errNoEmbeddings answers the embedding operations while no embedding model is configured.
-var errNoEmbeddings = apperr.Conflict("no embedding model is configured: set ai.provider, ai.embedding_model and the ai provider key first")
+var errNoEmbeddings = apperr.Conflict("no embedding model is configured: set llm_provider, embedding_model and the AI provider key (provider_keys.ai) first")
 
 // GetEmbeddingStats: Get Embedding Stats (GET /admin/embedding-stats/). Without an embedding
 // model no record is embedded: every record is missing.
