@@ -21,7 +21,7 @@ func TestAuditTrail(t *testing.T) {
 	call(t, "PATCH", "/admin/users/"+u.ID, map[string]any{"role": "editor"}, bearer(a.Access)...)
 
 	want := map[string]string{ // action -> outcome
-		"auth.login": "failure", "api_key.create": "success", "api_key.revoke": "success", "user.role_change": "success",
+		"user.login.failure": "failure", "api_key.create": "success", "api_key.revoke": "success", "user.update": "success",
 	}
 	list := call(t, "GET", "/admin/audit-logs/?limit=200&actor_id="+u.ID, nil, bearer(a.Access)...)
 	roleChange := call(t, "GET", "/admin/audit-logs/?action=user.*&resource_id="+u.ID, nil, bearer(a.Access)...)

@@ -423,6 +423,7 @@ func TestAdminUserLifecycle(t *testing.T) {
 	}
 
 	// Approve and reject apply to pending accounts only (registrations in approval mode).
+	allowRegistration(t)
 	if r := call(t, "POST", "/admin/users/"+newUser(t, "viewer").ID+"/approve/", nil, bearer(a.Access)...); r.Status != 409 {
 		t.Fatalf("approving an active user: %d", r.Status)
 	}

@@ -231,12 +231,17 @@ func TestJobsAdministration(t *testing.T) {
 		t.Fatalf("upload config: %v", cfg)
 	}
 
-	// A job left "running" by a server that died: cleanup finds it and makes it retryable.
+	// A job left "running" by a server that died: cleanup finds it and makes it retryable (its
+	// staging file is kept).
 	ctx := context.Background()
 	conn := dbConn(t)
+	staged := filepath.Join(server.dataDir, "staging", "lost-"+randomHex(4), "lost.gpkg")
+	if err := os.MkdirAll(filepath.Dir(staged), 0o750); err != nil || os.WriteFile(staged, []byte("kept"), 0o640) != nil {
+		t.Fatal("staging file", err)
+	}
 	var stale string
-	if err := conn.QueryRow(ctx, `INSERT INTO catalog.ingest_jobs (status, current_step, source_filename, created_by, updated_at)
-		VALUES ('running', 'ogr2ogr', 'lost.gpkg', $1, now() - interval '3 hours') RETURNING id::text`, u.ID).Scan(&stale); err != nil {
+	if err := conn.QueryRow(ctx, `INSERT INTO catalog.ingest_jobs (status, current_step, source_filename, staging_path, created_by, updated_at)
+		VALUES ('running', 'ogr2ogr', 'lost.gpkg', $2, $1, now() - interval '3 hours') RETURNING id::text`, u.ID, staged).Scan(&stale); err != nil {
 		t.Fatal(err)
 	}
 	dry := call(t, "POST", "/jobs/cleanup/stale/", map[string]any{"dry_run": true}, bearer(a.Access)...).JSON(t)

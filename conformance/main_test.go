@@ -1,10 +1,13 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -62,6 +65,12 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer server.Stop()
+	// Feature editing is off on a fresh server (enable_dataset_editing defaults to false); the
+	// suite's editing tests run with it on, as an admin would switch it.
+	if err := putSettingsAt(server.APIRoot, map[string]any{"enable_dataset_editing": true}); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance: switch feature editing on:", err)
+		return 1
+	}
 
 	doc, err := openapi.Load()
 	if err != nil {
@@ -96,4 +105,33 @@ func tail(s string, n int) string {
 		return s
 	}
 	return s[len(s)-n:]
+}
+
+// putSettingsAt writes settings through Update Settings as the first admin of the server at root.
+func putSettingsAt(root string, settings map[string]any) error {
+	res, err := http.PostForm(root+"/auth/login", url.Values{"username": {"admin"}, "password": {AdminPassword}})
+	if err != nil {
+		return err
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	err = json.NewDecoder(res.Body).Decode(&tok)
+	res.Body.Close()
+	if err != nil {
+		return err
+	}
+	body, _ := json.Marshal(map[string]any{"settings": settings})
+	req, _ := http.NewRequest(http.MethodPut, root+"/settings/", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("PUT /settings/: %s", res.Status)
+	}
+	return nil
 }

@@ -131,6 +131,9 @@ func poolFixture(t *testing.T, prefix, rows string) (*pgx.Conn, string, string, 
 		}
 	}
 	token := poolAdminToken(t, s)
+	if err := putSettingsAt(s.APIRoot, map[string]any{"ogc_items_max_page_size": 10000}); err != nil { // pages of 10,000: see the callers
+		t.Fatal(err)
+	}
 	return conn, token, table, s.APIRoot + "/collections/" + poolRegister(t, s, token, table) + "/items"
 }
 

@@ -495,6 +495,9 @@ func TestOGCRecords(t *testing.T) {
 func TestOGCItemsStreamInBoundedMemory(t *testing.T) {
 	// 10000 circles of 200 vertices each.
 	srv, tok, id := freshDataset(t, "SELECT i, ST_Buffer(ST_SetSRID(ST_MakePoint((i % 360) - 179.5, (i / 360) % 170 - 84.5), 4326), 0.4, 50) FROM generate_series(1, 10000) i")
+	if err := putSettingsAt(srv.APIRoot, map[string]any{"ogc_items_max_page_size": 10000}); err != nil { // the default page bound is 1000
+		t.Fatal(err)
+	}
 	pid := srv.cmd.Process.Pid
 	get := func(limit int) (int64, *http.Response) {
 		req, _ := http.NewRequest("GET", fmt.Sprintf("%s/collections/%s/items?limit=%d", srv.APIRoot, id, limit), nil)

@@ -24,7 +24,7 @@ func register(t *testing.T, name, password string) reply {
 }
 
 func TestRegistrationModes(t *testing.T) {
-	defer setSetting(t, "auth.registration_mode", `"approval"`)
+	defer setSetting(t, "auth.registration_mode", `"closed"`) // the default: registration_enabled false
 	a := admin(t)
 
 	// closed: refused.
@@ -92,8 +92,20 @@ func TestRegistrationModes(t *testing.T) {
 	login(t, name, "Good-password-1")
 }
 
+// allowRegistration switches self-registration on (with admin approval) for the rest of the test:
+// it is off by default (registration_enabled false).
+func allowRegistration(t *testing.T) {
+	t.Helper()
+	wantStatus(t, "registration on", call(t, "PUT", "/settings/", map[string]any{"settings": map[string]any{"registration_enabled": true}},
+		bearer(admin(t).Access)...), 200)
+	t.Cleanup(func() {
+		call(t, "POST", "/settings/reset/", map[string]any{"keys": []string{"registration_enabled"}}, bearer(admin(t).Access)...)
+	})
+}
+
 // Registration must not reveal which addresses or which unverified accounts exist.
 func TestRegistrationDoesNotEnumerateUsers(t *testing.T) {
+	allowRegistration(t)
 	u := newUser(t, "viewer")
 	fresh := "fresh" + randomHex(3)
 	a := call(t, "POST", "/auth/register/", map[string]any{"username": fresh, "email": fresh + "@example.org", "password": "Good-password-1"})

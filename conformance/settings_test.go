@@ -60,33 +60,36 @@ func TestSettingsRoundTrip(t *testing.T) {
 	wantStatus(t, "viewer reads settings", call(t, "GET", "/settings/all/", nil, bearer(viewer.Access)...), 403)
 	wantStatus(t, "anonymous reads settings", call(t, "GET", "/settings/all/", nil), 401)
 	all := call(t, "GET", "/settings/all/", nil, bearer(adm.Access)...).JSON(t)
-	if s := settingOf(t, all, "tile_config", "max_concurrent"); s["value"] != float64(8) || s["source"] != "default" {
+	if s := settingOf(t, all, "tile_config", "tile_config.max_concurrent"); s["value"] != float64(8) || s["source"] != "default" {
 		t.Fatalf("default setting: %v", s)
 	}
-	if s := settingOf(t, all, "provider_keys", "maptiler_set"); s["value"] != true || s["source"] != "environment" {
+	if s := settingOf(t, all, "provider_keys", "provider_keys.maptiler_set"); s["value"] != true || s["source"] != "env_only" {
 		t.Fatalf("pinned key: %v", s)
 	}
 	put := func(body map[string]any) reply {
 		t.Helper()
 		return call(t, "PUT", "/settings/", map[string]any{"settings": body}, bearer(adm.Access)...)
 	}
-	defer call(t, "POST", "/settings/reset/", map[string]any{"keys": []string{"feature_flags", "branding", "provider_keys.stadia",
-		"provider_keys.thunderforest", "ai"}}, bearer(adm.Access)...)
+	defer func() {
+		call(t, "POST", "/settings/reset/", map[string]any{"keys": []string{"branding", "provider_keys.stadia",
+			"provider_keys.thunderforest", "ai"}}, bearer(adm.Access)...)
+		wantStatus(t, "editing back on", put(map[string]any{"enable_dataset_editing": true}), 200)
+	}()
 
 	// Validated as a whole: one bad value, nothing written.
-	wantStatus(t, "a bad value", put(map[string]any{"branding": map[string]any{"site_name": "Atlas"}, "tile_config": map[string]any{"max_concurrent": 0}}), 422, "max_concurrent")
+	wantStatus(t, "a bad value", put(map[string]any{"branding.site_name": "Atlas", "tile_config.max_concurrent": 0}), 422, "max_concurrent")
 	if b := call(t, "GET", "/settings/branding/", nil).JSON(t); b["site_name"] != "Meridian" {
 		t.Fatalf("half a refused update was written: %v", b)
 	}
-	wantStatus(t, "an unknown key", put(map[string]any{"branding": map[string]any{"motto": "x"}}), 422)
-	wantStatus(t, "a key the environment sets", put(map[string]any{"provider_keys": map[string]any{"maptiler": "x"}}), 409)
+	wantStatus(t, "an unknown key", put(map[string]any{"branding.motto": "x"}), 422)
+	wantStatus(t, "a key the environment sets", put(map[string]any{"provider_keys.maptiler": "x"}), 409)
 	wantStatus(t, "a viewer writes", call(t, "PUT", "/settings/", map[string]any{"settings": map[string]any{}}, bearer(viewer.Access)...), 403)
 
 	// A secret is stored, used, and never shown; the audit log says it changed, not what it is.
-	r := put(map[string]any{"branding": map[string]any{"site_name": "Atlas", "primary_color": "#112233"},
-		"provider_keys": map[string]any{"stadia": "stadia-secret-value"}, "feature_flags": map[string]any{"enable_dataset_editing": false}})
+	r := put(map[string]any{"branding.site_name": "Atlas", "branding.primary_color": "#112233",
+		"provider_keys.stadia": "stadia-secret-value", "enable_dataset_editing": false})
 	wantStatus(t, "update", r, 200)
-	if strings.Contains(string(r.Body), "stadia-secret-value") || settingOf(t, r.JSON(t), "provider_keys", "stadia_set")["value"] != true {
+	if strings.Contains(string(r.Body), "stadia-secret-value") || settingOf(t, r.JSON(t), "provider_keys", "provider_keys.stadia_set")["value"] != true {
 		t.Fatalf("settings after update: %s", r.Body)
 	}
 	if b := call(t, "GET", "/settings/branding/", nil).JSON(t); b["site_name"] != "Atlas" || b["primary_color"] != "#112233" {
@@ -117,17 +120,19 @@ func TestSettingsRoundTrip(t *testing.T) {
 	d := createDataset(t, editor, "private", false)
 	wantStatus(t, "edit while editing is off", call(t, "POST", "/datasets/"+d["id"].(string)+"/features/", map[string]any{"geometry": point(1, 1),
 		"properties": map[string]any{}}, bearer(editor.Access)...), 403, "disabled")
-	r = call(t, "POST", "/settings/reset/", map[string]any{"keys": []string{"feature_flags"}}, bearer(adm.Access)...)
+	r = call(t, "POST", "/settings/reset/", map[string]any{"keys": []string{"enable_dataset_editing"}}, bearer(adm.Access)...)
 	wantStatus(t, "reset", r, 200)
-	if s := settingOf(t, r.JSON(t), "feature_flags", "enable_dataset_editing"); s["value"] != true || s["source"] != "default" {
+	if s := settingOf(t, r.JSON(t), "general", "enable_dataset_editing"); s["value"] != false || s["source"] != "default" {
 		t.Fatalf("after reset: %v", s)
 	}
+	wantStatus(t, "editing on", put(map[string]any{"enable_dataset_editing": true}), 200)
 	wantStatus(t, "edit once editing is on", call(t, "POST", "/datasets/"+d["id"].(string)+"/features/", map[string]any{"geometry": point(1, 1),
 		"properties": map[string]any{}}, bearer(editor.Access)...), 201)
 	wantStatus(t, "reset of nothing known", call(t, "POST", "/settings/reset/", map[string]any{"keys": []string{"nonsense"}}, bearer(adm.Access)...), 422)
 
 	mode := call(t, "GET", "/settings/config-mode/", nil, bearer(adm.Access)...).JSON(t)
-	if mode["mode"] != "hybrid" || !strings.Contains(strings.Join(toStrings(mode["pinned_keys"]), ","), "provider_keys.maptiler") {
+	pinned := toStrings(mode["pinned_keys"])
+	if mode["mode"] != "hybrid" || !slices.Contains(pinned, "provider_keys.maptiler") || !slices.Contains(pinned, "access_token_expire_minutes") {
 		t.Fatalf("config mode: %v", mode)
 	}
 }
@@ -156,7 +161,7 @@ func TestAdminStatusReads(t *testing.T) {
 	wantStatus(t, "detect dims", call(t, "POST", "/settings/detect-embedding-dims/", nil, bearer(adm.Access)...), 409, "embedding")
 	wantStatus(t, "backfill", call(t, "POST", "/admin/backfill-embeddings/", nil, bearer(adm.Access)...), 409, "embedding")
 	infra := call(t, "GET", "/admin/infrastructure/", nil, bearer(adm.Access)...)
-	if h := infra.JSON(t)["health"].(map[string]any)["database"].(map[string]any); h["status"] != "healthy" || strings.Contains(string(infra.Body), "postgres://") {
+	if h := infra.JSON(t)["health"].(map[string]any)["database"].(map[string]any); h["status"] != "ok" || strings.Contains(string(infra.Body), "postgres://") {
 		t.Fatalf("infrastructure: %s", infra.Body)
 	}
 

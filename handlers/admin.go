@@ -83,8 +83,7 @@ func (s *Server) GetFeatureFlags(ctx context.Context, request gen.GetFeatureFlag
 	}
 	return gen.GetFeatureFlags200JSONResponse{EnableDatasetEditing: f.EnableDatasetEditing, EnableMapSharing: f.EnableMapSharing,
 		EnableEmbedTokens: f.EnableEmbedTokens, EnableSqlQuery: f.EnableSQLQuery, EnableRemoteServices: f.EnableRemoteServices,
-		// Publishing reports missing metadata as warnings; it does not refuse.
-		RequireMetadataForPublish: false}, nil
+		RequireMetadataForPublish: f.RequireMetadataForPublish}, nil
 }
 
 // GetMapDefaults: Get Map Defaults (GET /settings/map-defaults/).
@@ -548,13 +547,16 @@ func (s *Server) ListAuditLogs(ctx context.Context, request gen.ListAuditLogsReq
 // DownloadAuditRecords: Download audit records (GET /admin/audit-logs/export/{format}). Admin
 // only; streamed in the chosen format.
 func (s *Server) DownloadAuditRecords(ctx context.Context, request gen.DownloadAuditRecordsRequestObject) (gen.DownloadAuditRecordsResponseObject, error) {
-	if _, err := requireCapability(ctx, auth.CapManageSettings); err != nil {
+	p, err := requireCapability(ctx, auth.CapManageSettings)
+	if err != nil {
 		return nil, err
 	}
 	prm := request.Params
 	f := auditFilter(prm.Action, cmp.Or(prm.ActorId, prm.UserId), prm.ResourceType, prm.ResourceId, (*string)(prm.Outcome),
 		cmp.Or(prm.Since, prm.DateFrom), cmp.Or(prm.Until, prm.DateTo))
 	f.Search = prm.Search
+	c := client(ctx)
+	s.audit.Exported(ctx, audit.Entry{ActorID: p.UserID, ActorDisplay: p.Username, IP: c.IP, UA: c.UserAgent}, string(request.Format), f)
 	return auditExport{trail: s.audit, filter: f, format: string(request.Format), max: val(prm.MaxRows), ctx: ctx}, nil
 }
 
@@ -591,14 +593,15 @@ func (s *Server) GetJobStatus(ctx context.Context, request gen.GetJobStatusReque
 	return gen.GetJobStatus200JSONResponse(jobOut(job)), nil
 }
 
-// RetryJob: Retry Job (POST /jobs/{job_id}/retry). Failed jobs only (409 otherwise).
+// RetryJob: Retry Job (POST /jobs/{job_id}/retry). Any failed job whose staging file is kept
+// (409 otherwise).
 func (s *Server) RetryJob(ctx context.Context, request gen.RetryJobRequestObject) (gen.RetryJobResponseObject, error) {
-	job, err := s.jobs.Retry(ctx, auth.From(ctx), request.JobId)
+	job, err := s.jobs.Retry(ctx, auth.From(ctx), request.JobId, client(ctx))
 	if err != nil {
 		return nil, err
 	}
 	pending := gen.UploadResponseStatusPending
-	return gen.RetryJob200JSONResponse{JobId: job.ID, Status: &pending, Message: "the import is queued again"}, nil
+	return gen.RetryJob200JSONResponse{JobId: job.ID, Status: &pending, Message: "the job is pending again"}, nil
 }
 
 // ListAdminJobs: List Admin Jobs (GET /admin/jobs/). Admin only; newest first, 50/200.

@@ -6,11 +6,14 @@ package handlers
 import (
 	"cmp"
 	"context"
+	"slices"
+	"time"
 
 	"meridian/gen"
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/config"
+	"meridian/internal/health"
 	"meridian/internal/settings"
 	"meridian/internal/web"
 )
@@ -27,8 +30,9 @@ func (s *Server) allSettings(ctx context.Context) (gen.SettingsAllResponse, erro
 	tabs, err := s.settingsAdmin.All(ctx)
 	out := gen.SettingsAllResponse{EnvOnly: false, Tabs: map[string][]gen.SettingItem{}}
 	for group, items := range tabs {
+		out.Tabs[group] = make([]gen.SettingItem, 0, len(items)) // permissions and appearance are empty, and present
 		for _, it := range items {
-			out.Tabs[group] = append(out.Tabs[group], gen.SettingItem{Key: it.Key, Label: it.Label, Source: it.Source, Value: it.Value})
+			out.Tabs[group] = append(out.Tabs[group], gen.SettingItem{Key: it.Key, Label: it.Label, Source: gen.SettingItemSource(it.Source), Value: it.Value})
 		}
 	}
 	return out, err
@@ -49,11 +53,7 @@ func (s *Server) UpdateSettings(ctx context.Context, request gen.UpdateSettingsR
 	if err != nil {
 		return nil, err
 	}
-	groups, err := merged[map[string]map[string]any](request.Body.Settings)
-	if err != nil {
-		return nil, apperr.Unprocessable("settings: expected {group: {key: value}}")
-	}
-	if err := s.settingsAdmin.Update(ctx, actor, groups); err != nil {
+	if err := s.settingsAdmin.Update(ctx, actor, request.Body.Settings); err != nil {
 		return nil, err
 	}
 	out, err := s.allSettings(ctx)
@@ -78,10 +78,14 @@ func (s *Server) GetConfigMode(ctx context.Context, request gen.GetConfigModeReq
 	if _, err := settingsActor(ctx); err != nil {
 		return nil, err
 	}
-	pinned := make([]string, 0, len(s.settingsAdmin.Pinned))
+	pinned := make([]string, 0, len(s.settingsAdmin.Pinned)+len(s.settingsAdmin.Fixed))
 	for k := range s.settingsAdmin.Pinned {
 		pinned = append(pinned, k)
 	}
+	for k := range s.settingsAdmin.Fixed {
+		pinned = append(pinned, k)
+	}
+	slices.Sort(pinned)
 	mode := gen.ConfigModeResponseModeDatabase
 	if len(pinned) > 0 {
 		mode = gen.ConfigModeResponseModeHybrid
@@ -98,10 +102,11 @@ func (s *Server) ListRestrictedSettingsTabs(ctx context.Context, request gen.Lis
 	return gen.ListRestrictedSettingsTabs200JSONResponse{Tabs: []string{}}, nil
 }
 
-// GetEnabledPlugins: Get Enabled Plugins (GET /settings/enabled-plugins/). No map plugin is
-// built in yet.
+// GetEnabledPlugins: Get Enabled Plugins (GET /settings/enabled-plugins/): the enabled_plugins
+// setting (this server builds no map plugin in; the web UI brings its own).
 func (s *Server) GetEnabledPlugins(ctx context.Context, request gen.GetEnabledPluginsRequestObject) (gen.GetEnabledPluginsResponseObject, error) {
-	return gen.GetEnabledPlugins200JSONResponse{}, nil
+	plugins, err := s.settings.EnabledPlugins(ctx)
+	return gen.GetEnabledPlugins200JSONResponse(plugins), err
 }
 
 // GetRuntimeCapabilities: Get runtime capabilities (GET /settings/edition/). The features are
@@ -167,7 +172,7 @@ func (s *Server) UpdateAIStatus(ctx context.Context, request gen.UpdateAIStatusR
 	if err != nil {
 		return nil, err
 	}
-	if err := s.settingsAdmin.Update(ctx, actor, map[string]map[string]any{"ai": {"enabled": request.Body.Enabled}}); err != nil {
+	if err := s.settingsAdmin.Update(ctx, actor, map[string]any{"ai_enabled": request.Body.Enabled}); err != nil {
 		return nil, err
 	}
 	out, err := s.aiStatus(ctx)
@@ -175,7 +180,7 @@ func (s *Server) UpdateAIStatus(ctx context.Context, request gen.UpdateAIStatusR
 }
 
 // errNoEmbeddings answers the embedding operations while no embedding model is configured.
-var errNoEmbeddings = apperr.Conflict("no embedding model is configured: set ai.provider, ai.embedding_model and the ai provider key first")
+var errNoEmbeddings = apperr.Conflict("no embedding model is configured: set llm_provider, embedding_model and the AI provider key (provider_keys.ai) first")
 
 // GetEmbeddingStats: Get Embedding Stats (GET /admin/embedding-stats/). Without an embedding
 // model no record is embedded: every record is missing.
@@ -223,7 +228,8 @@ func (s *Server) GetCatalogStats(ctx context.Context, request gen.GetCatalogStat
 }
 
 // GetInfrastructure: Get Infrastructure (GET /admin/infrastructure/). What the deployment runs
-// on, and the health of what it depends on; no address or credential.
+// on, and the health of what it depends on, each "ok" or "error": the database, and every enabled
+// identity provider by slug (an empty object without any). No address or credential.
 func (s *Server) GetInfrastructure(ctx context.Context, request gen.GetInfrastructureRequestObject) (gen.GetInfrastructureResponseObject, error) {
 	if _, err := settingsActor(ctx); err != nil {
 		return nil, err
@@ -232,21 +238,33 @@ func (s *Server) GetInfrastructure(ctx context.Context, request gen.GetInfrastru
 	if err != nil {
 		return nil, err
 	}
-	storage := "local"
-	if s.cfg.S3Endpoint != "" {
-		storage = "s3"
+	checks, err := s.providers.Checks(ctx, s.oauthFlow, nil)
+	if err != nil {
+		return nil, err
 	}
-	health := map[string]gen.ProviderHealth{}
+	deps := map[string]gen.ProviderHealth{}
 	for name, p := range s.health.Check(ctx).Providers {
-		h := gen.ProviderHealth{Status: "healthy", LatencyMs: float32(p.Latency.Microseconds()) / 1000}
-		if !p.Up {
-			h.Status, h.Error = "unhealthy", ptr(p.Detail)
-		}
-		health[name] = h
+		deps[name] = probeHealth(health.Probe{Up: p.Up, Latency: p.Latency, Detail: p.Detail})
 	}
-	return gen.GetInfrastructure200JSONResponse{Health: health, Config: gen.InfrastructureConfig{StorageProvider: storage,
-		CacheProvider: "memory", DatabaseType: "postgresql+postgis", DatabasePooler: "pgxpool", TileCache: "memory",
-		TileCacheTtl: tc.TokenTTLSeconds, CdnConfigured: tc.CDNBaseURL != nil}}, nil
+	oidc := map[string]gen.ProviderHealth{}
+	for slug, p := range health.Probes(ctx, probeTimeout, checks) {
+		oidc[slug] = probeHealth(p)
+	}
+	return gen.GetInfrastructure200JSONResponse{Health: deps, OidcProviders: oidc, Config: gen.InfrastructureConfig{
+		StorageProvider: s.jobs.Storage.Name(), CacheProvider: "memory", DatabaseType: "postgresql+postgis", DatabasePooler: "pgxpool",
+		TileCache: "memory", TileCacheTtl: tc.TokenTTLSeconds, CdnConfigured: tc.CDNBaseURL != nil}}, nil
+}
+
+// probeTimeout bounds each probe of the admin pages: a provider that hangs reports an error
+// instead of holding the page.
+const probeTimeout = 5 * time.Second
+
+func probeHealth(p health.Probe) gen.ProviderHealth {
+	h := gen.ProviderHealth{Status: "ok", LatencyMs: float32(p.Latency.Microseconds()) / 1000}
+	if !p.Up {
+		h.Status, h.Error = "error", ptr(p.Detail)
+	}
+	return h
 }
 
 // GetNotificationStatus: Get Notification Status (GET /settings/notifications/status/).

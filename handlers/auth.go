@@ -38,8 +38,7 @@ func (s *Server) GetAuthConfig(ctx context.Context, request gen.GetAuthConfigReq
 		PasswordPolicy:            gen.AuthPasswordPolicy{MinLength: auth.PasswordMinLength, MinClasses: auth.PasswordMinClasses},
 		OauthProviders:            providers,
 		RegistrationEnabled:       open, AllowSignup: open, PasswordLoginEnabled: a.LocalLoginEnabled, AuthMethods: methods,
-		// Branding settings (landing page, banner) are a later capability: their defaults.
-		BannerColor: "warning",
+		LandingFirst: a.LandingFirst, BannerEnabled: a.BannerEnabled, BannerText: a.BannerText, BannerColor: a.BannerColor,
 	}, nil
 }
 
@@ -93,14 +92,14 @@ func (s *Server) Logout(ctx context.Context, request gen.LogoutRequestObject) (g
 	}
 	resolved := false
 	if token != "" {
-		ok, err := s.auth.Logout(ctx, token)
+		ok, err := s.auth.Logout(ctx, token, client(ctx))
 		if err != nil {
 			return nil, err
 		}
 		resolved = ok
 	}
 	if !resolved && p.Via == auth.ViaBearer {
-		if err := s.auth.EndSession(ctx, p.Session); err != nil {
+		if err := s.auth.EndSession(ctx, p, client(ctx)); err != nil {
 			return nil, err
 		}
 		resolved = true
@@ -265,16 +264,21 @@ func (s *Server) CreateDownloadToken(ctx context.Context, request gen.CreateDown
 		ExpiresIn: int(auth.DownloadTokenTTL.Seconds())}, nil
 }
 
-// GetMyUsage: Get My Usage (GET /auth/me/usage/). Quotas are null (unlimited) except the upload
-// size, which the deployment configures.
+// GetMyUsage: Get My Usage (GET /auth/me/usage/). The caps are the quota settings
+// (max_storage_bytes_per_user, max_datasets_per_user; 0: none), and the largest upload the
+// caller may send now.
 func (s *Server) GetMyUsage(ctx context.Context, request gen.GetMyUsageRequestObject) (gen.GetMyUsageResponseObject, error) {
 	u, err := s.accounts.UsageOf(ctx, auth.From(ctx).UserID)
 	if err != nil {
 		return nil, err
 	}
-	maxFile := s.cfg.MaxUploadBytes
+	q, err := s.settings.Uploads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	maxFile := q.MaxBytes(s.cfg.MaxUploadBytes)
 	return gen.GetMyUsage200JSONResponse{DatasetCount: u.Datasets, StorageBytes: u.StorageBytes, BytesUsed: u.StorageBytes, ApiKeyCount: u.APIKeys,
-		// Maps are a later capability; until they exist nobody owns one. No per-user cap is set (0).
-		MapCount: 0, StorageCap: 0, CountCap: 0,
+		// Maps are a later capability; until they exist nobody owns one.
+		MapCount: 0, StorageCap: q.MaxStorageBytesPerUser, CountCap: int(q.MaxDatasetsPerUser),
 		Quotas: gen.AuthUsageQuotas{MaxFileSizeBytes: &maxFile}}, nil
 }

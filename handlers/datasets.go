@@ -400,13 +400,19 @@ func (s *Server) CommitImport(ctx context.Context, request gen.CommitImportReque
 }
 
 // GetUploadConfig: Get Upload Config (GET /ingest/upload/config). What the upload form needs to
-// know before sending a file.
+// know before sending a file, under the caller's limits. Presigned uploads are offered to
+// browsers only with object storage (S3): without it they post the file to /ingest/upload.
 func (s *Server) GetUploadConfig(ctx context.Context, request gen.GetUploadConfigRequestObject) (gen.GetUploadConfigResponseObject, error) {
-	return gen.GetUploadConfig200JSONResponse{
-		AllowedExtensions: strings.Join(ingest.Extensions, ","), AllowedExtensionsList: ingest.Extensions, MaxFileSizeBytes: s.cfg.MaxUploadBytes,
-		// The local backend always offers presigned uploads; large files go multipart above the threshold.
-		PresignedUploads: true, PresignedThresholdBytes: s.cfg.PresignedThresholdBytes,
-	}, nil
+	l, err := s.jobs.Limits(ctx, auth.From(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := gen.GetUploadConfig200JSONResponse{AllowedExtensions: strings.Join(l.Extensions, ","), AllowedExtensionsList: l.Extensions,
+		MaxFileSizeBytes: l.MaxBytes, PresignedUploads: s.jobs.Storage.Name() == "s3", PresignedThresholdBytes: s.cfg.PresignedThresholdBytes}
+	if l.RemainingDatasets != nil {
+		out.RemainingDatasetQuota = ptr(int(*l.RemainingDatasets))
+	}
+	return out, nil
 }
 
 // ExportDataset: Export Dataset (GET /datasets/{dataset_id}/export). Streams the dataset in the
@@ -609,8 +615,8 @@ func (s *Server) GetDatasetHistory(ctx context.Context, request gen.GetDatasetHi
 	return out, nil
 }
 
-// RequestPresignedUpload: Request Presigned Upload (POST /ingest/upload/presigned). The local
-// storage backend signs PUT URLs that Meridian itself accepts under /storage/uploads/.
+// RequestPresignedUpload: Request Presigned Upload (POST /ingest/upload/presigned). Without S3
+// the local storage backend signs PUT URLs that Meridian itself accepts under /api/storage/uploads/.
 func (s *Server) RequestPresignedUpload(ctx context.Context, request gen.RequestPresignedUploadRequestObject) (gen.RequestPresignedUploadResponseObject, error) {
 	b := request.Body
 	ps, err := s.jobs.RequestPresigned(ctx, auth.From(ctx), b.Filename, b.FileSize)

@@ -285,9 +285,10 @@ func (s *Server) OgcGetDatasetSchema(ctx context.Context, request gen.OgcGetData
 		d.Entry.Title, gen.OgcJsonSchemaSchemaHttpsjsonSchemaOrgdraft202012schema, props)), nil
 }
 
-// itemsQuery turns the OGC query parameters into a features query.
+// itemsQuery turns the OGC query parameters into a features query. A limit over the largest page
+// (ogc_items_max_page_size, within OGC_MAX_LIMIT) is clamped to it.
 func (s *Server) itemsQuery(ctx context.Context, d catalog.Dataset, t features.Table, p gen.OgcGetCollectionItemsParams) (features.ItemsQuery, string, error) {
-	q := features.ItemsQuery{Limit: min(val(p.Limit), s.cfg.OGCMaxLimit), Offset: val(p.Offset), AfterKey: p.AfterGid,
+	q := features.ItemsQuery{Limit: min(val(p.Limit), s.pageMax.Get(ctx)), Offset: val(p.Offset), AfterKey: p.AfterGid,
 		StorageSRID: storageSRID(d), KnownCount: d.Entry.FeatureCount, NoGeometry: p.IncludeGeometry != nil && !*p.IncludeGeometry,
 		Properties: val(p.Properties)}
 	if p.Limit == nil {

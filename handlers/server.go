@@ -39,6 +39,7 @@ type Deps struct {
 	Health        *health.Checker
 	Settings      settings.Reader
 	SettingsAdmin settings.Admin
+	PageMax       *settings.ItemsPageMax
 	Audit         audit.Trail
 	Log           *slog.Logger
 	Auth          *auth.Service
@@ -63,6 +64,7 @@ type Server struct {
 	health        healthChecker
 	settings      settings.Reader
 	settingsAdmin settings.Admin
+	pageMax       *settings.ItemsPageMax
 	audit         audit.Trail
 	log           *slog.Logger
 	auth          *auth.Service
@@ -88,7 +90,7 @@ var _ gen.StrictServerInterface = (*Server)(nil)
 
 // New returns a Server over deps.
 func New(d Deps) *Server {
-	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, settingsAdmin: d.SettingsAdmin, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
+	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, settingsAdmin: d.SettingsAdmin, pageMax: d.PageMax, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
 		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, maps: d.Maps, sql: d.SQL}

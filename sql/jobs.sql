@@ -45,7 +45,7 @@ UPDATE catalog.ingest_jobs SET status = 'failed', error_message = @error_message
     retry_reason = @retry_reason, completed_at = now(), updated_at = now()
 WHERE id = @id AND status = 'running' AND attempts = @attempt;
 
--- name: RefuseIngestJob :exec
+-- name: RefuseIngestJob :execrows
 -- A pending job whose file was refused at commit: nothing a retry could change.
 UPDATE catalog.ingest_jobs SET status = 'failed', error_message = @error_message, can_retry = false,
     retry_reason = NULL, completed_at = now(), updated_at = now()

@@ -655,7 +655,7 @@ func (q *Queries) OtherJobsNeedStaging(ctx context.Context, arg OtherJobsNeedSta
 	return column_1, err
 }
 
-const refuseIngestJob = `-- name: RefuseIngestJob :exec
+const refuseIngestJob = `-- name: RefuseIngestJob :execrows
 UPDATE catalog.ingest_jobs SET status = 'failed', error_message = $1, can_retry = false,
     retry_reason = NULL, completed_at = now(), updated_at = now()
 WHERE id = $2 AND status = 'pending'
@@ -667,9 +667,12 @@ type RefuseIngestJobParams struct {
 }
 
 // A pending job whose file was refused at commit: nothing a retry could change.
-func (q *Queries) RefuseIngestJob(ctx context.Context, arg RefuseIngestJobParams) error {
-	_, err := q.db.Exec(ctx, refuseIngestJob, arg.ErrorMessage, arg.ID)
-	return err
+func (q *Queries) RefuseIngestJob(ctx context.Context, arg RefuseIngestJobParams) (int64, error) {
+	result, err := q.db.Exec(ctx, refuseIngestJob, arg.ErrorMessage, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const requeueIngestJob = `-- name: RequeueIngestJob :one

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -49,9 +50,12 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 	mapService := &maps.Service{Pool: pool, Q: q, Box: box, Settings: settings.Reader{Q: q}, Catalog: cat, BaseURL: c.BaseURL}
 	cat.Refs = mapService // column operations keep map layers' references
 	cat.Announced = mapService.Announced
+	pageMax := &settings.ItemsPageMax{Reader: settings.Reader{Q: q}, Bound: c.OGCMaxLimit, MaxAge: time.Second}
 	return handlers.Deps{
-		SettingsAdmin: settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Log: log},
-		Config:        c, Health: &health.Checker{Pool: pool, MaxAge: time.Second}, Log: log, Settings: settings.Reader{Q: q}, Audit: audit.Trail{Q: q},
+		SettingsAdmin: settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Fixed: fixedSettings(c),
+			Changed: pageMax.Forget, Log: log},
+		PageMax: pageMax,
+		Config:  c, Health: &health.Checker{Pool: pool, MaxAge: time.Second}, Log: log, Settings: settings.Reader{Q: q}, Audit: audit.Trail{Q: q},
 		Auth: &auth.Service{Pool: pool, Q: q, Log: log, Signer: auth.NewSigner(c.JWTSecretKey, c.AccessTokenTTL),
 			RefreshTTL: c.RefreshTokenTTL, Grace: c.RefreshGrace},
 		Downloads: auth.NewDownloadTokens(c.JWTSecretKey),
@@ -65,7 +69,7 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 		Catalog:   cat,
 		Jobs: &ingest.Jobs{Pool: pool, Q: q, Queue: queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes, Storage: storage,
 			PresignedThreshold: c.PresignedThresholdBytes, PresignedPartSize: c.PresignedPartBytes, Stall: c.ImportStallTimeout,
-			Catalog: cat},
+			Catalog: cat, Settings: settings.Reader{Q: q}},
 		Exporter: &export.Exporter{Pool: pool, TmpDir: filepath.Join(c.DataDir, "exports"), Timeout: c.ExportTimeout, Log: log},
 		Tables:   features.Reader{Pool: pool},
 		Tiles: &tiles.Service{Catalog: cat, Reader: features.Reader{Pool: pool}, Settings: settings.Reader{Q: q},
@@ -73,6 +77,18 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 		Maps: mapService,
 		SQL:  &sqlquery.Service{App: pool, Q: q, Sandbox: sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
 	}, nil
+}
+
+// fixedSettings are the values of the settings screen's keys that the server takes from its
+// environment at start, as the screen shows them (source env_only).
+func fixedSettings(c config.Config) map[string]any {
+	return map[string]any{
+		"access_token_expire_minutes": int(c.AccessTokenTTL.Minutes()),
+		"refresh_token_expire_days":   c.RefreshTokenTTL.Hours() / 24,
+		"login_rate_limit":            c.OperationRateLimits["login"],
+		"global_rate_limit":           c.RateLimitPerSecond,
+		"cors_allowed_origins":        strings.Join(c.CORSAllowedOrigins, ","),
+	}
 }
 
 // pinnedSettings are the settings the environment sets, which the settings screen shows as such

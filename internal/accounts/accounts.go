@@ -1,6 +1,7 @@
 package accounts
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -73,8 +74,14 @@ type Change struct {
 }
 
 // Update applies ch. A role, status or password change invalidates the user's tokens and keys and
-// ends their sessions; the last active admin cannot demote or deactivate themselves away.
+// ends their sessions; the last active admin cannot demote or deactivate themselves away. It is
+// audited as user.update.
 func (s *Service) Update(ctx context.Context, id uuid.UUID, ch Change, actor auth.Principal, c auth.Client) (User, error) {
+	return s.update(ctx, id, ch, actor, c, "user.update")
+}
+
+// update applies ch and audits it as action, with what changed.
+func (s *Service) update(ctx context.Context, id uuid.UUID, ch Change, actor auth.Principal, c auth.Client, action string) (User, error) {
 	var hash *string
 	if ch.Password != nil {
 		h, err := hashChecked(*ch.Password)
@@ -116,19 +123,30 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch Change, actor aut
 				return err
 			}
 		}
-		if out.Role != before.Role {
-			audit.Record(ctx, q, s.Log, audit.Entry{ActorID: actor.UserID, ActorDisplay: actor.Username, Action: "user.role_change",
-				ResourceType: "user", ResourceID: id.String(), IP: c.IP, UA: c.UserAgent,
-				Detail: map[string]any{"from": before.Role, "to": out.Role}})
-		}
-		if out.Status != before.Status {
-			audit.Record(ctx, q, s.Log, audit.Entry{ActorID: actor.UserID, ActorDisplay: actor.Username, Action: "user.status_change",
-				ResourceType: "user", ResourceID: id.String(), IP: c.IP, UA: c.UserAgent,
-				Detail: map[string]any{"from": before.Status, "to": out.Status}})
-		}
+		audit.Record(ctx, q, s.Log, audit.Entry{ActorID: actor.UserID, ActorDisplay: actor.Username, Action: action,
+			ResourceType: "user", ResourceID: id.String(), IP: c.IP, UA: c.UserAgent, Detail: changes(before, out, ch.Password != nil)})
 		return nil
 	})
 	return userOf(out), err
+}
+
+// changes describes what an update changed, {field: {from, to}}; a password only as changed.
+func changes(before, after store.CatalogUser, password bool) map[string]any {
+	out := map[string]any{"user": after.Username}
+	diff := func(field string, from, to any) {
+		if from != to {
+			out[field] = map[string]any{"from": from, "to": to}
+		}
+	}
+	diff("role", before.Role, after.Role)
+	diff("status", before.Status, after.Status)
+	diff("email", before.Email, after.Email)
+	diff("email_verified", before.EmailVerified, after.EmailVerified)
+	diff("username", before.Username, after.Username)
+	if password {
+		out["password_changed"] = true
+	}
+	return out
 }
 
 func hashChecked(password string) (string, error) {
@@ -158,6 +176,9 @@ func uniqueConflict(err error) error {
 	return err
 }
 
+// transitions name the audit action of each status move: approve, reject, deactivate.
+var transitions = map[string]string{"active": "user.approve", "suspended": "user.reject", "deactivated": "user.deactivate"}
+
 // Transition moves a user's status for approve, reject and deactivate. from lists the statuses the
 // move starts from; any other current status answers 409.
 func (s *Service) Transition(ctx context.Context, id uuid.UUID, to string, from []string, actor auth.Principal, c auth.Client) (User, error) {
@@ -175,7 +196,7 @@ func (s *Service) Transition(ctx context.Context, id uuid.UUID, to string, from 
 	if id == actor.UserID && to != "active" {
 		return u, apperr.Conflict("you cannot change your own account's status")
 	}
-	return s.Update(ctx, id, Change{Status: &to}, actor, c)
+	return s.update(ctx, id, Change{Status: &to}, actor, c, cmp.Or(transitions[to], "user.update"))
 }
 
 // Delete removes a user and, through foreign keys, their keys, sessions and provider links.

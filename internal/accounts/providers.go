@@ -15,8 +15,10 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/audit"
 	"meridian/internal/auth"
+	"meridian/internal/health"
 	"meridian/internal/oauth"
 	"meridian/internal/secretbox"
+	"meridian/internal/settings"
 	"meridian/store"
 )
 
@@ -209,6 +211,13 @@ func (p *Providers) ResolveUser(ctx context.Context, sp StoredProvider, id oauth
 		case err == nil:
 			userID, rule = u.ID, "b"
 		case errors.Is(err, pgx.ErrNoRows):
+			a, err := settings.Reader{Q: q}.Auth(ctx)
+			if err != nil {
+				return err
+			}
+			if !a.EmailAllowed(id.Email) {
+				return apperr.Forbidden("new accounts are limited to addresses at %s; ask an administrator", strings.Join(a.AllowedEmailDomains, ", "))
+			}
 			name := oauth.DeriveUsername(id.Email, firstNonEmpty(id.PreferredUsername, id.Name), func(n string) bool {
 				taken, err := q.UsernameTaken(ctx, n)
 				return err != nil || taken
@@ -227,8 +236,8 @@ func (p *Providers) ResolveUser(ctx context.Context, sp StoredProvider, id oauth
 	if err != nil {
 		return uuid.Nil, "", err
 	}
-	audit.Record(ctx, p.Q, p.Log, audit.Entry{ActorID: userID, ActorDisplay: id.Email, Action: "auth.login", IP: c.IP, UA: c.UserAgent,
-		Detail: map[string]any{"method": "oauth", "provider": sp.Slug, "rule": rule}})
+	audit.Record(ctx, p.Q, p.Log, audit.Entry{ActorID: userID, ActorDisplay: id.Email, Action: "user.login.success", IP: c.IP, UA: c.UserAgent,
+		ResourceType: "user", ResourceID: userID.String(), Detail: map[string]any{"method": "oauth", "provider": sp.Slug, "rule": rule}})
 	return userID, rule, nil
 }
 
@@ -253,4 +262,26 @@ func ptr(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// Checks are the probes of the identity providers users can sign in with, keyed by slug: the
+// enabled stored providers, or those of given (a configuration document's, not stored).
+func (p *Providers) Checks(ctx context.Context, flow *oauth.Flow, given []oauth.Provider) (map[string]health.Check, error) {
+	list := given
+	if list == nil {
+		stored, err := p.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, sp := range stored {
+			if sp.Enabled {
+				list = append(list, sp.Config())
+			}
+		}
+	}
+	out := make(map[string]health.Check, len(list))
+	for _, pr := range list {
+		out[pr.Slug] = health.Check{Name: pr.Type, Run: func(ctx context.Context) error { return flow.Probe(ctx, pr) }}
+	}
+	return out, nil
 }

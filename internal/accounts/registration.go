@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -51,6 +52,9 @@ func (r *Registration) Register(ctx context.Context, username, email, password s
 	if email == "" {
 		// Verification, approval notices and password resets all go by mail.
 		return "", apperr.Unprocessable("email: an account needs an email address")
+	}
+	if !cfg.EmailAllowed(email) {
+		return "", apperr.Unprocessable("email: registration is limited to addresses at %s", strings.Join(cfg.AllowedEmailDomains, ", "))
 	}
 	if err := auth.CheckPasswordPolicy(password); err != nil {
 		return "", apperr.Unprocessable("%s", err.Error())

@@ -15,7 +15,7 @@ import (
 type Entry struct {
 	ActorID      uuid.UUID // uuid.Nil for anonymous or system actions
 	ActorDisplay string
-	Action       string // dotted verb, e.g. "auth.login", "api_key.create"
+	Action       string // dotted resource.verb, e.g. "user.login.success", "api_key.create"
 	ResourceType string
 	ResourceID   string
 	Failed       bool

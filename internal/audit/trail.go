@@ -98,3 +98,11 @@ func (t Trail) Each(ctx context.Context, f Filter, max int, fn func(Event) error
 		prm.BeforeID = &last
 	}
 }
+
+// Exported records that an admin downloaded the audit records f selects, as audit.export: a
+// copy of the trail leaving the server is itself part of the trail.
+func (t Trail) Exported(ctx context.Context, e Entry, format string, f Filter) {
+	e.Action, e.ResourceType, e.ResourceID = "audit.export", "audit_log", format
+	e.Detail = map[string]any{"format": format, "filter": f}
+	Record(ctx, t.Q, nil, e)
+}

@@ -12,6 +12,7 @@ import (
 
 	"meridian/internal/apperr"
 	"meridian/internal/audit"
+	"meridian/internal/settings"
 	"meridian/store"
 )
 
@@ -37,8 +38,18 @@ type TokenPair struct {
 }
 
 // errInvalidLogin is the one answer for an unknown user and a wrong password, so the response does
-// not tell which usernames exist.
-var errInvalidLogin = apperr.Unauthorized("invalid username or password")
+// not tell which usernames exist. Clients translate this exact detail (client-semantics.md).
+var errInvalidLogin = apperr.Unauthorized("Incorrect username or password")
+
+// errAwaitingApproval answers a pending account (awaiting email verification or an admin's
+// approval); clients translate this exact detail.
+var errAwaitingApproval = apperr.Forbidden("Your account is awaiting approval")
+
+// Audit actions of sign-ins (client-semantics.md, Audit).
+const (
+	actionLoginSuccess = "user.login.success"
+	actionLoginFailure = "user.login.failure"
+)
 
 // errSessionInvalid is the one answer for every refresh token that cannot be used.
 var errSessionInvalid = apperr.Unauthorized("refresh token is invalid, expired or revoked; sign in again")
@@ -51,8 +62,8 @@ func (s *Service) Login(ctx context.Context, login, password string, c Client) (
 	u, err := s.Q.GetUserByLogin(ctx, login)
 	if errors.Is(err, pgx.ErrNoRows) {
 		_, _ = VerifyPassword(dummyHash, password)
-		s.audit(ctx, audit.Entry{ActorDisplay: login, Action: "auth.login", Failed: true, IP: c.IP, UA: c.UserAgent,
-			Detail: map[string]any{"reason": "invalid_credentials"}})
+		s.audit(ctx, audit.Entry{ActorDisplay: login, Action: actionLoginFailure, Failed: true, IP: c.IP, UA: c.UserAgent,
+			ResourceType: "user", Detail: map[string]any{"reason": "invalid_credentials"}})
 		return TokenPair{}, errInvalidLogin
 	}
 	if err != nil {
@@ -64,23 +75,34 @@ func (s *Service) Login(ctx context.Context, login, password string, c Client) (
 	}
 	ok, err := VerifyPassword(hash, password)
 	if err != nil || !ok || u.PasswordHash == nil {
-		s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: "auth.login", Failed: true,
-			IP: c.IP, UA: c.UserAgent, Detail: map[string]any{"reason": "invalid_credentials"}})
+		s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: actionLoginFailure, Failed: true,
+			IP: c.IP, UA: c.UserAgent, ResourceType: "user", ResourceID: u.ID.String(), Detail: map[string]any{"reason": "invalid_credentials"}})
 		return TokenPair{}, errInvalidLogin
 	}
-	if u.Status != "active" {
-		// The password was right, so saying why does not help anyone guess accounts.
-		s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: "auth.login", Failed: true,
-			IP: c.IP, UA: c.UserAgent, Detail: map[string]any{"reason": "status_" + u.Status}})
-		return TokenPair{}, apperr.Forbidden("account is %s and cannot sign in", describeStatus(u.Status))
+	// The password was right, so saying why it may not sign in does not help anyone guess accounts.
+	refusal, reason := notSignedIn(u.Status), "status_"+u.Status
+	if refusal == nil && u.Role != RoleAdmin {
+		// Admins keep password sign-in, so that a broken identity provider cannot lock everyone out.
+		a, err := settings.Reader{Q: s.Q}.Auth(ctx)
+		if err != nil {
+			return TokenPair{}, err
+		}
+		if !a.LocalLoginEnabled {
+			refusal, reason = apperr.Forbidden("password sign-in is switched off on this server; sign in with your identity provider"), "password_login_disabled"
+		}
+	}
+	if refusal != nil {
+		s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: actionLoginFailure, Failed: true,
+			IP: c.IP, UA: c.UserAgent, ResourceType: "user", ResourceID: u.ID.String(), Detail: map[string]any{"reason": reason}})
+		return TokenPair{}, refusal
 	}
 	pair, err := s.openSession(ctx, u, uuid.New(), c)
 	if err != nil {
 		return TokenPair{}, err
 	}
 	_ = s.Q.RecordUserLogin(ctx, u.ID)
-	s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: "auth.login", IP: c.IP, UA: c.UserAgent,
-		Detail: map[string]any{"method": "password"}})
+	s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: actionLoginSuccess, IP: c.IP, UA: c.UserAgent,
+		ResourceType: "user", ResourceID: u.ID.String(), Detail: map[string]any{"method": "password"}})
 	return pair, nil
 }
 
@@ -90,21 +112,25 @@ func (s *Service) IssueFor(ctx context.Context, userID uuid.UUID, c Client) (Tok
 	if err != nil {
 		return TokenPair{}, err
 	}
-	if u.Status != "active" {
-		return TokenPair{}, apperr.Forbidden("account is %s and cannot sign in", describeStatus(u.Status))
+	if err := notSignedIn(u.Status); err != nil {
+		return TokenPair{}, err
 	}
 	_ = s.Q.RecordUserLogin(ctx, u.ID)
 	return s.openSession(ctx, u, uuid.New(), c)
 }
 
-func describeStatus(status string) string {
+// notSignedIn is the refusal of an account whose status keeps it from signing in, nil for an
+// active one.
+func notSignedIn(status string) error {
 	switch status {
+	case "active":
+		return nil
 	case "pending":
-		return "awaiting verification or approval"
+		return errAwaitingApproval
 	case "suspended":
-		return "suspended"
+		return apperr.Forbidden("account is suspended and cannot sign in")
 	default:
-		return "deactivated"
+		return apperr.Forbidden("account is deactivated and cannot sign in")
 	}
 }
 
@@ -164,8 +190,9 @@ func (s *Service) Refresh(ctx context.Context, token string, c Client) (TokenPai
 	return s.openSession(ctx, u, rt.FamilyID, c)
 }
 
-// Logout revokes the session a refresh token belongs to. It reports whether the token resolved.
-func (s *Service) Logout(ctx context.Context, token string) (bool, error) {
+// Logout revokes the session a refresh token belongs to and audits it as user.logout. It reports
+// whether the token resolved.
+func (s *Service) Logout(ctx context.Context, token string, c Client) (bool, error) {
 	rt, err := s.Q.GetRefreshTokenByHash(ctx, HashToken(token))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
@@ -176,12 +203,28 @@ func (s *Service) Logout(ctx context.Context, token string) (bool, error) {
 	if rt.RevokedAt != nil || time.Now().After(rt.ExpiresAt) {
 		return false, nil
 	}
-	return true, s.Q.RevokeRefreshFamily(ctx, rt.FamilyID)
+	if err := s.Q.RevokeRefreshFamily(ctx, rt.FamilyID); err != nil {
+		return false, err
+	}
+	// The session is over either way; a user that cannot be read only costs the audit its name.
+	u, _ := s.Q.GetUserByID(ctx, rt.UserID)
+	s.auditLogout(ctx, Principal{UserID: rt.UserID, Username: u.Username}, rt.FamilyID, c)
+	return true, nil
 }
 
-// EndSession revokes one session (refresh-token family), e.g. the one a live access token names.
-func (s *Service) EndSession(ctx context.Context, session uuid.UUID) error {
-	return s.Q.RevokeRefreshFamily(ctx, session)
+// EndSession revokes the session of p (the one its live access token names) and audits it as
+// user.logout.
+func (s *Service) EndSession(ctx context.Context, p Principal, c Client) error {
+	if err := s.Q.RevokeRefreshFamily(ctx, p.Session); err != nil {
+		return err
+	}
+	s.auditLogout(ctx, p, p.Session, c)
+	return nil
+}
+
+func (s *Service) auditLogout(ctx context.Context, p Principal, session uuid.UUID, c Client) {
+	s.audit(ctx, audit.Entry{ActorID: p.UserID, ActorDisplay: p.Username, Action: "user.logout", ResourceType: "user",
+		ResourceID: p.UserID.String(), IP: c.IP, UA: c.UserAgent, Detail: map[string]any{"session": session.String()}})
 }
 
 // errBadCredential is the one answer for every API key or access token that does not resolve.
@@ -244,7 +287,8 @@ func (s *Service) ChangePassword(ctx context.Context, userID uuid.UUID, current,
 		return apperr.Conflict("this account signs in through an identity provider and has no local password")
 	}
 	if ok, err := VerifyPassword(*u.PasswordHash, current); err != nil || !ok {
-		s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: "auth.change_password", Failed: true, IP: c.IP, UA: c.UserAgent})
+		s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: "user.change_password", Failed: true, IP: c.IP, UA: c.UserAgent,
+			ResourceType: "user", ResourceID: u.ID.String()})
 		return apperr.Invalid("current password is not correct")
 	}
 	if err := CheckPasswordPolicy(next); err != nil {
@@ -264,7 +308,8 @@ func (s *Service) ChangePassword(ctx context.Context, userID uuid.UUID, current,
 	if err != nil {
 		return err
 	}
-	s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: "auth.change_password", IP: c.IP, UA: c.UserAgent})
+	s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: "user.change_password", IP: c.IP, UA: c.UserAgent,
+		ResourceType: "user", ResourceID: u.ID.String()})
 	return nil
 }
 

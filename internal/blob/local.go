@@ -22,10 +22,15 @@ import (
 
 // Local signs and stores the parts of presigned uploads under Dir/staging/<job>/parts.
 type Local struct {
-	Dir     string // DATA_DIR
-	BaseURL string // public base URL; part URLs are {BaseURL}/storage/uploads/{job}/{part}
+	Dir string // DATA_DIR
+	// BaseURL is the public base URL when the request does not say another (see PartURL).
+	BaseURL string
 	key     []byte
 }
+
+// PartPath is where the API receives the parts of local presigned uploads, under its own root:
+// browsers send them to the origin they talk to, and refuse others.
+const PartPath = "/api/storage/uploads/"
 
 // NewLocal derives the URL-signing key from secret (a purpose-specific HMAC of it).
 func NewLocal(dir, baseURL, secret string) *Local {
@@ -40,11 +45,13 @@ func (l *Local) sign(job uuid.UUID, part int, exp int64) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// PartURL is the presigned PUT URL of one part (1-based).
-func (l *Local) PartURL(job uuid.UUID, part int, expires time.Time) string {
+// PartURL is the presigned PUT URL of one part (1-based) at base, the public base URL of the
+// request that asked for it (BASE_URL, or a trusted proxy's address), like every other absolute
+// link the API gives.
+func (l *Local) PartURL(base string, job uuid.UUID, part int, expires time.Time) string {
 	exp := expires.Unix()
 	q := url.Values{"exp": {strconv.FormatInt(exp, 10)}, "sig": {l.sign(job, part, exp)}}
-	return fmt.Sprintf("%s/storage/uploads/%s/%d?%s", l.BaseURL, job, part, q.Encode())
+	return fmt.Sprintf("%s%s%s/%d?%s", base, PartPath, job, part, q.Encode())
 }
 
 // Errors of a presigned PUT.

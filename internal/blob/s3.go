@@ -97,3 +97,15 @@ func (s *S3) Finish(ctx context.Context, _ uuid.UUID, key, uploadID string, part
 	_ = s.core.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{})
 	return info.Size, nil
 }
+
+// Name implements Storage.
+func (s *S3) Name() string { return "s3" }
+
+// Probe implements Storage: the bucket exists and the credentials may see it.
+func (s *S3) Probe(ctx context.Context) error {
+	ok, err := s.core.BucketExists(ctx, s.bucket)
+	if err == nil && !ok {
+		err = fmt.Errorf("bucket %s does not exist", s.bucket)
+	}
+	return err
+}

@@ -3,10 +3,14 @@ package blob
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+
+	"meridian/internal/publicurl"
 )
 
 // Storage is where presigned uploads go: the local backend, or S3-compatible object storage.
@@ -17,6 +21,10 @@ type Storage interface {
 	// Finish completes the upload with the part ETags the client reported, copies the file to
 	// dst (the job's staging file) and removes it from storage. It returns the file's size.
 	Finish(ctx context.Context, job uuid.UUID, key, uploadID string, parts []Part, count int, dst string) (int64, error)
+	// Name says which backend this is ("local", "s3").
+	Name() string
+	// Probe tells whether uploads can be stored now.
+	Probe(ctx context.Context) error
 }
 
 // Part is one uploaded part as the client reports it.
@@ -32,10 +40,11 @@ var (
 )
 
 // Start implements Storage for the local backend.
-func (l *Local) Start(_ context.Context, job uuid.UUID, _ string, count int, expires time.Time) ([]string, string, error) {
+func (l *Local) Start(ctx context.Context, job uuid.UUID, _ string, count int, expires time.Time) ([]string, string, error) {
 	urls := make([]string, count)
+	base := publicurl.From(ctx, l.BaseURL)
 	for i := range urls {
-		urls[i] = l.PartURL(job, i+1, expires)
+		urls[i] = l.PartURL(base, job, i+1, expires)
 	}
 	uploadID := ""
 	if count > 1 {
@@ -60,4 +69,21 @@ func (l *Local) Finish(_ context.Context, job uuid.UUID, _, _ string, parts []Pa
 		}
 	}
 	return l.Assemble(job, count, dst)
+}
+
+// Name implements Storage.
+func (l *Local) Name() string { return "local" }
+
+// Probe implements Storage: a file can be written where parts and staged files go.
+func (l *Local) Probe(context.Context) error {
+	dir := filepath.Join(l.Dir, "staging")
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }

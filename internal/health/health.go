@@ -71,3 +71,46 @@ func (c *Checker) probe(ctx context.Context) Report {
 	}
 	return r
 }
+
+// Check is one component the admin pages report on: what it is (Name: "local", "s3", "oidc" ...)
+// and how to probe it.
+type Check struct {
+	Name string
+	Run  func(ctx context.Context) error
+}
+
+// Probe is the outcome of one Check.
+type Probe struct {
+	Name    string
+	Up      bool
+	Latency time.Duration
+	Detail  string // why it is down
+}
+
+// Probes runs every check at once, each bounded by timeout, and reports each by its key.
+func Probes(ctx context.Context, timeout time.Duration, checks map[string]Check) map[string]Probe {
+	type result struct {
+		key string
+		p   Probe
+	}
+	results := make(chan result, len(checks))
+	for key, c := range checks {
+		go func() {
+			cctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			start := time.Now()
+			p := Probe{Name: c.Name, Up: true}
+			if err := c.Run(cctx); err != nil {
+				p.Up, p.Detail = false, err.Error()
+			}
+			p.Latency = time.Since(start)
+			results <- result{key, p}
+		}()
+	}
+	out := make(map[string]Probe, len(checks))
+	for range checks {
+		r := <-results
+		out[r.key] = r.p
+	}
+	return out
+}

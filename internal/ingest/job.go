@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,10 +37,27 @@ type Job struct {
 func jobOf(j store.CatalogIngestJob) Job {
 	out := Job{ID: j.ID, Status: j.Status, CurrentStep: j.CurrentStep, Progress: j.Progress, RowsProcessed: j.RowsProcessed,
 		RowsFailed: j.RowsFailed, DatasetID: j.DatasetID, SourceFilename: j.SourceFilename, ErrorMessage: j.ErrorMessage,
-		RetryReason: j.RetryReason, WarningMessage: j.WarningMessage, CanRetry: j.CanRetry, Warnings: j.Warnings,
+		RetryReason: j.RetryReason, WarningMessage: j.WarningMessage, CanRetry: retryable(j), Warnings: j.Warnings,
 		StartedAt: j.StartedAt, CompletedAt: j.CompletedAt, CreatedAt: j.CreatedAt, CreatedBy: j.CreatedBy}
+	if out.CanRetry && out.RetryReason == nil {
+		out.RetryReason = ptr("the staging file is kept: a retry runs the import again")
+	}
+	if !out.CanRetry {
+		out.RetryReason = nil
+	}
 	_ = json.Unmarshal(j.TemporalParseErrors, &out.TemporalParseErrors)
 	return out
+}
+
+// retryable tells whether Retry Job would re-queue j: it failed, whatever the cause and however
+// often, and its staging file still exists (interface spec 3.1). Asked of the file itself, so it
+// holds whoever removed the file.
+func retryable(j store.CatalogIngestJob) bool {
+	if j.Status != "failed" || j.StagingPath == nil {
+		return false
+	}
+	info, err := os.Stat(*j.StagingPath)
+	return err == nil && info.Mode().IsRegular()
 }
 
 func jobsOf(rows []store.CatalogIngestJob) []Job {
@@ -76,8 +94,8 @@ func (j *Jobs) FanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choic
 }
 
 // Retry queues a failed job again with its kept staging file (see retry).
-func (j *Jobs) Retry(ctx context.Context, p auth.Principal, id uuid.UUID) (Job, error) {
-	job, err := j.retry(ctx, p, id)
+func (j *Jobs) Retry(ctx context.Context, p auth.Principal, id uuid.UUID, c auth.Client) (Job, error) {
+	job, err := j.retry(ctx, p, id, c)
 	return jobOf(job), err
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,9 +14,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meridian/internal/apperr"
+	"meridian/internal/audit"
 	"meridian/internal/auth"
 	"meridian/internal/blob"
 	"meridian/internal/catalog"
+	"meridian/internal/settings"
 	"meridian/store"
 )
 
@@ -33,6 +34,7 @@ type Jobs struct {
 	PresignedPartSize  int64
 	Stall              time.Duration // see Importer.Stall
 	Catalog            *catalog.Service
+	Settings           settings.Reader // the upload limits an admin sets (Limits)
 }
 
 // upload stages a file for a new pending job owned by the caller.
@@ -40,9 +42,20 @@ func (j *Jobs) upload(ctx context.Context, p auth.Principal, filename string, r 
 	if !p.Can(auth.CapUpload) {
 		return store.CatalogIngestJob{}, apperr.Forbidden("uploading needs the upload capability")
 	}
-	id := uuid.New()
-	path, _, err := Stage(j.DataDir, id, filename, r, j.MaxUpload)
+	limits, err := j.Limits(ctx, p)
 	if err != nil {
+		return store.CatalogIngestJob{}, err
+	}
+	if err := limits.admit(filename, -1); err != nil {
+		return store.CatalogIngestJob{}, err
+	}
+	id := uuid.New()
+	path, size, err := Stage(j.DataDir, id, filename, r, limits.MaxBytes)
+	if err == nil {
+		err = limits.admit(filename, size) // the storage quota, now that the size is known
+	}
+	if err != nil {
+		_ = Discard(j.DataDir, id)
 		return store.CatalogIngestJob{}, err
 	}
 	job, err := j.Q.CreateIngestJob(ctx, store.CreateIngestJobParams{ID: id, SourceFilename: &filename, StagingPath: &path, CreatedBy: &p.UserID})
@@ -84,8 +97,10 @@ func (j *Jobs) open(ctx context.Context, job store.CatalogIngestJob, full bool) 
 	return src, layers, err
 }
 
-// refuse ends a pending job whose file was refused, with the reason, and returns that refusal:
-// no retry can change the file. Other errors leave the job as it was.
+// refuse ends a pending job whose file was refused, with the reason, and returns that refusal.
+// No retry can change the file, so it goes with the refusal: nothing refused (hostile archives
+// included) stays on disk, and the job is not retryable (its staging file is gone). Other errors
+// leave the job as it was.
 func (j *Jobs) refuse(ctx context.Context, id uuid.UUID, err error) error {
 	if k := apperr.KindOf(err); k == apperr.KindUnprocessable || k == apperr.KindTooLarge {
 		msg := err.Error()
@@ -93,8 +108,12 @@ func (j *Jobs) refuse(ctx context.Context, id uuid.UUID, err error) error {
 		if errors.As(err, &ae) {
 			msg = ae.Detail
 		}
-		if ferr := j.Q.RefuseIngestJob(ctx, store.RefuseIngestJobParams{ID: id, ErrorMessage: &msg}); ferr != nil {
+		n, ferr := j.Q.RefuseIngestJob(ctx, store.RefuseIngestJobParams{ID: id, ErrorMessage: &msg})
+		if ferr != nil {
 			return ferr
+		}
+		if n == 1 { // this call ended the job: no run of it can be reading the file
+			_ = Discard(j.DataDir, id)
 		}
 	}
 	return err
@@ -157,7 +176,7 @@ func (j *Jobs) commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts 
 		return cur, err
 	}
 	if cur.Status != "pending" || cur.Committed {
-		return cur, apperr.Conflict("job %s was committed already or is not pending", id)
+		return cur, apperr.Conflict("job %s was already processed: it was committed before or is no longer pending", id)
 	}
 	src, layers, err := j.open(ctx, cur, false)
 	if err != nil {
@@ -184,7 +203,7 @@ func (j *Jobs) enqueue(ctx context.Context, id uuid.UUID, opts Options) (store.C
 		var err error
 		job, err = j.Q.WithTx(tx).CommitIngestJob(ctx, store.CommitIngestJobParams{ID: id, Options: raw})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return apperr.Conflict("job %s was committed already or is not pending", id)
+			return apperr.Conflict("job %s was already processed: it was committed before or is no longer pending", id)
 		}
 		if err != nil {
 			return err
@@ -205,7 +224,7 @@ func (j *Jobs) fanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choic
 		return nil, nil, err
 	}
 	if cur.Status != "pending" || cur.Committed {
-		return nil, nil, apperr.Conflict("job %s was committed already or is not pending", id)
+		return nil, nil, apperr.Conflict("job %s was already processed: it was committed before or is no longer pending", id)
 	}
 	_, layers, err := j.open(ctx, cur, false)
 	if err != nil {
@@ -222,7 +241,7 @@ func (j *Jobs) fanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choic
 		q := j.Q.WithTx(tx)
 		if n, err := q.FanOutIngestJob(ctx, id); err != nil || n == 0 {
 			if err == nil {
-				err = apperr.Conflict("job %s was committed already or is not pending", id)
+				err = apperr.Conflict("job %s was already processed: it was committed before or is no longer pending", id)
 			}
 			return err
 		}
@@ -256,8 +275,11 @@ func (j *Jobs) fanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choic
 	return children, names, err
 }
 
-// retry queues a failed job again with its kept staging file.
-func (j *Jobs) retry(ctx context.Context, p auth.Principal, id uuid.UUID) (store.CatalogIngestJob, error) {
+// retry queues a failed job again with its kept staging file, whatever made it fail and however
+// often it failed before (interface spec 3.1): the cause may be gone (a fixed server, freed disk)
+// and only the caller can tell. A job refused at commit was never queued: it is pending again, to
+// be committed. Audited as job.retry.
+func (j *Jobs) retry(ctx context.Context, p auth.Principal, id uuid.UUID, c auth.Client) (store.CatalogIngestJob, error) {
 	cur, err := j.get(ctx, p, id)
 	if err != nil {
 		return cur, err
@@ -265,21 +287,25 @@ func (j *Jobs) retry(ctx context.Context, p auth.Principal, id uuid.UUID) (store
 	if cur.Status != "failed" {
 		return cur, apperr.Conflict("only failed jobs can be retried; this one is %s", cur.Status)
 	}
-	if !cur.CanRetry {
-		return cur, apperr.Conflict("a retry of this job cannot end differently (%s); upload a corrected file", deref(cur.ErrorMessage))
-	}
-	if _, err := os.Stat(deref(cur.StagingPath)); err != nil {
+	if !retryable(cur) {
 		return cur, apperr.Conflict("the staging file of this job is gone; upload the file again")
 	}
 	var job store.CatalogIngestJob
 	err = pgx.BeginFunc(ctx, j.Pool, func(tx pgx.Tx) error {
+		q := j.Q.WithTx(tx)
 		var err error
-		job, err = j.Q.WithTx(tx).RequeueIngestJob(ctx, id)
+		job, err = q.RequeueIngestJob(ctx, id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return apperr.Conflict("only failed jobs can be retried")
 		}
 		if err != nil {
 			return err
+		}
+		audit.Record(ctx, q, nil, audit.Entry{ActorID: p.UserID, ActorDisplay: p.Username, Action: "job.retry", ResourceType: "job",
+			ResourceID: id.String(), IP: c.IP, UA: c.UserAgent, Detail: map[string]any{"error": deref(cur.ErrorMessage),
+				"source_filename": deref(cur.SourceFilename)}})
+		if !job.Committed {
+			return nil
 		}
 		return j.Queue.Enqueue(ctx, tx, id)
 	})

@@ -33,11 +33,12 @@ func (j *Jobs) RequestPresigned(ctx context.Context, p auth.Principal, filename 
 	if !p.Can(auth.CapUpload) {
 		return Presigned{}, apperr.Forbidden("uploading needs the upload capability")
 	}
-	if err := CheckFilename(filename); err != nil {
+	limits, err := j.Limits(ctx, p)
+	if err != nil {
 		return Presigned{}, err
 	}
-	if size > j.MaxUpload {
-		return Presigned{}, apperr.TooLarge("file_size %d exceeds the maximum upload size of %d bytes", size, j.MaxUpload)
+	if err := limits.admit(filename, size); err != nil {
+		return Presigned{}, err
 	}
 	count, partSize := int32(1), (*int64)(nil)
 	if size > j.PresignedThreshold {

@@ -440,3 +440,42 @@ func getJSON(ctx context.Context, client *http.Client, endpoint, token, accept s
 	}
 	return nil
 }
+
+// Probe tells whether a provider can be reached for sign-in now: its discovery document loads
+// and names the authorize and token endpoints, or, for a provider configured without discovery,
+// its authorize endpoint answers at all (any status below 500: it expects a browser with
+// parameters). Nothing is sent that starts a sign-in.
+func (f *Flow) Probe(ctx context.Context, p Provider) error {
+	p, err := Normalize(p)
+	if err != nil {
+		return err
+	}
+	if p.DiscoveryURL != "" {
+		var doc struct {
+			Authorize string `json:"authorization_endpoint"`
+			Token     string `json:"token_endpoint"`
+		}
+		if err := getJSON(ctx, f.client, p.DiscoveryURL, "", "application/json", &doc); err != nil {
+			return err
+		}
+		if doc.Authorize == "" || doc.Token == "" {
+			return fmt.Errorf("the discovery document %s names no authorization or token endpoint", p.DiscoveryURL)
+		}
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.AuthorizeURL, nil)
+	if err != nil {
+		return err
+	}
+	client := *f.client
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 500 {
+		return fmt.Errorf("GET %s: %s", p.AuthorizeURL, resp.Status)
+	}
+	return nil
+}

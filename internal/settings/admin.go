@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"log/slog"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -26,14 +27,25 @@ type Admin struct {
 	Q      *store.Queries
 	Box    *secretbox.Box
 	Pinned map[string]string // key → value set by the environment (provider keys ...)
-	Log    *slog.Logger
+	// Fixed are the values of the client keys the environment fixes (access_token_expire_minutes
+	// ...), as the settings screen shows them.
+	Fixed   map[string]any
+	Changed func() // called after every write, for what keeps settings in memory
+	Log     *slog.Logger
 }
+
+// Sources of a setting's value (Get All Settings).
+const (
+	SourceDefault    = "default"
+	SourceOverridden = "overridden" // saved by an admin
+	SourceEnvOnly    = "env_only"   // fixed by the environment; cannot be written here
+)
 
 // Item is a setting as the settings screen shows it.
 type Item struct {
 	Key, Label string
 	Value      any
-	Source     string // default, database or environment
+	Source     string // SourceDefault, SourceOverridden or SourceEnvOnly
 }
 
 // Actor is who changes settings, for the audit trail.
@@ -43,69 +55,194 @@ type Actor struct {
 	IP, UA   string
 }
 
-// All answers every setting by group. A secret's value is only whether it is set.
-func (a Admin) All(ctx context.Context) (map[string][]Item, error) {
+// stored reads every stored setting.
+func (a Admin) stored(ctx context.Context) (map[string]json.RawMessage, error) {
 	rows, err := a.Q.ListAllSettings(ctx)
+	out := map[string]json.RawMessage{}
+	for _, r := range rows {
+		if string(r.Value) != "null" {
+			out[r.Key] = r.Value
+		}
+	}
+	return out, err
+}
+
+// effective is the value of a registry setting as JSON decodes it: stored, else its default.
+func effective(stored map[string]json.RawMessage, key string) any {
+	if raw, ok := stored[key]; ok {
+		var v any
+		if json.Unmarshal(raw, &v) == nil {
+			return v
+		}
+	}
+	return decoded(defaults[key])
+}
+
+// All answers every setting by tab: the client tabs with exactly the client keys, then a tab per
+// group of the registry settings no client key stands for, keyed by their full names. A secret's
+// value is only whether it is set.
+func (a Admin) All(ctx context.Context) (map[string][]Item, error) {
+	stored, err := a.stored(ctx)
 	if err != nil {
 		return nil, err
 	}
-	stored := map[string]json.RawMessage{}
-	for _, r := range rows {
-		stored[r.Key] = r.Value
-	}
 	tabs := map[string][]Item{}
+	for _, t := range clientTabs {
+		tabs[t] = []Item{}
+	}
+	for _, k := range clientKeys {
+		tabs[k.Tab] = append(tabs[k.Tab], a.clientItem(k, stored))
+	}
+	skip := covered()
 	for _, d := range registry {
-		group, name, _ := strings.Cut(d.Key, ".")
-		it := Item{Key: name, Label: d.Label, Source: "default", Value: defaults[d.Key]}
-		raw, inDB := stored[d.Key]
-		if inDB && string(raw) != "null" {
-			it.Source = "database"
-			_ = json.Unmarshal(raw, &it.Value)
+		if skip[d.Key] {
+			continue
+		}
+		group, _, _ := strings.Cut(d.Key, ".")
+		it := Item{Key: d.Key, Label: d.Label, Source: SourceDefault, Value: effective(stored, d.Key)}
+		if _, ok := stored[d.Key]; ok {
+			it.Source = SourceOverridden
 		}
 		if _, pinned := a.Pinned[d.Key]; pinned {
-			it.Source = "environment"
+			it.Source = SourceEnvOnly
 		}
 		if d.Secret {
-			it.Key, it.Value = name+"_set", it.Source != "default"
+			it.Key, it.Value = d.Key+"_set", it.Source != SourceDefault
 		}
-		tabs[group] = append(tabs[group], it)
+		tabs[ownTab(group)] = append(tabs[ownTab(group)], it)
 	}
 	return tabs, nil
 }
 
-// Update writes settings: {group: {key: value}}, validated as a whole first and written in one
-// transaction, each change audited with its old and new value (a secret's: only that it changed).
-func (a Admin) Update(ctx context.Context, actor Actor, groups map[string]map[string]any) error {
-	type write struct {
-		def   Def
-		value any
+func (a Admin) clientItem(k clientKey, stored map[string]json.RawMessage) Item {
+	it := Item{Key: k.Key, Label: k.Label, Source: SourceDefault}
+	if k.Env != "" {
+		it.Source, it.Value = SourceEnvOnly, k.Default
+		if v, ok := a.Fixed[k.Key]; ok {
+			it.Value = v
+		}
+		return it
 	}
-	var writes []write
-	for group, keys := range groups {
-		for name, v := range keys {
-			d, ok := Lookup(group + "." + name)
-			if !ok {
-				return apperr.Unprocessable("settings: %s.%s is not a setting", group, name)
-			}
-			if _, pinned := a.Pinned[d.Key]; pinned {
-				return apperr.Conflict("settings: %s is set by the environment and cannot be changed here", d.Key)
-			}
-			if err := d.Check(v); err != nil {
-				return apperr.Unprocessable("settings: %s %v", d.Key, err)
-			}
-			writes = append(writes, write{d, v})
+	vals := make([]any, len(k.keys))
+	for i, key := range k.keys {
+		vals[i] = effective(stored, key)
+		if _, ok := stored[key]; ok {
+			it.Source = SourceOverridden
+		}
+		if _, pinned := a.Pinned[key]; pinned {
+			it.Source = SourceEnvOnly
 		}
 	}
-	sort.Slice(writes, func(i, j int) bool { return writes[i].def.Key < writes[j].def.Key })
-	return pgx.BeginFunc(ctx, a.Pool, func(tx pgx.Tx) error {
+	it.Value = vals[0]
+	if k.show != nil {
+		it.Value = k.show(vals)
+	}
+	return it
+}
+
+// Update writes settings given as {key: value}: client keys (registration_enabled ...), registry
+// keys by their full name (tile_config.max_concurrent), or a registry group with an object of its
+// keys ({"tile_config": {"max_concurrent": 8}}). null returns a setting to its default. The
+// whole body is validated first and written in one transaction, each change audited with its
+// old and new value (a secret's: only that it changed).
+func (a Admin) Update(ctx context.Context, actor Actor, body map[string]any) error {
+	stored, err := a.stored(ctx)
+	if err != nil {
+		return err
+	}
+	writes := map[string]any{}
+	for name, v := range body {
+		if err := a.collect(writes, stored, name, v); err != nil {
+			return err
+		}
+	}
+	keys := make([]string, 0, len(writes))
+	for key, v := range writes {
+		d, ok := Lookup(key)
+		if !ok {
+			return apperr.Unprocessable("settings: %s is not a setting", key)
+		}
+		if _, pinned := a.Pinned[key]; pinned {
+			return apperr.Conflict("settings: %s is set by the environment and cannot be changed here", key)
+		}
+		if v != nil {
+			if err := d.Check(v); err != nil {
+				return apperr.Unprocessable("settings: %s %v", key, err)
+			}
+		}
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	err = pgx.BeginFunc(ctx, a.Pool, func(tx pgx.Tx) error {
 		q := a.Q.WithTx(tx)
-		for _, w := range writes {
-			if err := a.put(ctx, q, actor, w.def, w.value); err != nil {
+		for _, key := range keys {
+			d, _ := Lookup(key)
+			if err := a.put(ctx, q, actor, d, writes[key]); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	a.changed()
+	return err
+}
+
+// collect turns one member of an update into writes of registry settings. Two members that
+// write one setting differently are refused.
+func (a Admin) collect(writes map[string]any, stored map[string]json.RawMessage, name string, v any) error {
+	put := func(key string, v any) error {
+		if prev, ok := writes[key]; ok && !reflect.DeepEqual(prev, v) {
+			return apperr.Unprocessable("settings: %s is given two different values", key)
+		}
+		writes[key] = v
+		return nil
+	}
+	obj, isObject := v.(map[string]any)
+	k, isClient := clientKeyOf(name)
+	switch {
+	case isObject && isGroup(name) && name != "map_defaults":
+		for sub, sv := range obj {
+			if err := put(name+"."+sub, sv); err != nil {
+				return err
+			}
+		}
+		return nil
+	case isClient && k.Env != "":
+		return apperr.Conflict("settings: %s is set by the environment (%s) and cannot be changed here", name, k.Env)
+	case isClient:
+		if k.store == nil {
+			return put(k.keys[0], v)
+		}
+		vals := make([]any, len(k.keys))
+		for i, key := range k.keys {
+			vals[i] = effective(stored, key)
+		}
+		out, err := k.store(v, vals)
+		if err != nil {
+			return apperr.Unprocessable("settings: %s %v", name, err)
+		}
+		for key, sv := range out {
+			if err := put(key, sv); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if _, ok := Lookup(name); !ok {
+		return apperr.Unprocessable("settings: %s is not a setting", name)
+	}
+	return put(name, v)
+}
+
+// isGroup tells whether name is a group of the registry (the part of a key before its dot).
+func isGroup(name string) bool {
+	return slices.ContainsFunc(registry, func(d Def) bool { return strings.HasPrefix(d.Key, name+".") })
+}
+
+func (a Admin) changed() {
+	if a.Changed != nil {
+		a.Changed()
+	}
 }
 
 // put writes one setting (null removes it: its default applies) and audits the change.
@@ -117,6 +254,9 @@ func (a Admin) put(ctx context.Context, q *store.Queries, actor Actor, d Def, v 
 	var before any
 	if len(old) == 1 {
 		_ = json.Unmarshal(old[0].Value, &before)
+	}
+	if len(old) == 0 && (v == nil || (d.Secret && v == "")) {
+		return nil // at its default already: nothing changes, nothing to audit
 	}
 	if v == nil || (d.Secret && v == "") {
 		if _, err := q.DeleteSetting(ctx, d.Key); err != nil {
@@ -148,35 +288,55 @@ func (a Admin) put(ctx context.Context, q *store.Queries, actor Actor, d Def, v 
 	return nil
 }
 
-// Reset returns settings to their defaults: each entry a group ("tile_config") or a key
-// ("tile_config.max_concurrent"); none means every group. Secrets are reset only when named or
-// their group is. Keys pinned by the environment keep their value.
+// Reset returns settings to their defaults. Each entry names a client tab ("general"), a client
+// key ("registration_enabled"), a registry group ("tile_config") or a registry key
+// ("tile_config.max_concurrent"); none means every setting. Secrets are reset only when named or
+// their group is. What the environment sets keeps its value.
 func (a Admin) Reset(ctx context.Context, actor Actor, keys []string) error {
-	var targets []Def
+	targets := map[string]bool{}
 	for _, d := range registry {
-		group, _, _ := strings.Cut(d.Key, ".")
-		named := slices.Contains(keys, d.Key) || slices.Contains(keys, group)
-		if (len(keys) == 0 && !d.Secret) || named {
-			targets = append(targets, d)
+		if len(keys) == 0 && !d.Secret {
+			targets[d.Key] = true
 		}
 	}
-	for _, k := range keys {
-		if !slices.ContainsFunc(registry, func(d Def) bool { g, _, _ := strings.Cut(d.Key, "."); return d.Key == k || g == k }) {
-			return apperr.Unprocessable("settings: %s is neither a setting nor a group", k)
-		}
-	}
-	return pgx.BeginFunc(ctx, a.Pool, func(tx pgx.Tx) error {
-		q := a.Q.WithTx(tx)
-		for _, d := range targets {
-			if _, pinned := a.Pinned[d.Key]; pinned {
-				continue
+	for _, name := range keys {
+		found := false
+		for _, d := range registry {
+			if group, _, _ := strings.Cut(d.Key, "."); d.Key == name || group == name {
+				targets[d.Key], found = true, true
 			}
+		}
+		for _, k := range clientKeys {
+			if k.Key == name || k.Tab == name {
+				for _, key := range k.keys {
+					targets[key] = true
+				}
+				found = true
+			}
+		}
+		if !found && !slices.Contains(clientTabs, name) {
+			return apperr.Unprocessable("settings: %s is neither a setting nor a group", name)
+		}
+	}
+	ordered := make([]string, 0, len(targets))
+	for key := range targets {
+		if _, pinned := a.Pinned[key]; !pinned {
+			ordered = append(ordered, key)
+		}
+	}
+	sort.Strings(ordered)
+	err := pgx.BeginFunc(ctx, a.Pool, func(tx pgx.Tx) error {
+		q := a.Q.WithTx(tx)
+		for _, key := range ordered {
+			d, _ := Lookup(key)
 			if err := a.put(ctx, q, actor, d, nil); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	a.changed()
+	return err
 }
 
 // ProviderKeys are the third-party keys in use: the environment's, else the stored ones.

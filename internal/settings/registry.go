@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -121,10 +122,59 @@ func basemapList(v any) error {
 	return nil
 }
 
+// anyText accepts any text of at most max characters, the empty one included.
+func anyText(max int) func(any) error {
+	return func(v any) error {
+		if s, ok := v.(string); !ok || len(s) > max {
+			return fmt.Errorf("must be a text of at most %d characters", max)
+		}
+		return nil
+	}
+}
+
+// optionalURL accepts "" (none) or an http(s) URL.
+func optionalURL(v any) error {
+	if v == "" {
+		return nil
+	}
+	return httpURL(false)(v)
+}
+
+// domainList checks email domains: lower-case host names such as example.org.
+func domainList(v any) error {
+	list, ok := v.([]any)
+	if !ok || len(list) > 100 {
+		return fmt.Errorf("must be a list of at most 100 domain names")
+	}
+	for _, e := range list {
+		if s, ok := e.(string); !ok || !domainPattern.MatchString(s) {
+			return fmt.Errorf("must list domain names in lower case, such as example.org (got %v)", e)
+		}
+	}
+	return nil
+}
+
+// extensionList checks a comma-separated list of file extensions, each with its dot.
+func extensionList(v any) error {
+	s, ok := v.(string)
+	if !ok || len(s) > 1000 {
+		return fmt.Errorf("must be a comma-separated list of extensions such as .gpkg,.zip")
+	}
+	for _, e := range strings.Split(s, ",") {
+		if !extensionPattern.MatchString(strings.TrimSpace(e)) {
+			return fmt.Errorf("must be a comma-separated list of extensions such as .gpkg,.zip (got %q)", e)
+		}
+	}
+	return nil
+}
+
 var (
-	slugPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
-	colorPattern = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
-	layerPrefix  = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+	slugPattern      = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+	colorPattern     = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+	layerPrefix      = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+	bannerColor      = regexp.MustCompile(`^[a-z]{1,20}$|^#[0-9a-fA-F]{6}$`)
+	domainPattern    = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
+	extensionPattern = regexp.MustCompile(`^\.[a-z0-9]{1,10}$`)
 )
 
 // registry is every writable setting, by group (the tabs of the settings screen).
@@ -132,6 +182,19 @@ var registry = []Def{
 	{Key: "auth.registration_mode", Label: "Registration", Check: oneOf("open", "approval", "closed")},
 	{Key: "auth.email_verification_required", Label: "Email verification required", Check: boolean},
 	{Key: "auth.local_login_enabled", Label: "Password sign-in", Check: boolean},
+	{Key: "auth.landing_first", Label: "Show the landing page first", Check: boolean},
+	{Key: "auth.allowed_email_domains", Label: "Email domains allowed to register", Check: domainList},
+	{Key: "publication.require_metadata", Label: "Require metadata to publish", Check: boolean},
+	{Key: "general.public_app_url", Label: "Public web app URL", Check: optionalURL},
+	{Key: "general.public_api_url", Label: "Public API URL", Check: optionalURL},
+	{Key: "general.log_level", Label: "Log level", Check: oneOf("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")},
+	{Key: "general.log_json", Label: "Logs as JSON", Check: boolean},
+	{Key: "ogc.items_max_page_size", Label: "Largest OGC items page", Check: number(1, 100000, true)},
+	{Key: "uploads.max_size_mb", Label: "Largest upload (MB)", Check: number(1, 1<<20, true)},
+	{Key: "uploads.allowed_extensions", Label: "Upload file types", Check: extensionList},
+	{Key: "uploads.max_storage_bytes_per_user", Label: "Storage per user (bytes, 0: no cap)", Check: number(0, 1<<50, true)},
+	{Key: "uploads.max_datasets_per_user", Label: "Datasets per user (0: no cap)", Check: number(0, 1e6, true)},
+	{Key: "map.enabled_plugins", Label: "Enabled map plugins", Check: stringList(100)},
 	{Key: "feature_flags.enable_dataset_editing", Label: "Dataset editing", Check: boolean},
 	{Key: "feature_flags.enable_map_sharing", Label: "Map sharing", Check: boolean},
 	{Key: "feature_flags.enable_embed_tokens", Label: "Embed tokens", Check: boolean},
@@ -144,6 +207,7 @@ var registry = []Def{
 	{Key: "tile_config.max_concurrent", Label: "Tile queries at once", Check: number(1, 256, true)},
 	{Key: "tile_config.mvt_source_layer_prefix", Label: "Tile layer prefix", Check: words(32, layerPrefix, false)},
 	{Key: "tile_config.cdn_base_url", Label: "CDN base URL", Check: httpURL(true)},
+	{Key: "tile_config.cache_ttl_seconds", Label: "Tile cache lifetime (s)", Check: number(0, 365*86400, true)},
 	{Key: "map_defaults.center_lng", Label: "Default longitude", Check: number(-180, 180, false)},
 	{Key: "map_defaults.center_lat", Label: "Default latitude", Check: number(-90, 90, false)},
 	{Key: "map_defaults.zoom", Label: "Default zoom", Check: number(0, 24, false)},
@@ -158,13 +222,20 @@ var registry = []Def{
 	{Key: "branding.privacy_url", Label: "Privacy notice URL", Check: httpURL(true)},
 	{Key: "branding.logo_url", Label: "Logo URL", Check: httpURL(true)},
 	{Key: "branding.primary_color", Label: "Primary colour", Check: nullable(words(7, colorPattern, false))},
+	{Key: "branding.banner_enabled", Label: "Show the banner", Check: boolean},
+	{Key: "branding.banner_text", Label: "Banner text", Check: anyText(500)},
+	{Key: "branding.banner_color", Label: "Banner colour", Check: words(20, bannerColor, false)},
 	{Key: "sql_query.statement_timeout_ms", Label: "Read-only SQL time limit (ms)", Check: number(100, 60000, true)},
 	{Key: "ai.enabled", Label: "AI features", Check: boolean},
 	{Key: "ai.semantic_search_enabled", Label: "Semantic search", Check: boolean},
-	{Key: "ai.provider", Label: "AI provider", Check: nullable(words(64, nil, false))},
+	{Key: "ai.provider", Label: "AI provider", Check: nullable(anyText(64))}, // "": none
 	{Key: "ai.model", Label: "Chat model", Check: nullable(words(128, nil, false))},
+	{Key: "ai.openai_base_url", Label: "OpenAI-compatible API URL", Check: optionalURL},
 	{Key: "ai.embedding_model", Label: "Embedding model", Check: nullable(words(128, nil, false))},
+	{Key: "ai.embedding_base_url", Label: "Embedding API URL", Check: optionalURL},
 	{Key: "ai.embedding_dimensions", Label: "Embedding dimensions", Check: nullable(number(1, 8192, true))},
+	{Key: "ai.send_sample_values", Label: "Send sample values to the AI provider", Check: boolean},
+	{Key: "ai.max_tokens_per_user_per_day", Label: "AI tokens per user per day (0: no cap)", Check: number(0, 1e12, true)},
 	{Key: "notifications.enabled", Label: "Email notifications", Check: boolean},
 	{Key: "provider_keys.maptiler", Label: "MapTiler key", Check: nullable(words(1024, nil, false)), Secret: true},
 	{Key: "provider_keys.stadia", Label: "Stadia Maps key", Check: nullable(words(1024, nil, false)), Secret: true},
@@ -176,9 +247,17 @@ var registry = []Def{
 func init() {
 	for k, v := range map[string]any{
 		"branding.site_name": "Meridian", "branding.show_badge": true, "branding.privacy_url": nil, "branding.logo_url": nil,
-		"branding.primary_color": nil, "ai.enabled": false, "ai.semantic_search_enabled": false, "ai.provider": nil, "ai.model": nil,
-		"ai.embedding_model": nil, "ai.embedding_dimensions": nil, "notifications.enabled": true,
-		"sql_query.statement_timeout_ms": 5000,
+		"branding.primary_color": nil, "branding.banner_enabled": false, "branding.banner_text": "", "branding.banner_color": "warning",
+		"ai.enabled": true, "ai.semantic_search_enabled": false, "ai.provider": "anthropic", "ai.model": nil,
+		"ai.openai_base_url": "", "ai.embedding_model": nil, "ai.embedding_base_url": "", "ai.embedding_dimensions": nil,
+		"ai.send_sample_values": true, "ai.max_tokens_per_user_per_day": 0,
+		"notifications.enabled": true, "sql_query.statement_timeout_ms": 5000,
+		"auth.landing_first": false, "auth.allowed_email_domains": []string{}, "publication.require_metadata": false,
+		"general.public_app_url": "", "general.public_api_url": "", "general.log_level": "INFO", "general.log_json": false,
+		"ogc.items_max_page_size": 1000, "uploads.max_size_mb": 500,
+		"uploads.allowed_extensions":         ".zip,.gpkg,.geojson,.json,.csv,.tif,.tiff,.xlsx,.xls",
+		"uploads.max_storage_bytes_per_user": 0, "uploads.max_datasets_per_user": 0, "map.enabled_plugins": []string{},
+		"tile_config.cache_ttl_seconds": 300,
 	} {
 		defaults[k] = v
 	}
@@ -223,6 +302,9 @@ func (r Reader) AI(ctx context.Context) (AI, error) {
 	err := r.load(ctx, map[string]any{"ai.enabled": &a.Enabled, "ai.semantic_search_enabled": &a.SemanticSearch,
 		"ai.provider": &a.Provider, "ai.model": &a.Model, "ai.embedding_model": &a.EmbeddingModel,
 		"ai.embedding_dimensions": &a.EmbeddingDimensions})
+	if a.Provider != nil && *a.Provider == "" {
+		a.Provider = nil // llm_provider "" names none
+	}
 	return a, err
 }
 

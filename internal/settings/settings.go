@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"meridian/store"
@@ -13,11 +14,13 @@ import (
 
 // Defaults of the settings read so far, keyed as stored.
 var defaults = map[string]any{
-	"auth.registration_mode":           "approval",
+	// Self-registration is off until an admin turns it on (registration_enabled).
+	"auth.registration_mode":           "closed",
 	"auth.email_verification_required": true,
 	"auth.local_login_enabled":         true,
-	// Feature flags (Get Feature Flags); every one defaults to on.
-	"feature_flags.enable_dataset_editing": true,
+	// Feature flags (Get Feature Flags). Editing features is off until an admin turns it on
+	// (client-semantics: enable_dataset_editing defaults to false); the others default to on.
+	"feature_flags.enable_dataset_editing": false,
 	"feature_flags.enable_map_sharing":     true,
 	"feature_flags.enable_embed_tokens":    true,
 	"feature_flags.enable_sql_query":       true,
@@ -27,11 +30,15 @@ var defaults = map[string]any{
 // Reader reads settings through the catalog queries.
 type Reader struct{ Q *store.Queries }
 
-// Auth is the public sign-in configuration.
+// Auth is the public sign-in configuration, with the banner the sign-in page shows.
 type Auth struct {
-	RegistrationMode          string
+	RegistrationMode          string // open, approval or closed (registration_enabled false)
 	EmailVerificationRequired bool
-	LocalLoginEnabled         bool
+	LocalLoginEnabled         bool     // password_login_enabled
+	LandingFirst              bool     // landing_first
+	AllowedEmailDomains       []string // allowed_email_domains: none means any
+	BannerEnabled             bool
+	BannerText, BannerColor   string
 }
 
 // Auth reads the sign-in settings in one query.
@@ -41,8 +48,23 @@ func (r Reader) Auth(ctx context.Context) (Auth, error) {
 		"auth.registration_mode":           &a.RegistrationMode,
 		"auth.email_verification_required": &a.EmailVerificationRequired,
 		"auth.local_login_enabled":         &a.LocalLoginEnabled,
+		"auth.landing_first":               &a.LandingFirst,
+		"auth.allowed_email_domains":       &a.AllowedEmailDomains,
+		"branding.banner_enabled":          &a.BannerEnabled,
+		"branding.banner_text":             &a.BannerText,
+		"branding.banner_color":            &a.BannerColor,
 	})
 	return a, err
+}
+
+// EmailAllowed tells whether an address may get an account of its own making (self-registration,
+// a first sign-in through an identity provider): any address while no domain is listed.
+func (a Auth) EmailAllowed(email string) bool {
+	if len(a.AllowedEmailDomains) == 0 {
+		return true
+	}
+	_, domain, ok := strings.Cut(email, "@")
+	return ok && slices.Contains(a.AllowedEmailDomains, strings.ToLower(domain))
 }
 
 // load fills each destination from the stored value or, when absent, from its default.
