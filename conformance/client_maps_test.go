@@ -284,7 +284,8 @@ func TestTileTokensAskForSignIn(t *testing.T) {
 	}
 	b := call(t, "POST", "/tiles/tokens/", map[string]any{"dataset_ids": []string{private, public}}, nil...).JSON(t)
 	toks := b["tokens"].(map[string]any)
-	if e := toks[private].(map[string]any); e["status"] != float64(401) || e["error"] == nil || toks[public].(map[string]any)["sig"] == nil {
+	e, _ := toks[private].(map[string]any)
+	if pub, _ := toks[public].(map[string]any); e["status"] != float64(401) || e["error"] == nil || pub["sig"] == nil {
 		t.Fatalf("anonymous batch: %v", b)
 	}
 }
