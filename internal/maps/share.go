@@ -86,7 +86,7 @@ func TokenHint(token string) string {
 }
 
 // errNotPublic is the refusal to share a map that is not public, in the words clients translate.
-var errNotPublic = apperr.Invalid("Map must be public before sharing")
+func errNotPublic() error { return apperr.Invalid("Map must be public before sharing") }
 
 func tokenHash(token string) []byte {
 	sum := sha256.Sum256([]byte(token))
@@ -111,7 +111,7 @@ func (s *Service) Share(ctx context.Context, p auth.Principal, id uuid.UUID, e E
 	var out Share
 	_, err = s.change(ctx, p, id, "", func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
 		if m.Visibility != auth.VisibilityPublic {
-			return nil, errNotPublic
+			return nil, errNotPublic()
 		}
 		if _, err := q.RevokeMapShareTokens(ctx, id); err != nil {
 			return nil, err
@@ -129,13 +129,14 @@ func (s *Service) Share(ctx context.Context, p auth.Principal, id uuid.UUID, e E
 }
 
 // GetShare is the active share link of map id, its token shown as a hint; nil when the map has
-// none (never shared, revoked or expired). For the map's editors.
+// none (never shared, revoked or expired; a link of a map that is not public opens nothing).
+// For the map's editors.
 func (s *Service) GetShare(ctx context.Context, p auth.Principal, id uuid.UUID, now time.Time) (*Share, error) {
 	m, err := s.record(ctx, s.Q, p, id)
 	if err != nil {
 		return nil, err
 	}
-	if err := auth.AuthorizeManage(p, resource(m), "map", "read its share link"); err != nil {
+	if err := auth.AuthorizeManage(p, resource(m), "map", "read its share link"); err != nil || m.Visibility != auth.VisibilityPublic {
 		return nil, err
 	}
 	row, err := s.Q.LiveMapShareToken(ctx, id)
