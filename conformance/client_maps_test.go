@@ -129,7 +129,12 @@ func TestPublicMapsHoldPublicDatasets(t *testing.T) {
 	m := call(t, "POST", "/maps/", map[string]any{"name": "Mixed " + randomHex(3), "layers": []any{
 		map[string]any{"dataset_id": public}, map[string]any{"dataset_id": private}}}, bearer(owner.Access)...).JSON(t)
 	base := "/maps/" + m["id"].(string)
-	privateLayer := mapLayers(t, m)[1]["id"]
+	var privateLayer any
+	for _, l := range mapLayers(t, m) {
+		if l["dataset_id"] == private {
+			privateLayer = l["id"]
+		}
+	}
 
 	refused := func(what string, r reply) {
 		t.Helper()
@@ -465,5 +470,54 @@ func TestMapWritesAreAudited(t *testing.T) {
 		if !found {
 			t.Errorf("%s: no audit record of %s by the actor: %s", s.action, id, r.Body)
 		}
+	}
+}
+
+// TestLayersWithoutSortOrderGoOnTop: a layer added without sort_order is drawn above the others,
+// also after a reorder; a layer changed in place by Update Map keeps what the body leaves out.
+func TestLayersWithoutSortOrderGoOnTop(t *testing.T) {
+	owner := newUser(t, "editor")
+	ds := ogcDataset(t, owner, "private")
+	m := call(t, "POST", "/maps/", map[string]any{"name": "Stack", "layers": []any{map[string]any{"dataset_id": ds, "display_name": "a"},
+		map[string]any{"dataset_id": ds, "display_name": "b"}, map[string]any{"dataset_id": ds, "display_name": "c"}}}, bearer(owner.Access)...).JSON(t)
+	base := "/maps/" + m["id"].(string)
+	names := func(doc map[string]any) string {
+		var out []string
+		for _, l := range mapLayers(t, doc) {
+			out = append(out, fmt.Sprintf("%v %v", l["display_name"], l["sort_order"]))
+		}
+		return strings.Join(out, " ")
+	}
+	if got := names(m); got != "a 0 b 1 c 2" {
+		t.Fatalf("layers of a new map: %s", got)
+	}
+	l := mapLayers(t, m)
+	r := call(t, "PATCH", base+"/layers", map[string]any{"order": []any{l[2]["id"], l[1]["id"], l[0]["id"]}}, bearer(owner.Access)...)
+	if got := names(r.JSON(t)); got != "c 0 b 1 a 2" {
+		t.Fatalf("after the reorder: %s", got)
+	}
+	wantStatus(t, "add layer", call(t, "POST", base+"/layers", map[string]any{"dataset_id": ds, "display_name": "d"}, bearer(owner.Access)...), 201)
+	r = call(t, "PATCH", base+"/layers", map[string]any{"added": []any{map[string]any{"dataset_id": ds, "display_name": "e"}}}, bearer(owner.Access)...)
+	doc := r.JSON(t)
+	if got := names(doc); got != "c 0 b 1 a 2 d 3 e 4" {
+		t.Fatalf("layers added without sort_order: %s", got)
+	}
+
+	// The builder's save names its layers by id; what it leaves out of one stays as it is.
+	wantStatus(t, "dim a", call(t, "PATCH", base+"/layers", map[string]any{"updated": []any{map[string]any{"id": l[0]["id"], "opacity": 0.3, "visible": false}}},
+		bearer(owner.Access)...), 200)
+	var saved []any
+	for _, x := range mapLayers(t, doc) {
+		saved = append(saved, map[string]any{"id": x["id"], "dataset_id": ds})
+	}
+	r = call(t, "PUT", base, map[string]any{"layers": saved}, bearer(owner.Access)...)
+	wantStatus(t, "save", r, 200)
+	for _, x := range mapLayers(t, r.JSON(t)) {
+		if x["display_name"] == "a" && (x["opacity"] != 0.3 || x["visible"] != false) {
+			t.Fatalf("a layer saved in place lost what the save left out: %v", x)
+		}
+	}
+	if got := names(r.JSON(t)); got != "c 0 b 1 a 2 d 3 e 4" {
+		t.Fatalf("after the save: %s", got)
 	}
 }
