@@ -33,7 +33,7 @@ func TestMapLifecycle(t *testing.T) {
 	wantStatus(t, "create", r, 201)
 	m := r.JSON(t)
 	id := m["id"].(string)
-	if m["visibility"] != "private" || m["zoom"] != float64(2) || m["basemap_style"] != "carto-positron" || m["layer_count"] != float64(0) ||
+	if m["visibility"] != "private" || m["zoom"] != nil || m["basemap_style"] != "carto-positron" || m["layer_count"] != float64(0) ||
 		m["created_by"] != owner.ID || m["notes"] != "draft" {
 		t.Fatalf("created map: %s", r.Body)
 	}
@@ -143,33 +143,45 @@ func TestMapLifecycle(t *testing.T) {
 
 func TestMapShareLinks(t *testing.T) {
 	owner, viewer, adm := newUser(t, "editor"), newUser(t, "viewer"), admin(t)
-	private := ogcDataset(t, owner, "private")
+	public := ogcDataset(t, owner, "public")
 	m := call(t, "POST", "/maps/", map[string]any{"name": "Shared " + randomHex(3)}, bearer(owner.Access)...).JSON(t)
 	base := "/maps/" + m["id"].(string)
-	wantStatus(t, "add layer", call(t, "POST", base+"/layers", map[string]any{"dataset_id": private}, bearer(owner.Access)...), 201)
+	wantStatus(t, "add layer", call(t, "POST", base+"/layers", map[string]any{"dataset_id": public}, bearer(owner.Access)...), 201)
 
-	wantStatus(t, "no link yet", call(t, "GET", base+"/share/", nil, bearer(owner.Access)...), 404)
+	// No link: 200 null. A map that is not public is not shared, in the words clients translate.
+	if r := call(t, "GET", base+"/share/", nil, bearer(owner.Access)...); r.Status != 200 || strings.TrimSpace(string(r.Body)) != "null" {
+		t.Fatalf("no link yet: %d %q", r.Status, r.Body)
+	}
+	r := call(t, "POST", base+"/share/", map[string]any{"expires_in_days": 7}, bearer(owner.Access)...)
+	if r.Status != 400 || problemDetailOf(t, r) != "Map must be public before sharing" {
+		t.Fatalf("share a private map: %d %s", r.Status, r.Body)
+	}
+	wantStatus(t, "make public", call(t, "PUT", base, map[string]any{"visibility": "public"}, bearer(owner.Access)...), 200)
 	wantStatus(t, "both expiries", call(t, "POST", base+"/share/", map[string]any{"expires_in_days": 7,
 		"expires_at": time.Now().Add(time.Hour).Format(time.RFC3339)}, bearer(owner.Access)...), 422)
-	wantStatus(t, "viewer shares another's map", call(t, "POST", base+"/share/", map[string]any{}, bearer(viewer.Access)...), 404)
-	r := call(t, "POST", base+"/share/", map[string]any{"expires_in_days": 7}, bearer(owner.Access)...)
+	wantStatus(t, "viewer shares another's map", call(t, "POST", base+"/share/", map[string]any{}, bearer(viewer.Access)...), 403)
+	r = call(t, "POST", base+"/share/", map[string]any{"expires_in_days": 7}, bearer(owner.Access)...)
 	wantStatus(t, "share", r, 200)
 	sh := r.JSON(t)
 	token := sh["token"].(string)
-	if len(token) != 43 || sh["share_url"] != strings.TrimSuffix(server.APIRoot, "/api")+"/shared/"+token || sh["is_active"] != true {
+	wantURL := strings.TrimSuffix(server.APIRoot, "/api") + "/m/" + token
+	if len(token) != 43 || sh["share_url"] != wantURL || sh["is_active"] != true {
 		t.Fatalf("share: %s", r.Body)
 	}
-	if got := call(t, "GET", base+"/share/", nil, bearer(owner.Access)...).JSON(t); got["token"] != token {
+	// Read again: a hint of the token, never the token; the same link.
+	if got := call(t, "GET", base+"/share/", nil, bearer(owner.Access)...).JSON(t); got["token"] != token[:4]+"…"+token[39:] ||
+		got["share_url"] != wantURL || got["is_active"] != true {
 		t.Fatalf("get share: %v", got)
 	}
+	wantStatus(t, "viewer reads the link", call(t, "GET", base+"/share/", nil, bearer(viewer.Access)...), 403)
 
-	// Anyone with the link sees the map and its private layer, whose tiles its template opens.
+	// Anyone with the link sees the map and its layer, whose tiles its template opens.
 	r = call(t, "GET", "/maps/shared/"+url.PathEscape(token), nil)
 	wantStatus(t, "shared map", r, 200)
 	shared := r.JSON(t)
 	layers := mapLayers(t, shared)
-	if len(layers) != 1 || shared["has_non_public_layers"] != true {
-		t.Fatalf("shared map: %s", r.Body)
+	if len(layers) != 1 || shared["has_non_public_layers"] != false || shared["zoom"] != float64(2) {
+		t.Fatalf("shared map (a map without a view shows the map defaults): %s", r.Body)
 	}
 	tile := strings.NewReplacer("{z}", "0", "{x}", "0", "{y}", "0").Replace(layers[0]["tile_url"].(string))
 	if _, l := getTile(t, server.APIRoot, strings.TrimPrefix(tile, server.APIRoot), 200); len(l[0].Features) != 30 {
@@ -184,12 +196,15 @@ func TestMapShareLinks(t *testing.T) {
 		t.Fatalf("admin list: %v", all)
 	}
 	upd := call(t, "PATCH", base+"/share/", map[string]any{"expires_at": nil}, bearer(owner.Access)...).JSON(t)
-	if upd["expires_at"] != nil || upd["is_active"] != true {
+	if upd["expires_at"] != nil || upd["is_active"] != true || upd["token"] == token {
 		t.Fatalf("update expiry: %v", upd)
 	}
 	wantStatus(t, "revoke", call(t, "DELETE", base+"/share/", nil, bearer(owner.Access)...), 204)
 	for _, h := range [][]string{nil, bearer(owner.Access), bearer("dead")} {
 		wantStatus(t, fmt.Sprintf("revoked link with %v", h), call(t, "GET", "/maps/shared/"+token, nil, h...), 410)
+	}
+	if r := call(t, "GET", base+"/share/", nil, bearer(owner.Access)...); strings.TrimSpace(string(r.Body)) != "null" {
+		t.Fatalf("share after revoking: %d %s", r.Status, r.Body)
 	}
 	again := call(t, "POST", base+"/share/", nil, bearer(owner.Access)...).JSON(t)
 	id := call(t, "GET", "/admin/share-tokens/?map_id="+m["id"].(string)+"&is_active=true", nil, bearer(adm.Access)...).JSON(t)["tokens"].([]any)[0].(map[string]any)["id"].(string)
@@ -229,7 +244,8 @@ func TestEmbedTokens(t *testing.T) {
 		t.Fatalf("access through the token: %v", a)
 	}
 	b := call(t, "POST", "/tiles/tokens/", map[string]any{"dataset_ids": []string{private, later}}, embed("https://example.org")...).JSON(t)
-	if len(b["tokens"].(map[string]any)) != 1 || b["tokens"].(map[string]any)[private] == nil || b["errors"].(map[string]any)[later] == nil {
+	if toks := b["tokens"].(map[string]any); toks[private].(map[string]any)["kind"] != "vector" || toks[later].(map[string]any)["status"] != float64(404) ||
+		b["errors"].(map[string]any)[later] == nil {
 		t.Fatalf("tile tokens through the embed token: %v", b)
 	}
 	getTile(t, server.APIRoot, "/tiles/"+private+"/0/0/0.pbf", 200, embed("https://example.org")...)
@@ -352,7 +368,7 @@ func TestColumnOperations(t *testing.T) {
 
 func TestMapStyleRoundTrip(t *testing.T) {
 	owner, viewer := newUser(t, "editor"), newUser(t, "viewer")
-	public, private := ogcDataset(t, owner, "public"), ogcDataset(t, owner, "private")
+	public, private := ogcDataset(t, owner, "public"), ogcDataset(t, owner, "public")
 	m := call(t, "POST", "/maps/", map[string]any{"name": "Styled"}, bearer(owner.Access)...).JSON(t)
 	base := "/maps/" + m["id"].(string)
 	wantStatus(t, "make public", call(t, "PUT", base, map[string]any{"name": "Styled", "visibility": "public"}, bearer(owner.Access)...), 200)
@@ -360,6 +376,8 @@ func TestMapStyleRoundTrip(t *testing.T) {
 		wantStatus(t, "add layer", call(t, "POST", base+"/layers", map[string]any{"dataset_id": ds, "opacity": 0.7,
 			"paint": map[string]any{"circle-color": "#ff0000"}, "filter": []any{">", []any{"get", "rank"}, 3}}, bearer(owner.Access)...), 201)
 	}
+	// Its owner makes the second dataset private once it is on the public map.
+	wantStatus(t, "make a layer's dataset private", call(t, "PATCH", "/datasets/"+private, map[string]any{"visibility": "private"}, bearer(owner.Access)...), 200)
 	r := call(t, "GET", base+"/style.json", nil, bearer(owner.Access)...)
 	wantStatus(t, "export", r, 200)
 	style := r.JSON(t)
@@ -499,7 +517,7 @@ func TestMapLimits(t *testing.T) {
 		}
 	}
 	after := call(t, "GET", base, nil, bearer(owner.Access)...).JSON(t)
-	if after["layer_count"] != float64(0) || after["name"] != "Limits" || after["zoom"] != float64(2) {
+	if after["layer_count"] != float64(0) || after["name"] != "Limits" || after["zoom"] != nil || after["basemap_config"] != nil {
 		t.Fatalf("a refused change was written: %v", after)
 	}
 	if r := call(t, "GET", base+"/embed-tokens/", nil, bearer(owner.Access)...).JSON(t); r["total"] != float64(0) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -254,7 +255,13 @@ func tileBaselineSQL(t ogcBenchTable, polygons, cluster bool) string {
 	if polygons {
 		geom = "ST_Simplify(" + geom + ", (ST_XMax(e.tile) - ST_XMin(e.tile)) / 4096, true)"
 	}
+	// From zoom 10 the server's tiles carry the attribute columns (popups read them), below it
+	// the geometry only; null properties are left out of a tile.
+	var cols strings.Builder
+	for _, c := range []string{"n", "score", "kind", "day::text", "name"} {
+		fmt.Fprintf(&cols, ", CASE WHEN $1 >= 10 THEN %s END AS %s", c, strings.TrimSuffix(c, "::text"))
+	}
 	return fmt.Sprintf(env, "0.0625") + `SELECT ST_AsMVT(m, 'layer', 4096, 'geom', 'gid') FROM (
-		SELECT gid, ST_AsMVTGeom(` + geom + `, e.tile, 4096, 256, true) AS geom FROM ` + tbl + `, e
+		SELECT gid, ST_AsMVTGeom(` + geom + `, e.tile, 4096, 256, true) AS geom` + cols.String() + ` FROM ` + tbl + `, e
 		WHERE geom && e.search LIMIT 50000) m`
 }

@@ -18,7 +18,6 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/audit"
 	"meridian/internal/auth"
-	"meridian/internal/features"
 	"meridian/internal/ingest"
 	"meridian/internal/maps"
 	"meridian/internal/oauth"
@@ -97,24 +96,22 @@ func (s *Server) GetMapDefaults(ctx context.Context, request gen.GetMapDefaultsR
 		Projection: gen.SettingsMapDefaultsProjection(d.Projection)}, nil
 }
 
-// GetTileConfig: Get Tile Config (GET /settings/tile-config/).
+// GetTileConfig: Get Tile Config (GET /settings/tile-config/). Anyone reads what drawing data
+// layers needs; the operator's part is for admins (tiles.ConfigView).
 func (s *Server) GetTileConfig(ctx context.Context, request gen.GetTileConfigRequestObject) (gen.GetTileConfigResponseObject, error) {
-	if _, err := requireCapability(ctx, auth.CapManageSettings); err != nil {
-		return nil, err
-	}
-	c, err := s.tiles.Config(ctx)
+	c, err := s.tiles.ConfigFor(ctx, auth.From(ctx), s.base(ctx))
 	if err != nil {
 		return nil, err
 	}
-	used, n := s.tiles.Cache.Stats()
-	base := s.base(ctx)
-	api, simplify := base+"/api", float32(c.SimplifyTolerance)
-	extent, buffer, minZoom, maxZoom := features.TileExtent, features.TileBuffer, 0, 24
-	return gen.GetTileConfig200JSONResponse{CdnBaseUrl: c.CDNBaseURL, PublicAppUrl: &base, PublicApiUrl: &api,
-		PublicBaseUrl: &base, MvtSourceLayerPrefix: &c.LayerPrefix, CacheMaxBytes: &c.CacheMaxBytes, CacheUsedBytes: &used,
-		CacheTiles: &n, MaxFeaturesPerTile: &c.MaxFeaturesPerTile, SimplifyTolerance: &simplify,
-		TokenTtlSeconds: &c.TokenTTLSeconds, MaxConcurrent: &c.MaxConcurrent, Extent: &extent, Buffer: &buffer,
-		MinZoom: &minZoom, MaxZoom: &maxZoom}, nil
+	simplify := float32(c.SimplifyTolerance)
+	out := gen.GetTileConfig200JSONResponse{CdnBaseUrl: c.CDNBaseURL, PublicAppUrl: &c.AppURL, PublicApiUrl: &c.APIURL,
+		PublicBaseUrl: &c.BaseURL, MvtSourceLayerPrefix: &c.LayerPrefix, MaxFeaturesPerTile: &c.MaxFeaturesPerTile,
+		SimplifyTolerance: &simplify, Extent: &c.Extent, Buffer: &c.Buffer, MinZoom: &c.MinZoom, MaxZoom: &c.MaxZoom}
+	if o := c.Operator; o != nil {
+		out.CacheMaxBytes, out.CacheUsedBytes, out.CacheTiles = &o.CacheMaxBytes, &o.CacheUsedBytes, &o.CacheTiles
+		out.TokenTtlSeconds, out.MaxConcurrent = &o.TokenTTLSeconds, &o.MaxConcurrent
+	}
+	return out, nil
 }
 
 // CreateAPIKey: Create API Key (POST /admin/api-keys/). Admin only; the key belongs to user_id.

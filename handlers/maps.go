@@ -371,10 +371,21 @@ func (s *Server) RevokeMapShare(ctx context.Context, request gen.RevokeMapShareR
 // GetMapShareToken: Get Map Share Token (GET /maps/{map_id}/share/).
 func (s *Server) GetMapShareToken(ctx context.Context, request gen.GetMapShareTokenRequestObject) (gen.GetMapShareTokenResponseObject, error) {
 	sh, err := s.maps.GetShare(ctx, auth.From(ctx), request.MapId, time.Now())
-	if err != nil {
-		return nil, err
+	if err != nil || sh == nil {
+		return shareLink{}, err
 	}
-	return gen.GetMapShareToken200JSONResponse(shareOut(sh)), nil
+	out := shareOut(*sh)
+	return shareLink{&out}, nil
+}
+
+// shareLink is the map's active share link, or JSON null when it has none (clients test for
+// null, not for a 404).
+type shareLink struct{ link *gen.ShareToken }
+
+func (l shareLink) VisitGetMapShareTokenResponse(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	return json.NewEncoder(w).Encode(l.link)
 }
 
 // UpdateMapShareToken: Update Map Share Token (PATCH /maps/{map_id}/share/).

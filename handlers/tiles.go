@@ -118,7 +118,8 @@ func (s *Server) GetTileToken(ctx context.Context, request gen.GetTileTokenReque
 	return gen.GetTileToken200JSONResponse(out), err
 }
 
-// GetTileTokensBatch: Get Tile Tokens Batch (POST /tiles/tokens/).
+// GetTileTokensBatch: Get Tile Tokens Batch (POST /tiles/tokens/). Every id is a key of tokens:
+// its token, or why it has none (the map client reads the reason there); errors repeats those.
 func (s *Server) GetTileTokensBatch(ctx context.Context, request gen.GetTileTokensBatchRequestObject) (gen.GetTileTokensBatchResponseObject, error) {
 	issued, err := s.tiles.Tokens(ctx, auth.From(ctx), request.Body.DatasetIds, time.Now())
 	if err != nil {
@@ -127,13 +128,16 @@ func (s *Server) GetTileTokensBatch(ctx context.Context, request gen.GetTileToke
 	out := gen.GetTileTokensBatch200JSONResponse{Tokens: map[string]gen.TileTokenBatchResponse_Tokens_AdditionalProperties{},
 		Errors: map[string]gen.TileTokenError{}}
 	for id, is := range issued {
-		if is.Err != nil {
-			out.Errors[id.String()] = gen.TileTokenError{Status: web.StatusOf(is.Err), Detail: is.Err.Detail}
-			continue
-		}
 		var tok gen.TileTokenBatchResponse_Tokens_AdditionalProperties
-		if err := tok.FromVectorTileToken(gen.VectorTileToken{Kind: gen.VectorTileTokenKindVector, Sig: is.Token.Sig,
-			Exp: int(is.Token.Exp), Scope: is.Token.Scope, ExpiresIn: int(is.Token.ExpiresIn)}); err != nil {
+		if is.Err != nil {
+			status := web.StatusOf(is.Err)
+			out.Errors[id.String()] = gen.TileTokenError{Status: status, Detail: is.Err.Detail}
+			err = tok.FromTileTokenFailure(gen.TileTokenFailure{Error: is.Err.Detail, Status: status})
+		} else {
+			err = tok.FromVectorTileToken(gen.VectorTileToken{Kind: gen.VectorTileTokenKindVector, Sig: is.Token.Sig,
+				Exp: int(is.Token.Exp), Scope: is.Token.Scope, ExpiresIn: int(is.Token.ExpiresIn)})
+		}
+		if err != nil {
 			return nil, err
 		}
 		out.Tokens[id.String()] = tok

@@ -53,5 +53,9 @@ WHERE (sqlc.narg(map_id)::uuid IS NULL OR t.map_id = sqlc.narg(map_id))
 ORDER BY t.created_at DESC, t.id
 LIMIT @lim OFFSET @off;
 
--- name: BulkRevokeEmbedTokens :execrows
-UPDATE catalog.embed_tokens SET revoked_at = now() WHERE id = ANY(@ids::uuid[]) AND revoked_at IS NULL;
+-- name: BulkRevokeEmbedTokens :many
+UPDATE catalog.embed_tokens SET revoked_at = now() WHERE id = ANY(@ids::uuid[]) AND revoked_at IS NULL RETURNING id, map_id;
+
+-- name: RevokeMapEmbedTokens :many
+-- A map that stops being public takes back its embed tokens.
+UPDATE catalog.embed_tokens SET revoked_at = now() WHERE map_id = @map_id AND revoked_at IS NULL RETURNING id;

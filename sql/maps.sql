@@ -57,19 +57,20 @@ RETURNING id;
 SELECT * FROM catalog.map_layers WHERE map_id = @map_id ORDER BY sort_order, created_at, id;
 
 -- name: UpdateMapLayer :execrows
--- A partial update: a null argument keeps the stored value.
+-- A partial update: a null argument keeps the stored value of a column that cannot be null; the
+-- nullable members are written (null too) when their set_ flag says the request named them.
 UPDATE catalog.map_layers SET
     sort_order = coalesce(sqlc.narg(sort_order), sort_order),
     visible = coalesce(sqlc.narg(visible), visible),
     opacity = coalesce(sqlc.narg(opacity), opacity),
     paint = coalesce(sqlc.narg(paint), paint),
     layout = coalesce(sqlc.narg(layout), layout),
-    display_name = coalesce(sqlc.narg(display_name), display_name),
+    display_name = CASE WHEN @set_display_name::bool THEN sqlc.narg(display_name) ELSE display_name END,
     layer_type = coalesce(sqlc.narg(layer_type), layer_type),
-    filter = coalesce(sqlc.narg(filter), filter),
-    label_config = coalesce(sqlc.narg(label_config), label_config),
-    popup_config = coalesce(sqlc.narg(popup_config), popup_config),
-    style_config = coalesce(sqlc.narg(style_config), style_config),
+    filter = CASE WHEN @set_filter::bool THEN sqlc.narg(filter) ELSE filter END,
+    label_config = CASE WHEN @set_label_config::bool THEN sqlc.narg(label_config) ELSE label_config END,
+    popup_config = CASE WHEN @set_popup_config::bool THEN sqlc.narg(popup_config) ELSE popup_config END,
+    style_config = CASE WHEN @set_style_config::bool THEN sqlc.narg(style_config) ELSE style_config END,
     show_in_legend = coalesce(sqlc.narg(show_in_legend), show_in_legend)
 WHERE id = @id AND map_id = @map_id;
 
@@ -95,8 +96,20 @@ FROM catalog.map_layers l JOIN catalog.datasets d ON d.id = l.dataset_id
 WHERE l.map_id = @map_id
 ORDER BY l.sort_order, l.created_at, l.id;
 
--- name: RevokeMapShareTokens :execrows
-UPDATE catalog.map_share_tokens SET revoked_at = now() WHERE map_id = @map_id AND revoked_at IS NULL;
+-- name: RevokeMapShareTokens :many
+UPDATE catalog.map_share_tokens SET revoked_at = now() WHERE map_id = @map_id AND revoked_at IS NULL RETURNING id;
+
+-- name: NonPublicLayerDatasets :many
+-- The datasets of a public map's layers that an anonymous reader cannot read (not public, or not
+-- published); none for a map that is not public. readable: whether the caller may read it.
+SELECT DISTINCT d.id, d.title,
+    catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool)::bool AS readable
+FROM catalog.maps m
+JOIN catalog.map_layers l ON l.map_id = m.id
+JOIN catalog.datasets d ON d.id = l.dataset_id
+WHERE m.id = @map_id AND m.visibility = 'public'
+  AND NOT catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, NULL, NULL, false)
+ORDER BY d.title, d.id;
 
 -- name: InsertMapShareToken :one
 INSERT INTO catalog.map_share_tokens (map_id, token_sha256, token_sealed, expires_at, created_by)
@@ -122,8 +135,8 @@ WHERE (sqlc.narg(map_id)::uuid IS NULL OR t.map_id = sqlc.narg(map_id))
 ORDER BY t.created_at DESC, t.id
 LIMIT @lim OFFSET @off;
 
--- name: RevokeShareTokenByID :execrows
-UPDATE catalog.map_share_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = @id;
+-- name: RevokeShareTokenByID :one
+UPDATE catalog.map_share_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = @id RETURNING map_id;
 
 -- name: DatasetsReadableBy :many
 -- Which of the datasets the caller may read (catalog.dataset_visible), with what a layer or a

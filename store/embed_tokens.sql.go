@@ -12,16 +12,33 @@ import (
 	"github.com/google/uuid"
 )
 
-const bulkRevokeEmbedTokens = `-- name: BulkRevokeEmbedTokens :execrows
-UPDATE catalog.embed_tokens SET revoked_at = now() WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL
+const bulkRevokeEmbedTokens = `-- name: BulkRevokeEmbedTokens :many
+UPDATE catalog.embed_tokens SET revoked_at = now() WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL RETURNING id, map_id
 `
 
-func (q *Queries) BulkRevokeEmbedTokens(ctx context.Context, ids []uuid.UUID) (int64, error) {
-	result, err := q.db.Exec(ctx, bulkRevokeEmbedTokens, ids)
+type BulkRevokeEmbedTokensRow struct {
+	ID    uuid.UUID `json:"id"`
+	MapID uuid.UUID `json:"map_id"`
+}
+
+func (q *Queries) BulkRevokeEmbedTokens(ctx context.Context, ids []uuid.UUID) ([]BulkRevokeEmbedTokensRow, error) {
+	rows, err := q.db.Query(ctx, bulkRevokeEmbedTokens, ids)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := []BulkRevokeEmbedTokensRow{}
+	for rows.Next() {
+		var i BulkRevokeEmbedTokensRow
+		if err := rows.Scan(&i.ID, &i.MapID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const getEmbedToken = `-- name: GetEmbedToken :one
@@ -251,6 +268,31 @@ func (q *Queries) RevokeEmbedToken(ctx context.Context, arg RevokeEmbedTokenPara
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const revokeMapEmbedTokens = `-- name: RevokeMapEmbedTokens :many
+UPDATE catalog.embed_tokens SET revoked_at = now() WHERE map_id = $1 AND revoked_at IS NULL RETURNING id
+`
+
+// A map that stops being public takes back its embed tokens.
+func (q *Queries) RevokeMapEmbedTokens(ctx context.Context, mapID uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, revokeMapEmbedTokens, mapID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const setEmbedTokenOrigins = `-- name: SetEmbedTokenOrigins :one

@@ -868,6 +868,57 @@ func (q *Queries) MapDocument(ctx context.Context, arg MapDocumentParams) ([]byt
 	return doc, err
 }
 
+const nonPublicLayerDatasets = `-- name: NonPublicLayerDatasets :many
+SELECT DISTINCT d.id, d.title,
+    catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, $1, $2, $3::bool)::bool AS readable
+FROM catalog.maps m
+JOIN catalog.map_layers l ON l.map_id = m.id
+JOIN catalog.datasets d ON d.id = l.dataset_id
+WHERE m.id = $4 AND m.visibility = 'public'
+  AND NOT catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, NULL, NULL, false)
+ORDER BY d.title, d.id
+`
+
+type NonPublicLayerDatasetsParams struct {
+	CallerID   *uuid.UUID `json:"caller_id"`
+	CallerRole *string    `json:"caller_role"`
+	IsAdmin    bool       `json:"is_admin"`
+	MapID      uuid.UUID  `json:"map_id"`
+}
+
+type NonPublicLayerDatasetsRow struct {
+	ID       uuid.UUID `json:"id"`
+	Title    string    `json:"title"`
+	Readable bool      `json:"readable"`
+}
+
+// The datasets of a public map's layers that an anonymous reader cannot read (not public, or not
+// published); none for a map that is not public. readable: whether the caller may read it.
+func (q *Queries) NonPublicLayerDatasets(ctx context.Context, arg NonPublicLayerDatasetsParams) ([]NonPublicLayerDatasetsRow, error) {
+	rows, err := q.db.Query(ctx, nonPublicLayerDatasets,
+		arg.CallerID,
+		arg.CallerRole,
+		arg.IsAdmin,
+		arg.MapID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NonPublicLayerDatasetsRow{}
+	for rows.Next() {
+		var i NonPublicLayerDatasetsRow
+		if err := rows.Scan(&i.ID, &i.Title, &i.Readable); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const putMapImage = `-- name: PutMapImage :exec
 INSERT INTO catalog.map_images (map_id, kind, media_type, data) VALUES ($1, $2, $3, $4)
 ON CONFLICT (map_id, kind) DO UPDATE SET media_type = excluded.media_type, data = excluded.data, updated_at = now()
@@ -1026,28 +1077,39 @@ func (q *Queries) ReplaceMapSettings(ctx context.Context, arg ReplaceMapSettings
 	return err
 }
 
-const revokeMapShareTokens = `-- name: RevokeMapShareTokens :execrows
-UPDATE catalog.map_share_tokens SET revoked_at = now() WHERE map_id = $1 AND revoked_at IS NULL
+const revokeMapShareTokens = `-- name: RevokeMapShareTokens :many
+UPDATE catalog.map_share_tokens SET revoked_at = now() WHERE map_id = $1 AND revoked_at IS NULL RETURNING id
 `
 
-func (q *Queries) RevokeMapShareTokens(ctx context.Context, mapID uuid.UUID) (int64, error) {
-	result, err := q.db.Exec(ctx, revokeMapShareTokens, mapID)
+func (q *Queries) RevokeMapShareTokens(ctx context.Context, mapID uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, revokeMapShareTokens, mapID)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
-const revokeShareTokenByID = `-- name: RevokeShareTokenByID :execrows
-UPDATE catalog.map_share_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1
+const revokeShareTokenByID = `-- name: RevokeShareTokenByID :one
+UPDATE catalog.map_share_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING map_id
 `
 
-func (q *Queries) RevokeShareTokenByID(ctx context.Context, id uuid.UUID) (int64, error) {
-	result, err := q.db.Exec(ctx, revokeShareTokenByID, id)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+func (q *Queries) RevokeShareTokenByID(ctx context.Context, id uuid.UUID) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, revokeShareTokenByID, id)
+	var map_id uuid.UUID
+	err := row.Scan(&map_id)
+	return map_id, err
 }
 
 const setLayerStyle = `-- name: SetLayerStyle :exec
@@ -1175,34 +1237,40 @@ UPDATE catalog.map_layers SET
     opacity = coalesce($3, opacity),
     paint = coalesce($4, paint),
     layout = coalesce($5, layout),
-    display_name = coalesce($6, display_name),
-    layer_type = coalesce($7, layer_type),
-    filter = coalesce($8, filter),
-    label_config = coalesce($9, label_config),
-    popup_config = coalesce($10, popup_config),
-    style_config = coalesce($11, style_config),
-    show_in_legend = coalesce($12, show_in_legend)
-WHERE id = $13 AND map_id = $14
+    display_name = CASE WHEN $6::bool THEN $7 ELSE display_name END,
+    layer_type = coalesce($8, layer_type),
+    filter = CASE WHEN $9::bool THEN $10 ELSE filter END,
+    label_config = CASE WHEN $11::bool THEN $12 ELSE label_config END,
+    popup_config = CASE WHEN $13::bool THEN $14 ELSE popup_config END,
+    style_config = CASE WHEN $15::bool THEN $16 ELSE style_config END,
+    show_in_legend = coalesce($17, show_in_legend)
+WHERE id = $18 AND map_id = $19
 `
 
 type UpdateMapLayerParams struct {
-	SortOrder    *int32    `json:"sort_order"`
-	Visible      *bool     `json:"visible"`
-	Opacity      *float64  `json:"opacity"`
-	Paint        []byte    `json:"paint"`
-	Layout       []byte    `json:"layout"`
-	DisplayName  *string   `json:"display_name"`
-	LayerType    *string   `json:"layer_type"`
-	Filter       []byte    `json:"filter"`
-	LabelConfig  []byte    `json:"label_config"`
-	PopupConfig  []byte    `json:"popup_config"`
-	StyleConfig  []byte    `json:"style_config"`
-	ShowInLegend *bool     `json:"show_in_legend"`
-	ID           uuid.UUID `json:"id"`
-	MapID        uuid.UUID `json:"map_id"`
+	SortOrder      *int32    `json:"sort_order"`
+	Visible        *bool     `json:"visible"`
+	Opacity        *float64  `json:"opacity"`
+	Paint          []byte    `json:"paint"`
+	Layout         []byte    `json:"layout"`
+	SetDisplayName bool      `json:"set_display_name"`
+	DisplayName    *string   `json:"display_name"`
+	LayerType      *string   `json:"layer_type"`
+	SetFilter      bool      `json:"set_filter"`
+	Filter         []byte    `json:"filter"`
+	SetLabelConfig bool      `json:"set_label_config"`
+	LabelConfig    []byte    `json:"label_config"`
+	SetPopupConfig bool      `json:"set_popup_config"`
+	PopupConfig    []byte    `json:"popup_config"`
+	SetStyleConfig bool      `json:"set_style_config"`
+	StyleConfig    []byte    `json:"style_config"`
+	ShowInLegend   *bool     `json:"show_in_legend"`
+	ID             uuid.UUID `json:"id"`
+	MapID          uuid.UUID `json:"map_id"`
 }
 
-// A partial update: a null argument keeps the stored value.
+// A partial update: a null argument keeps the stored value of a column that cannot be null; the
+// nullable members are written (null too) when their set_ flag says the request named them.
 func (q *Queries) UpdateMapLayer(ctx context.Context, arg UpdateMapLayerParams) (int64, error) {
 	result, err := q.db.Exec(ctx, updateMapLayer,
 		arg.SortOrder,
@@ -1210,11 +1278,16 @@ func (q *Queries) UpdateMapLayer(ctx context.Context, arg UpdateMapLayerParams) 
 		arg.Opacity,
 		arg.Paint,
 		arg.Layout,
+		arg.SetDisplayName,
 		arg.DisplayName,
 		arg.LayerType,
+		arg.SetFilter,
 		arg.Filter,
+		arg.SetLabelConfig,
 		arg.LabelConfig,
+		arg.SetPopupConfig,
 		arg.PopupConfig,
+		arg.SetStyleConfig,
 		arg.StyleConfig,
 		arg.ShowInLegend,
 		arg.ID,

@@ -47,7 +47,7 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 	}
 	box := secretbox.New(c.JWTSecretKey)
 	cat := &catalog.Service{Pool: pool, Q: q, Log: log}
-	mapService := &maps.Service{Pool: pool, Q: q, Box: box, Settings: settings.Reader{Q: q}, Catalog: cat, BaseURL: c.BaseURL}
+	mapService := &maps.Service{Pool: pool, Q: q, Box: box, Settings: settings.Reader{Q: q}, Catalog: cat, Log: log, BaseURL: c.BaseURL}
 	cat.Refs = mapService // column operations keep map layers' references
 	cat.Announced = mapService.Announced
 	pageMax := &settings.ItemsPageMax{Reader: settings.Reader{Q: q}, Bound: c.OGCMaxLimit, MaxAge: time.Second}

@@ -27,6 +27,9 @@ type Entry struct {
 // returned: losing an audit line must not turn a successful sign-in into an error, and a failed
 // sign-in must still answer 401 quickly.
 func Record(ctx context.Context, q *store.Queries, log *slog.Logger, e Entry) {
+	if c, ok := ctx.Value(clientKey{}).(client); ok && e.IP == "" && e.UA == "" {
+		e.IP, e.UA = c.ip, c.ua
+	}
 	var actor *uuid.UUID
 	if e.ActorID != uuid.Nil {
 		actor = &e.ActorID
@@ -46,4 +49,15 @@ func Record(ctx context.Context, q *store.Queries, log *slog.Logger, e Entry) {
 	if err != nil && log != nil {
 		log.Warn("audit write failed", "action", e.Action, "err", err)
 	}
+}
+
+type clientKey struct{}
+
+type client struct{ ip, ua string }
+
+// WithClient returns ctx carrying the request's client address and user agent, which Record
+// writes into entries that name none: domain code records what a request did without knowing
+// HTTP (internal/web sets it for every request).
+func WithClient(ctx context.Context, ip, ua string) context.Context {
+	return context.WithValue(ctx, clientKey{}, client{ip: ip, ua: ua})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"meridian/internal/apperr"
+	"meridian/internal/audit"
 	"meridian/internal/auth"
 	"meridian/store"
 )
@@ -28,6 +29,15 @@ const (
 	ActionColumnRetyped = "column_type_changed"
 	ActionColumnDropped = "column_dropped"
 )
+
+// columnAudit names the column operations in the admin audit log, where they are the Maps tag's
+// layer operations (client-semantics "Audit").
+var columnAudit = map[string]string{
+	ActionColumnAdded:   "layer.add_column",
+	ActionColumnRenamed: "layer.rename_column",
+	ActionColumnRetyped: "layer.alter_column_type",
+	ActionColumnDropped: "layer.drop_column",
+}
 
 // ColumnRefs are the references of map layers to a dataset's columns, changed in the caller's
 // transaction.
@@ -86,6 +96,8 @@ func (s *Service) schemaChange(ctx context.Context, p auth.Principal, id uuid.UU
 			return err
 		}
 		out.Columns = cols
+		audit.Record(ctx, q, s.Log, audit.Entry{ActorID: p.UserID, ActorDisplay: p.Username, Action: columnAudit[action],
+			ResourceType: "dataset", ResourceID: id.String(), Detail: changes})
 		return history(ctx, q, id, out.Version, action, p, changes)
 	})
 	return out, schemaError(err)

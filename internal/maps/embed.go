@@ -86,9 +86,14 @@ func (s *Service) CreateEmbed(ctx context.Context, p auth.Principal, id uuid.UUI
 	row, err := s.Q.InsertEmbedToken(ctx, store.InsertEmbedTokenParams{MapID: id, Name: in.Name, TokenSha256: tokenHash(token),
 		TokenHint: "emb_…" + token[len(token)-4:], AllowedOrigins: nonNil(in.AllowedOrigins),
 		ExpiresAt: now.Add(time.Duration(days) * 24 * time.Hour), CreatedBy: &p.UserID})
+	if err != nil {
+		return EmbedToken{}, err
+	}
+	s.audit(ctx, s.Q, p, AuditEmbedCreate, "embed_token", row.ID, map[string]any{"map_id": id, "allowed_origins": row.AllowedOrigins,
+		"expires_at": row.ExpiresAt})
 	out := embedOf(row, now)
 	out.Raw = token
-	return out, err
+	return out, nil
 }
 
 func nonNil(s []string) []string {
@@ -131,6 +136,9 @@ func (s *Service) UpdateEmbed(ctx context.Context, p auth.Principal, id, tokenID
 		return EmbedToken{}, apperr.Conflict("embed token %s is revoked", tokenID)
 	}
 	t, err = s.Q.SetEmbedTokenOrigins(ctx, store.SetEmbedTokenOriginsParams{ID: tokenID, MapID: id, AllowedOrigins: nonNil(origins)})
+	if err == nil {
+		s.audit(ctx, s.Q, p, AuditEmbedUpdate, "embed_token", tokenID, map[string]any{"map_id": id, "allowed_origins": t.AllowedOrigins})
+	}
 	return embedOf(t, now), err
 }
 
@@ -142,6 +150,9 @@ func (s *Service) RevokeEmbed(ctx context.Context, p auth.Principal, id, tokenID
 	t, err := s.Q.RevokeEmbedToken(ctx, store.RevokeEmbedTokenParams{ID: tokenID, MapID: id})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return EmbedToken{}, apperr.NotFound("embed token %s not found", tokenID)
+	}
+	if err == nil {
+		s.audit(ctx, s.Q, p, AuditEmbedRevoke, "embed_token", tokenID, map[string]any{"map_id": id})
 	}
 	return embedOf(t, now), err
 }
@@ -181,8 +192,11 @@ func (s *Service) BulkRevokeEmbeds(ctx context.Context, p auth.Principal, ids []
 			valid = append(valid, id) // an id that is no uuid names no token: skipped
 		}
 	}
-	n, err := s.Q.BulkRevokeEmbedTokens(ctx, valid)
-	return int(n), err
+	rows, err := s.Q.BulkRevokeEmbedTokens(ctx, valid)
+	for _, r := range rows {
+		s.audit(ctx, s.Q, p, AuditEmbedRevoke, "embed_token", r.ID, map[string]any{"map_id": r.MapID, "bulk": true})
+	}
+	return len(rows), err
 }
 
 // Embedded resolves an embed token sent from origin (the request's Origin, else its Referer):

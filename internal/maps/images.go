@@ -113,7 +113,7 @@ func (s *Service) PutImage(ctx context.Context, p auth.Principal, id uuid.UUID, 
 	if err != nil {
 		return err
 	}
-	_, err = s.change(ctx, p, id, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
+	_, err = s.change(ctx, p, id, "", func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
 		err := q.PutMapImage(ctx, store.PutMapImageParams{MapID: id, Kind: kind, MediaType: mediaType, Data: clean})
 		return []Event{{TargetType: "map", TargetID: &id, Action: kind + "_updated", Summary: strings.ReplaceAll(kind, "_", " ") + " updated"}}, err
 	})

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/oapi-codegen/nullable"
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
@@ -16,22 +17,24 @@ import (
 )
 
 // LayerInput is a layer as Add Layer, Patch Map Layers and Update Map send it. Objects and the
-// filter stay JSON.
+// filter stay JSON: absent is no bytes, an explicit null is "null". A change of a layer (Patch
+// Map Layers' updated, Update Map's layers named by id) writes what is present, null clearing
+// display_name, filter, label_config, popup_config and style_config.
 type LayerInput struct {
-	ID           *uuid.UUID      `json:"id"`
-	DatasetID    uuid.UUID       `json:"dataset_id"`
-	SortOrder    *int32          `json:"sort_order"`
-	Visible      *bool           `json:"visible"`
-	Opacity      *float64        `json:"opacity"`
-	Paint        json.RawMessage `json:"paint"`
-	Layout       json.RawMessage `json:"layout"`
-	DisplayName  *string         `json:"display_name"`
-	LayerType    *string         `json:"layer_type"`
-	Filter       json.RawMessage `json:"filter"`
-	LabelConfig  json.RawMessage `json:"label_config"`
-	PopupConfig  json.RawMessage `json:"popup_config"`
-	StyleConfig  json.RawMessage `json:"style_config"`
-	ShowInLegend *bool           `json:"show_in_legend"`
+	ID           *uuid.UUID                `json:"id"`
+	DatasetID    uuid.UUID                 `json:"dataset_id"`
+	SortOrder    *int32                    `json:"sort_order"`
+	Visible      *bool                     `json:"visible"`
+	Opacity      *float64                  `json:"opacity"`
+	Paint        json.RawMessage           `json:"paint"`
+	Layout       json.RawMessage           `json:"layout"`
+	DisplayName  nullable.Nullable[string] `json:"display_name"`
+	LayerType    *string                   `json:"layer_type"`
+	Filter       json.RawMessage           `json:"filter"`
+	LabelConfig  json.RawMessage           `json:"label_config"`
+	PopupConfig  json.RawMessage           `json:"popup_config"`
+	StyleConfig  json.RawMessage           `json:"style_config"`
+	ShowInLegend *bool                     `json:"show_in_legend"`
 }
 
 // Limits of a layer (spec 2.8).
@@ -90,7 +93,7 @@ func insertLayer(ctx context.Context, q *store.Queries, p auth.Principal, mapID 
 		return uuid.Nil, Event{}, err
 	}
 	prm := store.InsertMapLayerParams{MapID: mapID, DatasetID: in.DatasetID, SortOrder: order, Visible: true, Opacity: 1,
-		Paint: []byte("{}"), Layout: []byte("{}"), DisplayName: in.DisplayName, LayerType: kind, Filter: jsonOrNull(in.Filter),
+		Paint: []byte("{}"), Layout: []byte("{}"), DisplayName: in.displayName(), LayerType: kind, Filter: jsonOrNull(in.Filter),
 		LabelConfig: jsonOrNull(in.LabelConfig), PopupConfig: jsonOrNull(in.PopupConfig), StyleConfig: jsonOrNull(in.StyleConfig),
 		ShowInLegend: true}
 	set(&prm.SortOrder, in.SortOrder)
@@ -105,7 +108,7 @@ func insertLayer(ctx context.Context, q *store.Queries, p auth.Principal, mapID 
 		prm.Layout = b
 	}
 	id, err := q.InsertMapLayer(ctx, prm)
-	return id, Event{TargetType: "layer", TargetID: &id, TargetName: in.DisplayName, Action: ActionLayerAdded,
+	return id, Event{TargetType: "layer", TargetID: &id, TargetName: prm.DisplayName, Action: ActionLayerAdded,
 		Summary: "Layer added", Details: map[string]any{"dataset_id": in.DatasetID}}, err
 }
 
@@ -181,16 +184,27 @@ func patchLayer(ctx context.Context, q *store.Queries, mapID uuid.UUID, in Layer
 		return Event{}, err
 	}
 	n, err := q.UpdateMapLayer(ctx, store.UpdateMapLayerParams{ID: *in.ID, MapID: mapID, SortOrder: in.SortOrder, Visible: in.Visible,
-		Opacity: in.Opacity, Paint: jsonOrNull(in.Paint), Layout: jsonOrNull(in.Layout), DisplayName: in.DisplayName,
-		LayerType: in.LayerType, Filter: jsonOrNull(in.Filter), LabelConfig: jsonOrNull(in.LabelConfig),
-		PopupConfig: jsonOrNull(in.PopupConfig), StyleConfig: jsonOrNull(in.StyleConfig), ShowInLegend: in.ShowInLegend})
+		Opacity: in.Opacity, Paint: jsonOrNull(in.Paint), Layout: jsonOrNull(in.Layout),
+		SetDisplayName: in.DisplayName.IsSpecified(), DisplayName: in.displayName(), LayerType: in.LayerType,
+		SetFilter: len(in.Filter) > 0, Filter: jsonOrNull(in.Filter),
+		SetLabelConfig: len(in.LabelConfig) > 0, LabelConfig: jsonOrNull(in.LabelConfig),
+		SetPopupConfig: len(in.PopupConfig) > 0, PopupConfig: jsonOrNull(in.PopupConfig),
+		SetStyleConfig: len(in.StyleConfig) > 0, StyleConfig: jsonOrNull(in.StyleConfig), ShowInLegend: in.ShowInLegend})
 	if err != nil {
 		return Event{}, err
 	}
 	if n == 0 {
 		return Event{}, apperr.NotFound("the map has no layer %s", *in.ID)
 	}
-	return Event{TargetType: "layer", TargetID: in.ID, TargetName: in.DisplayName, Action: ActionLayerChanged, Summary: "Layer changed"}, nil
+	return Event{TargetType: "layer", TargetID: in.ID, TargetName: in.displayName(), Action: ActionLayerChanged, Summary: "Layer changed"}, nil
+}
+
+// displayName is the layer's display name as sent, nil when absent or null.
+func (in LayerInput) displayName() *string {
+	if v, err := in.DisplayName.Get(); err == nil {
+		return &v
+	}
+	return nil
 }
 
 func removeLayers(ctx context.Context, q *store.Queries, mapID uuid.UUID, ids []uuid.UUID) ([]Event, error) {
@@ -210,7 +224,7 @@ func removeLayers(ctx context.Context, q *store.Queries, mapID uuid.UUID, ids []
 // AddLayer adds a layer to map id and answers it as the map shows it.
 func (s *Service) AddLayer(ctx context.Context, p auth.Principal, mapID uuid.UUID, in LayerInput) (json.RawMessage, error) {
 	var layerID uuid.UUID
-	doc, err := s.change(ctx, p, mapID, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
+	doc, err := s.change(ctx, p, mapID, AuditMapAddLayer, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
 		events, err := addLayers(ctx, q, p, mapID, []LayerInput{in})
 		if err == nil {
 			layerID = *events[0].TargetID
@@ -254,7 +268,7 @@ type LayerDiff struct {
 // PatchLayers applies a diff of the layers in one transaction: removals, changes, additions, then
 // the order (ids first to last). With fallback_full_replace, added is the whole new list.
 func (s *Service) PatchLayers(ctx context.Context, p auth.Principal, mapID uuid.UUID, d LayerDiff) (Doc, error) {
-	return s.change(ctx, p, mapID, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
+	return s.change(ctx, p, mapID, AuditMapPatchLayers, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
 		if d.FallbackFullReplace {
 			return replaceLayers(ctx, q, p, mapID, d.Added)
 		}
@@ -289,7 +303,7 @@ func (s *Service) PatchLayers(ctx context.Context, p auth.Principal, mapID uuid.
 
 // RemoveLayer removes one layer of map id; 404 when the map has no such layer.
 func (s *Service) RemoveLayer(ctx context.Context, p auth.Principal, mapID, layerID uuid.UUID) error {
-	_, err := s.change(ctx, p, mapID, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
+	_, err := s.change(ctx, p, mapID, AuditMapRemoveLayer, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
 		events, err := removeLayers(ctx, q, mapID, []uuid.UUID{layerID})
 		if err == nil && len(events) == 0 {
 			err = apperr.NotFound("the map has no layer %s", layerID)
@@ -301,7 +315,7 @@ func (s *Service) RemoveLayer(ctx context.Context, p auth.Principal, mapID, laye
 
 // BulkDeleteLayers removes the layers of map id that exist; the others are reported as failed.
 func (s *Service) BulkDeleteLayers(ctx context.Context, p auth.Principal, mapID uuid.UUID, ids []uuid.UUID) (deleted, missing []uuid.UUID, err error) {
-	_, err = s.change(ctx, p, mapID, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
+	_, err = s.change(ctx, p, mapID, AuditMapRemoveLayer, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
 		events, err := removeLayers(ctx, q, mapID, ids)
 		for _, e := range events {
 			deleted = append(deleted, *e.TargetID)
@@ -330,10 +344,19 @@ func (s *Service) CreateLayer(ctx context.Context, p auth.Principal, nd catalog.
 		if err := auth.AuthorizeManage(p, resource(m), "map", "change it"); err != nil {
 			return catalog.Dataset{}, nil, err
 		}
+		if m.Visibility == auth.VisibilityPublic {
+			// The new dataset starts private, which a public map may not show (publicDatasetsOnly).
+			return catalog.Dataset{}, nil, apperr.Invalid("a public map may show only public datasets, and a new layer's dataset starts private: " +
+				"create the layer without map_id, publish its dataset, then add it to the map")
+		}
 	}
 	d, err := s.Catalog.CreateLayer(ctx, p, nd)
-	if err != nil || mapID == nil {
+	if err != nil {
 		return d, nil, err
+	}
+	if mapID == nil {
+		s.audit(ctx, s.Q, p, AuditLayerAdd, "dataset", d.Entry.ID, map[string]any{"created_dataset": true})
+		return d, nil, nil
 	}
 	layer, err := s.AddLayer(ctx, p, *mapID, LayerInput{DatasetID: d.Entry.ID})
 	return d, layer, err

@@ -8,11 +8,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oapi-codegen/nullable"
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
@@ -30,7 +35,8 @@ type Service struct {
 	Box      *secretbox.Box
 	Settings settings.Reader
 	Catalog  *catalog.Service
-	BaseURL  string // share links point at {BaseURL}/shared/{token}
+	Log      *slog.Logger // audit writes that fail are logged here
+	BaseURL  string       // the public base URL when no request names one (internal/publicurl)
 
 	sprite spriteCache
 	docs   docCache
@@ -42,26 +48,28 @@ func (s *Service) base(ctx context.Context) string { return publicurl.From(ctx, 
 // Doc is a map document as JSON (the Map schema).
 type Doc = json.RawMessage
 
-// Settings are what Create Map and Update Map set. Objects stay JSON; a member that is absent or
-// null takes its default.
+// Settings are what Create Map and Update Map set: only the members present change (Update Map
+// saves what the map builder sends, which never includes the visibility). An explicit null
+// clears a member that may be empty; on the others (name, bearing, pitch, basemap style and
+// labels, visibility) it changes nothing. Objects stay JSON: absent is no bytes, null is "null".
 type Settings struct {
-	Name              *string         `json:"name"`
-	Description       *string         `json:"description"`
-	Notes             *string         `json:"notes"`
-	CenterLng         *float64        `json:"center_lng"`
-	CenterLat         *float64        `json:"center_lat"`
-	Zoom              *float64        `json:"zoom"`
-	Bearing           *float64        `json:"bearing"`
-	Pitch             *float64        `json:"pitch"`
-	BasemapStyle      *string         `json:"basemap_style"`
-	ShowBasemapLabels *bool           `json:"show_basemap_labels"`
-	BasemapConfig     json.RawMessage `json:"basemap_config"`
-	TerrainConfig     json.RawMessage `json:"terrain_config"`
-	Visibility        *string         `json:"visibility"`
-	Plugins           *[]string       `json:"plugins"`
-	LegendTitle       *string         `json:"legend_title"`
-	Layers            *[]LayerInput   `json:"layers"`
-	ExpectedUpdatedAt *time.Time      `json:"expected_updated_at"`
+	Name              *string                     `json:"name"`
+	Description       nullable.Nullable[string]   `json:"description"`
+	Notes             nullable.Nullable[string]   `json:"notes"`
+	CenterLng         nullable.Nullable[float64]  `json:"center_lng"`
+	CenterLat         nullable.Nullable[float64]  `json:"center_lat"`
+	Zoom              nullable.Nullable[float64]  `json:"zoom"`
+	Bearing           *float64                    `json:"bearing"`
+	Pitch             *float64                    `json:"pitch"`
+	BasemapStyle      *string                     `json:"basemap_style"`
+	ShowBasemapLabels *bool                       `json:"show_basemap_labels"`
+	BasemapConfig     json.RawMessage             `json:"basemap_config"`
+	TerrainConfig     json.RawMessage             `json:"terrain_config"`
+	Visibility        *string                     `json:"visibility"`
+	Plugins           nullable.Nullable[[]string] `json:"plugins"`
+	LegendTitle       nullable.Nullable[string]   `json:"legend_title"`
+	Layers            *[]LayerInput               `json:"layers"`
+	ExpectedUpdatedAt *time.Time                  `json:"expected_updated_at"`
 }
 
 // History actions of maps.
@@ -146,8 +154,10 @@ func editable(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.U
 }
 
 // change runs fn on map id, locked for p's change, in a transaction that also writes the history
-// entry fn describes and moves updated_at on; it answers the map as p reads it afterwards.
-func (s *Service) change(ctx context.Context, p auth.Principal, id uuid.UUID, fn func(q *store.Queries, m store.CatalogMap) ([]Event, error)) (Doc, error) {
+// entries fn describes with their audit records (and op's, the operation's own, unless ""),
+// moves updated_at on, and holds a public map to public datasets (publicDatasetsOnly); it
+// answers the map as p reads it afterwards.
+func (s *Service) change(ctx context.Context, p auth.Principal, id uuid.UUID, op string, fn func(q *store.Queries, m store.CatalogMap) ([]Event, error)) (Doc, error) {
 	defer s.docs.forget() // this server's next read shows the change
 	var doc Doc
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
@@ -163,6 +173,14 @@ func (s *Service) change(ctx context.Context, p auth.Principal, id uuid.UUID, fn
 		if err := record(ctx, q, p, id, events); err != nil {
 			return err
 		}
+		if m.Visibility != auth.VisibilityPublic || slices.ContainsFunc(events, func(e Event) bool { return e.Action == ActionLayerAdded }) {
+			// Only a change that makes the map public or adds layers can break the rule: a
+			// dataset made private by its owner later must not block its map's other changes.
+			if err := publicDatasetsOnly(ctx, q, p, id); err != nil {
+				return err
+			}
+		}
+		s.auditEvents(ctx, q, p, id, op, events)
 		if len(events) > 0 {
 			if err := q.TouchMap(ctx, id); err != nil {
 				return err
@@ -200,8 +218,15 @@ func record(ctx context.Context, q *store.Queries, p auth.Principal, mapID uuid.
 	return nil
 }
 
-// Create makes a map of p's, starting from the map defaults where s says nothing.
+// Create makes a map of p's. What in leaves out starts from the map defaults, except the view:
+// a map made without one keeps center and zoom null, and the map builder fits its layers (a new
+// empty map is shown at the map defaults by the client).
 func (s *Service) Create(ctx context.Context, p auth.Principal, in Settings) (Doc, error) {
+	return s.create(ctx, p, in, AuditMapCreate, nil)
+}
+
+// create makes the map, audited as action (with detail).
+func (s *Service) create(ctx context.Context, p auth.Principal, in Settings, action string, detail map[string]any) (Doc, error) {
 	if p.Anonymous() {
 		return nil, apperr.Unauthorized("authentication required")
 	}
@@ -209,8 +234,12 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, in Settings) (Do
 	if err != nil {
 		return nil, err
 	}
-	prm, err := settingsParams(in, d, nil)
-	if err != nil {
+	prm := store.ReplaceMapSettingsParams{BasemapStyle: d.BasemapStyle, ShowBasemapLabels: d.ShowBasemapLabels,
+		Visibility: auth.VisibilityPrivate}
+	if in.Name == nil {
+		return nil, apperr.Unprocessable("name is required")
+	}
+	if err := in.apply(&prm); err != nil {
 		return nil, err
 	}
 	var doc Doc
@@ -224,50 +253,59 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, in Settings) (Do
 		if err != nil {
 			return err
 		}
+		events := []Event{{TargetType: "map", Action: ActionCreated, Summary: "Map created", TargetID: &id, TargetName: &prm.Name}}
 		if in.Layers != nil {
-			if _, err := addLayers(ctx, q, p, id, *in.Layers); err != nil {
+			added, err := addLayers(ctx, q, p, id, *in.Layers)
+			if err != nil {
 				return err
 			}
+			events = append(events, added...)
 		}
-		if err := record(ctx, q, p, id, []Event{{TargetType: "map", Action: ActionCreated, Summary: "Map created", TargetID: &id, TargetName: &prm.Name}}); err != nil {
+		if err := record(ctx, q, p, id, events[:1]); err != nil {
 			return err
 		}
+		if err := publicDatasetsOnly(ctx, q, p, id); err != nil {
+			return err
+		}
+		s.audit(ctx, q, p, action, "map", id, detail)
+		s.auditEvents(ctx, q, p, id, "", events[1:])
 		doc, err = s.doc(ctx, q, p, id)
 		return err
 	})
 	return doc, err
 }
 
-// settingsParams resolves the settings of a create or a full update: what in leaves out takes its
-// default d (the name: the current one, when there is one).
-func settingsParams(in Settings, d settings.MapDefaults, current *store.CatalogMap) (store.ReplaceMapSettingsParams, error) {
-	prm := store.ReplaceMapSettingsParams{Description: in.Description, Notes: in.Notes, CenterLng: in.CenterLng,
-		CenterLat: in.CenterLat, Zoom: in.Zoom, Bearing: 0, Pitch: 0, BasemapStyle: d.BasemapStyle,
-		ShowBasemapLabels: d.ShowBasemapLabels, BasemapConfig: jsonOrNull(in.BasemapConfig), TerrainConfig: jsonOrNull(in.TerrainConfig),
-		Visibility: auth.VisibilityPrivate, LegendTitle: in.LegendTitle}
-	switch {
-	case in.Name != nil:
-		prm.Name = *in.Name
-	case current != nil:
-		prm.Name = current.Name
-	default:
-		return prm, apperr.Unprocessable("name is required")
-	}
-	if in.CenterLng == nil && in.CenterLat == nil && in.Zoom == nil {
-		prm.CenterLng, prm.CenterLat, prm.Zoom = &d.CenterLng, &d.CenterLat, &d.Zoom
-	}
+// apply writes the members in carries over prm: present ones change, an explicit null clears a
+// member that may be empty and leaves the others as they are.
+func (in Settings) apply(prm *store.ReplaceMapSettingsParams) error {
+	set(&prm.Name, in.Name)
+	setNullable(&prm.Description, in.Description)
+	setNullable(&prm.Notes, in.Notes)
+	setNullable(&prm.CenterLng, in.CenterLng)
+	setNullable(&prm.CenterLat, in.CenterLat)
+	setNullable(&prm.Zoom, in.Zoom)
 	set(&prm.Bearing, in.Bearing)
 	set(&prm.Pitch, in.Pitch)
 	set(&prm.BasemapStyle, in.BasemapStyle)
 	set(&prm.ShowBasemapLabels, in.ShowBasemapLabels)
 	set(&prm.Visibility, in.Visibility)
-	if in.Plugins != nil {
-		prm.Plugins = *in.Plugins
+	setNullable(&prm.LegendTitle, in.LegendTitle)
+	if len(in.BasemapConfig) > 0 {
+		prm.BasemapConfig = jsonOrNull(in.BasemapConfig)
+	}
+	if len(in.TerrainConfig) > 0 {
+		prm.TerrainConfig = jsonOrNull(in.TerrainConfig)
+	}
+	if in.Plugins.IsSpecified() {
+		prm.Plugins = nil
+		if !in.Plugins.IsNull() {
+			prm.Plugins = in.Plugins.MustGet()
+		}
 	}
 	if len(prm.Name) == 0 || len(prm.Name) > 255 {
-		return prm, apperr.Unprocessable("name must be 1 to 255 characters")
+		return apperr.Unprocessable("name must be 1 to 255 characters")
 	}
-	return prm, nil
+	return nil
 }
 
 func set[T any](dst *T, p *T) {
@@ -276,30 +314,47 @@ func set[T any](dst *T, p *T) {
 	}
 }
 
-// Update replaces the settings of map id (and its layers, when in has them). With
-// expected_updated_at, a map saved by someone else meanwhile is left alone: 409.
-func (s *Service) Update(ctx context.Context, p auth.Principal, id uuid.UUID, in Settings) (Doc, error) {
-	// Read before the transaction: a read through the pool inside it would wait for a second
-	// connection while holding one, which a busy pool may never give.
-	d, err := s.Settings.MapDefaults(ctx)
-	if err != nil {
-		return nil, err
+// setNullable applies a member that may be absent (no change), null (cleared) or a value.
+func setNullable[T any](dst **T, n nullable.Nullable[T]) {
+	switch {
+	case !n.IsSpecified():
+	case n.IsNull():
+		*dst = nil
+	default:
+		v := n.MustGet()
+		*dst = &v
 	}
-	return s.change(ctx, p, id, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
+}
+
+// Update changes the settings of map id that in names, and its layers when in has them. With
+// expected_updated_at, a map saved by someone else meanwhile is left alone: 409. A public map
+// made private or internal takes back its share links and embed tokens.
+func (s *Service) Update(ctx context.Context, p auth.Principal, id uuid.UUID, in Settings) (Doc, error) {
+	return s.change(ctx, p, id, "", func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
 		if in.ExpectedUpdatedAt != nil && !in.ExpectedUpdatedAt.Equal(m.UpdatedAt) {
 			return nil, apperr.Conflict("the map was saved by someone else at %s; reload it and apply your change again",
 				m.UpdatedAt.Format(time.RFC3339Nano))
 		}
-		prm, err := settingsParams(in, d, &m)
-		if err != nil {
+		prm := store.ReplaceMapSettingsParams{ID: id, Name: m.Name, Description: m.Description, Notes: m.Notes,
+			CenterLng: m.CenterLng, CenterLat: m.CenterLat, Zoom: m.Zoom, Bearing: m.Bearing, Pitch: m.Pitch,
+			BasemapStyle: m.BasemapStyle, ShowBasemapLabels: m.ShowBasemapLabels, BasemapConfig: m.BasemapConfig,
+			TerrainConfig: m.TerrainConfig, Visibility: m.Visibility, Plugins: m.Plugins, LegendTitle: m.LegendTitle}
+		if err := in.apply(&prm); err != nil {
 			return nil, err
 		}
-		prm.ID = id
 		if err := q.ReplaceMapSettings(ctx, prm); err != nil {
 			return nil, err
 		}
+		details := map[string]any{"visibility": map[string]any{"old": m.Visibility, "new": prm.Visibility}}
 		events := []Event{{TargetType: "map", Action: ActionUpdated, Summary: "Map settings saved", TargetID: &id, TargetName: &prm.Name,
-			Details: map[string]any{"visibility": map[string]any{"old": m.Visibility, "new": prm.Visibility}}}}
+			Details: details}}
+		if m.Visibility == auth.VisibilityPublic && prm.Visibility != auth.VisibilityPublic {
+			revoked, err := s.unpublish(ctx, q, p, id)
+			if err != nil {
+				return nil, err
+			}
+			events = append(events, revoked...)
+		}
 		if in.Layers != nil {
 			replaced, err := replaceLayers(ctx, q, p, id, *in.Layers)
 			if err != nil {
@@ -311,14 +366,56 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id uuid.UUID, in
 	})
 }
 
+// unpublish takes back the share links and embed tokens of map id, which stopped being public:
+// a link or token handed out for a public map must not open it now that it is not.
+func (s *Service) unpublish(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.UUID) ([]Event, error) {
+	links, err := q.RevokeMapShareTokens(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var events []Event
+	for _, link := range links {
+		events = append(events, Event{TargetType: "share", TargetID: &link, Action: ActionShareRevoked,
+			Summary: "Share link revoked: the map is no longer public"})
+	}
+	tokens, err := q.RevokeMapEmbedTokens(ctx, id)
+	for _, t := range tokens {
+		s.audit(ctx, q, p, AuditEmbedRevoke, "embed_token", t, map[string]any{"map_id": id, "reason": "the map is no longer public"})
+	}
+	return events, err
+}
+
+// publicDatasetsOnly refuses (400) a public map holding a layer of a dataset that anonymous
+// readers cannot read: the map would show them holes, and its share links and embeds would lend
+// nobody the data. The detail names each dataset by title and id (the id alone for one the
+// caller may not read).
+func publicDatasetsOnly(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.UUID) error {
+	caller, role := who(p)
+	rows, err := q.NonPublicLayerDatasets(ctx, store.NonPublicLayerDatasetsParams{MapID: id, CallerID: caller, CallerRole: role,
+		IsAdmin: p.IsAdmin()})
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = fmt.Sprintf("%q (%s)", r.Title, r.ID)
+		if !r.Readable {
+			names[i] = fmt.Sprintf("a dataset you cannot read (%s)", r.ID)
+		}
+	}
+	return apperr.Invalid("a public map may show only public datasets; these are not public: %s", strings.Join(names, ", "))
+}
+
 // Delete removes map id with its layers, history and share links (owner or admin).
 func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID) error {
 	defer s.docs.forget()
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := s.Q.WithTx(tx)
-		if _, err := editable(ctx, q, p, id); err != nil {
+		m, err := editable(ctx, q, p, id)
+		if err != nil {
 			return err
 		}
+		s.audit(ctx, q, p, AuditMapDelete, "map", id, map[string]any{"name": m.Name})
 		return q.DeleteMap(ctx, id)
 	})
 }

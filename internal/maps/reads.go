@@ -107,10 +107,12 @@ func (s *Service) Duplicate(ctx context.Context, p auth.Principal, id uuid.UUID)
 		if err != nil {
 			return err
 		}
-		if err := record(ctx, q, p, copyID, []Event{{TargetType: "map", TargetID: &copyID, TargetName: &name, Action: ActionDuplicated,
-			Summary: "Map duplicated from " + m.Name, Details: map[string]any{"source_map_id": id, "excluded_layers": all - copied}}}); err != nil {
+		events := []Event{{TargetType: "map", TargetID: &copyID, TargetName: &name, Action: ActionDuplicated,
+			Summary: "Map duplicated from " + m.Name, Details: map[string]any{"source_map_id": id, "excluded_layers": all - copied}}}
+		if err := record(ctx, q, p, copyID, events); err != nil {
 			return err
 		}
+		s.auditEvents(ctx, q, p, copyID, "", events)
 		if doc, err = s.doc(ctx, q, p, copyID); err != nil {
 			return err
 		}

@@ -21,13 +21,14 @@ import (
 )
 
 // Share links: 32 random bytes, URL-safe base64 (open-points.md). The token is stored sealed, so
-// its owner can read the link again, and found by its SHA-256.
+// its owner can read the link again, and found by its SHA-256. Only a public map is shared, and
+// its links end when it stops being public (Update).
 
 // Share is a share link as its map's editors see it.
 type Share struct {
 	ID, MapID uuid.UUID
-	Token     string
-	URL       string
+	Token     string // the token; a hint of it (TokenHint) once the link exists
+	URL       string // the web app's page of the link, {public app URL}/m/{token}
 	ExpiresAt *time.Time
 	Active    bool
 	CreatedAt time.Time
@@ -57,9 +58,35 @@ func (s *Service) shareOf(ctx context.Context, row store.CatalogMapShareToken, n
 	if err != nil {
 		return Share{}, err
 	}
-	return Share{ID: row.ID, MapID: row.MapID, Token: string(token), URL: s.base(ctx) + "/shared/" + url.PathEscape(string(token)),
+	app, err := s.appURL(ctx)
+	if err != nil {
+		return Share{}, err
+	}
+	return Share{ID: row.ID, MapID: row.MapID, Token: string(token), URL: app + "/m/" + url.PathEscape(string(token)),
 		ExpiresAt: row.ExpiresAt, Active: row.RevokedAt == nil && (row.ExpiresAt == nil || row.ExpiresAt.After(now)), CreatedAt: row.CreatedAt}, nil
 }
+
+// appURL is where the web app is served: the public_app_url setting, else this server's public
+// base URL (the app is served beside the API).
+func (s *Service) appURL(ctx context.Context) (string, error) {
+	app, _, err := s.Settings.PublicAddresses(ctx)
+	if app == "" {
+		app = s.base(ctx)
+	}
+	return app, err
+}
+
+// TokenHint is what a share link's token shows once it exists: its first and last four
+// characters, enough to tell links apart.
+func TokenHint(token string) string {
+	if len(token) <= 8 {
+		return "…"
+	}
+	return token[:4] + "…" + token[len(token)-4:]
+}
+
+// errNotPublic is the refusal to share a map that is not public, in the words clients translate.
+func errNotPublic() error { return apperr.Invalid("Map must be public before sharing") }
 
 func tokenHash(token string) []byte {
 	sum := sha256.Sum256([]byte(token))
@@ -82,7 +109,10 @@ func (s *Service) Share(ctx context.Context, p auth.Principal, id uuid.UUID, e E
 		return Share{}, err
 	}
 	var out Share
-	_, err = s.change(ctx, p, id, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
+	_, err = s.change(ctx, p, id, "", func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
+		if m.Visibility != auth.VisibilityPublic {
+			return nil, errNotPublic()
+		}
 		if _, err := q.RevokeMapShareTokens(ctx, id); err != nil {
 			return nil, err
 		}
@@ -98,21 +128,30 @@ func (s *Service) Share(ctx context.Context, p auth.Principal, id uuid.UUID, e E
 	return out, err
 }
 
-// GetShare is the live share link of map id; 404 when it has none.
-func (s *Service) GetShare(ctx context.Context, p auth.Principal, id uuid.UUID, now time.Time) (Share, error) {
-	var out Share
-	_, err := s.change(ctx, p, id, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
-		row, err := q.LiveMapShareToken(ctx, id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, apperr.NotFound("map %s has no share link", id)
-		}
-		if err != nil {
-			return nil, err
-		}
-		out, err = s.shareOf(ctx, row, now)
+// GetShare is the active share link of map id, its token shown as a hint; nil when the map has
+// none (never shared, revoked or expired; a link of a map that is not public opens nothing).
+// For the map's editors.
+func (s *Service) GetShare(ctx context.Context, p auth.Principal, id uuid.UUID, now time.Time) (*Share, error) {
+	m, err := s.record(ctx, s.Q, p, id)
+	if err != nil {
 		return nil, err
-	})
-	return out, err
+	}
+	if err := auth.AuthorizeManage(p, resource(m), "map", "read its share link"); err != nil || m.Visibility != auth.VisibilityPublic {
+		return nil, err
+	}
+	row, err := s.Q.LiveMapShareToken(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.shareOf(ctx, row, now)
+	if err != nil || !out.Active {
+		return nil, err
+	}
+	out.Token = TokenHint(out.Token)
+	return &out, nil
 }
 
 // UpdateShare changes the expiry of map id's live share link.
@@ -122,7 +161,7 @@ func (s *Service) UpdateShare(ctx context.Context, p auth.Principal, id uuid.UUI
 		return Share{}, err
 	}
 	var out Share
-	_, err = s.change(ctx, p, id, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
+	_, err = s.change(ctx, p, id, "", func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
 		row, err := q.SetMapShareExpiry(ctx, store.SetMapShareExpiryParams{MapID: id, ExpiresAt: expires})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, apperr.NotFound("map %s has no share link", id)
@@ -131,6 +170,7 @@ func (s *Service) UpdateShare(ctx context.Context, p auth.Principal, id uuid.UUI
 			return nil, err
 		}
 		out, err = s.shareOf(ctx, row, now)
+		out.Token = TokenHint(out.Token)
 		return []Event{{TargetType: "share", TargetID: &row.ID, Action: ActionShareChanged, Summary: "Share link expiry changed",
 			Details: map[string]any{"expires_at": expires}}}, err
 	})
@@ -139,9 +179,9 @@ func (s *Service) UpdateShare(ctx context.Context, p auth.Principal, id uuid.UUI
 
 // RevokeShare ends map id's live share link; its URL answers 410 from now on.
 func (s *Service) RevokeShare(ctx context.Context, p auth.Principal, id uuid.UUID) error {
-	_, err := s.change(ctx, p, id, func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
+	_, err := s.change(ctx, p, id, "", func(q *store.Queries, m store.CatalogMap) ([]Event, error) {
 		n, err := q.RevokeMapShareTokens(ctx, id)
-		if err == nil && n == 0 {
+		if err == nil && len(n) == 0 {
 			err = apperr.NotFound("map %s has no share link", id)
 		}
 		return []Event{{TargetType: "share", Action: ActionShareRevoked, Summary: "Share link revoked"}}, err
@@ -206,8 +246,10 @@ type layerDoc struct {
 	Status     string          `json:"dataset_status"`
 }
 
-// SharedMap answers a share link: 404 for a token nobody issued, 410 for a revoked or expired
-// one. The map shows the layers its owner may read now, each with a signed tile template.
+// SharedMap answers a share link: 404 for a token nobody issued and for a map that is not public
+// (whatever became of the link), 410 for a revoked or expired one. The map shows the layers its
+// owner may read now, each with a signed tile template; a map without a view of its own is shown
+// at the map defaults.
 func (s *Service) SharedMap(ctx context.Context, token string, now time.Time, sign *tiles.Service) (Shared, error) {
 	row, err := s.Q.FindMapShareToken(ctx, tokenHash(token))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -216,8 +258,20 @@ func (s *Service) SharedMap(ctx context.Context, token string, now time.Time, si
 	if err != nil {
 		return Shared{}, err
 	}
+	m, err := s.Q.GetMapRecord(ctx, row.MapID)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return Shared{}, err
+	}
+	if err != nil || m.Visibility != auth.VisibilityPublic {
+		// A link of a map that is not public tells nothing of it, not even that it was revoked.
+		return Shared{}, apperr.NotFound("no such share link")
+	}
 	if row.RevokedAt != nil || (row.ExpiresAt != nil && !row.ExpiresAt.After(now)) {
 		return Shared{}, apperr.Gone("this share link was revoked or has expired")
+	}
+	d, err := s.Settings.MapDefaults(ctx)
+	if err != nil {
+		return Shared{}, err
 	}
 	owner, err := s.ownerOf(ctx, row.MapID)
 	if err != nil {
@@ -227,24 +281,24 @@ func (s *Service) SharedMap(ctx context.Context, token string, now time.Time, si
 	if err != nil {
 		return Shared{}, err
 	}
-	var m struct {
+	var view struct {
 		Shared
 		CenterLng *float64   `json:"center_lng"`
 		CenterLat *float64   `json:"center_lat"`
 		Zoom      *float64   `json:"zoom"`
 		Layers    []layerDoc `json:"layers"`
 	}
-	if err := json.Unmarshal(doc, &m); err != nil {
+	if err := json.Unmarshal(doc, &view); err != nil {
 		return Shared{}, err
 	}
-	out := m.Shared
-	out.CenterLng, out.CenterLat, out.Zoom = deref(m.CenterLng), deref(m.CenterLat), deref(m.Zoom)
-	out.Layers = make([]SharedLayer, len(m.Layers))
-	scopes, err := s.scopes(ctx, m.Layers)
+	out := view.Shared
+	out.CenterLng, out.CenterLat, out.Zoom = deref(view.CenterLng, d.CenterLng), deref(view.CenterLat, d.CenterLat), deref(view.Zoom, d.Zoom)
+	out.Layers = make([]SharedLayer, len(view.Layers))
+	scopes, err := s.scopes(ctx, view.Layers)
 	if err != nil {
 		return Shared{}, err
 	}
-	for i, l := range m.Layers {
+	for i, l := range view.Layers {
 		t, err := sign.Sign(ctx, scopes[l.DatasetID], now)
 		if err != nil {
 			return Shared{}, err
@@ -257,9 +311,9 @@ func (s *Service) SharedMap(ctx context.Context, token string, now time.Time, si
 	return out, nil
 }
 
-func deref(p *float64) float64 {
+func deref(p *float64, otherwise float64) float64 {
 	if p == nil {
-		return 0
+		return otherwise
 	}
 	return *p
 }
@@ -334,9 +388,12 @@ func (s *Service) RevokeShareByID(ctx context.Context, p auth.Principal, id uuid
 	if !p.Can(auth.CapManageSettings) {
 		return apperr.Forbidden("revoking other users' share links is for admins")
 	}
-	n, err := s.Q.RevokeShareTokenByID(ctx, id)
-	if err == nil && n == 0 {
-		err = apperr.NotFound("share link %s not found", id)
+	mapID, err := s.Q.RevokeShareTokenByID(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return apperr.NotFound("share link %s not found", id)
+	}
+	if err == nil {
+		s.audit(ctx, s.Q, p, AuditMapRevokeShare, "map", mapID, map[string]any{"share_id": id, "by_admin": true})
 	}
 	return err
 }

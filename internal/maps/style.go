@@ -183,7 +183,10 @@ func (s *Service) ImportStyle(ctx context.Context, p auth.Principal, st Style, n
 		return nil, sum, apperr.Unprocessable("the style has %d layers; at most %d are read", len(st.Layers), maxStyleLayers)
 	}
 	datasets := s.styleSources(ctx, p, st.Sources, &sum)
-	in := Settings{Name: name, Zoom: st.Zoom, Bearing: st.Bearing, Pitch: st.Pitch, Visibility: visibility, Layers: &[]LayerInput{}}
+	in := Settings{Name: name, Bearing: st.Bearing, Pitch: st.Pitch, Visibility: visibility, Layers: &[]LayerInput{}}
+	if st.Zoom != nil {
+		in.Zoom.Set(*st.Zoom)
+	}
 	if in.Name == nil {
 		in.Name = st.Name
 	}
@@ -191,7 +194,8 @@ func (s *Service) ImportStyle(ctx context.Context, p auth.Principal, st Style, n
 		in.Name = ptr("Imported map")
 	}
 	if len(st.Center) == 2 {
-		in.CenterLng, in.CenterLat = &st.Center[0], &st.Center[1]
+		in.CenterLng.Set(st.Center[0])
+		in.CenterLat.Set(st.Center[1])
 	}
 	for _, raw := range st.Layers {
 		l, ok := s.styleLayerInput(raw, datasets, &sum)
@@ -204,7 +208,8 @@ func (s *Service) ImportStyle(ctx context.Context, p auth.Principal, st Style, n
 		return nil, sum, apperr.Unprocessable("the style has %d layers of this service's datasets; a map holds at most %d", len(*in.Layers), maxLayers)
 	}
 	sum.LayersImported = len(*in.Layers)
-	doc, err := s.Create(ctx, p, in)
+	doc, err := s.create(ctx, p, in, AuditMapImportStyle, map[string]any{"layers_imported": sum.LayersImported,
+		"layers_skipped": sum.LayersSkipped})
 	return doc, sum, err
 }
 

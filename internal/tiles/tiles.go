@@ -254,7 +254,7 @@ func (s *Service) query(d catalog.Dataset, t features.Table, r Request, conf *lo
 	if d.Entry.GeometryType != nil {
 		q.Points = strings.HasSuffix(strings.TrimRight(strings.ToUpper(*d.Entry.GeometryType), "ZM"), "POINT")
 	}
-	cols, err := columns(d, t, r.Cols)
+	cols, err := columns(d, t, r.Z, r.Cols)
 	if err != nil {
 		return q, err
 	}
@@ -267,10 +267,22 @@ func (s *Service) query(d catalog.Dataset, t features.Table, r Request, conf *lo
 	return q, nil
 }
 
-// columns are the properties asked for: cols as sent (an unknown column is a 400), or the
-// dataset's tile_columns that still exist, or none.
-func columns(d catalog.Dataset, t features.Table, cols *string) ([]features.Column, error) {
+// AttributesFromZoom is the zoom from which a tile carries its features' attributes unasked:
+// map popups read them there, while the tiles of a wider view, with many more features each,
+// stay geometry only and small.
+const AttributesFromZoom = 10
+
+// columns are the properties asked for: cols as sent (an unknown column is a 400); unasked, from
+// AttributesFromZoom up the dataset's tile_columns that still exist, or all its attribute
+// columns when it names none; below that none.
+func columns(d catalog.Dataset, t features.Table, z int, cols *string) ([]features.Column, error) {
 	if cols == nil {
+		if z < AttributesFromZoom {
+			return nil, nil
+		}
+		if len(d.Entry.TileColumns) == 0 {
+			return t.Columns, nil
+		}
 		var out []features.Column
 		for _, name := range d.Entry.TileColumns {
 			if c, err := t.Column(name); err == nil {
@@ -324,14 +336,19 @@ func matches(header, tag string) bool {
 	return false
 }
 
-// cacheControl lets shared caches keep a signed tile until its template expires (the URL names
-// the scope and expiry; add the layer's tile version as v to see edits sooner) and public tiles
-// with revalidation; a tile read with a credential stays in the caller's own cache.
+// cacheControl lets caches keep a signed tile until its template expires (the URL names the scope
+// and expiry; add the layer's tile version as v to see edits sooner): shared caches those of
+// public datasets, only the browser's own those of any other, which a shared cache would hand to
+// whoever asks for the URL. Public tiles revalidate; a tile read with a credential stays in the
+// caller's own cache.
 func cacheControl(p auth.Principal, d catalog.Dataset, now time.Time) string {
+	public := auth.CanRead(auth.Principal{}, d.Resource())
 	switch {
-	case p.Via == auth.ViaTileSignature && p.Exp > now.Unix():
+	case p.Via == auth.ViaTileSignature && p.Exp > now.Unix() && public:
 		return "public, max-age=" + strconv.FormatInt(p.Exp-now.Unix(), 10)
-	case auth.CanRead(auth.Principal{}, d.Resource()):
+	case p.Via == auth.ViaTileSignature && p.Exp > now.Unix():
+		return "private, max-age=" + strconv.FormatInt(p.Exp-now.Unix(), 10)
+	case public:
 		return "public, no-cache"
 	}
 	return "private, no-cache"

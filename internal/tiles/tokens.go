@@ -11,13 +11,20 @@ import (
 	"meridian/internal/auth"
 )
 
-// Token signs the tile template of dataset id for p, who must be able to read it.
+// Token signs the tile template of dataset id for p, who must be able to read it: 401 for a
+// caller without credential, 404 for one whose credential does not open it.
 func (s *Service) Token(ctx context.Context, p auth.Principal, id uuid.UUID, now time.Time) (Token, error) {
 	conf, err := s.config(ctx)
 	if err != nil {
 		return Token{}, err
 	}
 	d, err := s.Catalog.Get(ctx, p, id, false)
+	if apperr.KindOf(err) == apperr.KindNotFound && p.Anonymous() && (p.Via == "" || p.Via == auth.ViaAnonymous) {
+		// A caller who sent no credential may only lack one (a map page whose session ran out):
+		// 401 lets clients sign in or refresh and ask again. It is the answer for a dataset that
+		// does not exist too, so it tells nothing of which ids exist.
+		return Token{}, apperr.Unauthorized("dataset %s is not public, or does not exist: sign in to get its tile token", id)
+	}
 	if err != nil {
 		return Token{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"meridian/internal/apperr"
+	"meridian/internal/audit"
 	"meridian/internal/auth"
 	"meridian/internal/db"
 )
@@ -63,7 +64,7 @@ func MetaFrom(ctx context.Context) Meta {
 
 // WithMeta returns ctx carrying m (used by tests of handlers).
 func WithMeta(ctx context.Context, m Meta) context.Context {
-	return context.WithValue(ctx, metaKey{}, m)
+	return audit.WithClient(context.WithValue(ctx, metaKey{}, m), m.IP, m.UserAgent)
 }
 
 // AuthOptions tune Authenticate per operation.

@@ -98,6 +98,11 @@ func ErrorHandler(log *slog.Logger, queryTimeout time.Duration) echo.HTTPErrorHa
 		if retryAfter > 0 {
 			c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retryAfter.Seconds()))))
 		}
+		if p.Status == http.StatusUnauthorized && c.Response().Header().Get("WWW-Authenticate") == "" {
+			// Every 401 names the scheme that would do (RFC 9110 15.5.2): clients sign in or
+			// refresh their token on it, also when the domain refused an anonymous caller.
+			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="meridian"`)
+		}
 		writeProblem(c, p)
 	}
 }
