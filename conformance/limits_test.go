@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -136,5 +137,97 @@ func TestQueryTimeout(t *testing.T) {
 	start := time.Now()
 	if r := callAt(t, hc, s.APIRoot, "GET", "/datasets/"+id, nil, bearer(tok)...); r.Status != 200 || time.Since(start) > time.Second {
 		t.Fatalf("a normal request after the slow ones: %d in %v %.300s", r.Status, time.Since(start), r.Body)
+	}
+}
+
+// One client cannot hold the request pool: its requests beyond its share (CLIENT_MAX_IN_FLIGHT)
+// wait and are then refused with 503 and Retry-After, while other clients are answered at once.
+// Filters over the size and term bounds are refused before the database sees them.
+func TestOneClientCannotTakeThePool(t *testing.T) {
+	s := startFresh(t, "RATE_LIMIT_ENABLED=false", "DB_MAX_CONNS=4", "CLIENT_MAX_IN_FLIGHT=2", "CLIENT_QUEUE_WAIT=300ms")
+	hc := contractAt(t, s)
+	tok := loginAt(t, hc, s.APIRoot, "admin", AdminPassword)
+	conn := connect(t, s.DBURL)
+	slow := "stall_" + randomHex(3)
+	for _, sql := range []string{
+		`CREATE TABLE public.` + slow + ` (id serial PRIMARY KEY, n integer, geom geometry(Point, 4326))`,
+		`INSERT INTO public.` + slow + ` (n, geom) SELECT g, ST_SetSRID(ST_MakePoint(g % 90, 0), 4326) FROM generate_series(1, 50) g`,
+	} {
+		if _, err := conn.Exec(context.Background(), sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := callAt(t, hc, s.APIRoot, "POST", "/ingest/register/", map[string]any{"table_path": "public." + slow, "title": "Stall"}, bearer(tok)...)
+	if r.Status != 201 {
+		t.Fatalf("register: %d %s", r.Status, r.Body)
+	}
+	id := r.JSON(t)["id"].(string)
+	wantStatus(t, "public", callAt(t, hc, s.APIRoot, "PATCH", "/datasets/"+id, map[string]any{"visibility": "public"}, bearer(tok)...), 200)
+	for _, st := range []string{"ready", "internal", "published"} {
+		callAt(t, hc, s.APIRoot, "PATCH", "/datasets/"+id+"/status/", map[string]any{"status": st}, bearer(tok)...)
+	}
+	// Filters beyond the bounds: refused at once, naming the bound.
+	chain := func(n int) string {
+		terms := make([]string, n)
+		for i := range terms {
+			terms[i] = fmt.Sprintf("n = %d", i)
+		}
+		return url.QueryEscape(strings.Join(terms, " OR "))
+	}
+	wantStatus(t, "a 3,000-term OR chain", callAt(t, hc, s.APIRoot, "GET", "/collections/"+id+"/items?filter="+chain(3000), nil), 400, "bytes")
+	wantStatus(t, "a 400-term OR chain", callAt(t, hc, s.APIRoot, "GET", "/collections/"+id+"/items?filter="+chain(400), nil), 400, "terms")
+	wantStatus(t, "a 300-term OR chain", callAt(t, hc, s.APIRoot, "GET", "/collections/"+id+"/items?filter="+chain(300), nil), 200)
+
+	// Behind the catalog's back, every read of the table now takes two seconds.
+	for _, sql := range []string{
+		`ALTER TABLE public.` + slow + ` RENAME TO ` + slow + `_base`,
+		`CREATE VIEW public.` + slow + ` AS SELECT b.* FROM public.` + slow + `_base b, pg_sleep(2) s`,
+	} {
+		if _, err := conn.Exec(context.Background(), sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An anonymous client sends three slow reads at once: two run, the third waits its turn for
+	// the queue's 300 ms and is refused.
+	type answer struct {
+		status int
+		retry  string
+		took   time.Duration
+	}
+	answers := make(chan answer, 3)
+	for i := range 3 {
+		go func() {
+			time.Sleep(time.Duration(i) * 150 * time.Millisecond) // the third comes last
+			t0 := time.Now()
+			res, err := plain.Get(s.APIRoot + "/collections/" + id + "/items?limit=5")
+			if err != nil {
+				answers <- answer{}
+				return
+			}
+			res.Body.Close()
+			answers <- answer{res.StatusCode, res.Header.Get("Retry-After"), time.Since(t0)}
+		}()
+	}
+	// Meanwhile another client (a signed-in user) is served without waiting.
+	time.Sleep(500 * time.Millisecond)
+	t0 := time.Now()
+	wantStatus(t, "another client during the flood", callAt(t, hc, s.APIRoot, "GET", "/datasets/"+id, nil, bearer(tok)...), 200)
+	if took := time.Since(t0); took > time.Second {
+		t.Errorf("another client waited %s", took)
+	}
+	var refused, served int
+	for range 3 {
+		a := <-answers
+		switch {
+		case a.status == 503 && a.retry != "" && a.took >= 300*time.Millisecond && a.took < 1500*time.Millisecond:
+			refused++
+		case a.status == 200:
+			served++
+		default:
+			t.Errorf("answer %+v", a)
+		}
+	}
+	if refused != 1 || served != 2 {
+		t.Fatalf("%d served and %d refused; want 2 and 1", served, refused)
 	}
 }

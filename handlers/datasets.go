@@ -429,7 +429,7 @@ func (s *Server) ExportDataset(ctx context.Context, request gen.ExportDatasetReq
 	if d.Entry.RecordType != "vector_dataset" && d.Entry.RecordType != "table" {
 		return nil, apperr.Conflict("a %s is not exported as features; use Download COG for rasters", d.Entry.RecordType)
 	}
-	req, err := exportRequest(d, request.Params)
+	req, err := exportRequest(d, request.Params, s.filterLimits())
 	if err != nil {
 		return nil, err
 	}
@@ -442,7 +442,7 @@ func (s *Server) ExportDataset(ctx context.Context, request gen.ExportDatasetReq
 }
 
 // exportRequest reads an export's parameters against the dataset's table.
-func exportRequest(d catalog.Dataset, prm gen.ExportDatasetParams) (export.Request, error) {
+func exportRequest(d catalog.Dataset, prm gen.ExportDatasetParams, limits cql2.Limits) (export.Request, error) {
 	t, err := features.TableOf(d.Entry.TableSchema, d.Entry.TableName, d.Entry.IDColumn, d.Entry.GeometryColumn, d.TableColumns)
 	if err != nil {
 		return export.Request{}, err
@@ -460,7 +460,7 @@ func exportRequest(d catalog.Dataset, prm gen.ExportDatasetParams) (export.Reque
 		GeometryType: val(d.Entry.GeometryType), Is3D: val(d.Entry.Is3d), Name: export.LayerName(d.Entry.Title),
 		Format: cmp.Or(string(val(prm.Format)), "gpkg"), CRS: crs, BBox: val(prm.Bbox)}
 	if w := val(prm.Where); w != "" {
-		if req.Where, err = cql2.ParseFilter("cql2-text", w, 4326, false); err != nil {
+		if req.Where, err = cql2.ParseFilterWithin("cql2-text", w, 4326, false, limits); err != nil {
 			return export.Request{}, err
 		}
 		req.Props = features.Queryables(t)

@@ -305,7 +305,7 @@ func (s *Server) itemsQuery(ctx context.Context, d catalog.Dataset, t features.T
 		func() error { return itemsBBox(p, d, &q) },
 		func() error { return itemsDatetime(p, &q) },
 		func() error { return itemsEquals(ctx, t, &q) },
-		func() error { return itemsFilter(p, d, &q) },
+		func() error { return itemsFilter(p, d, &q, s.filterLimits()) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -358,7 +358,7 @@ func itemsEquals(ctx context.Context, t features.Table, q *features.ItemsQuery) 
 	return nil
 }
 
-func itemsFilter(p gen.OgcGetCollectionItemsParams, d catalog.Dataset, q *features.ItemsQuery) error {
+func itemsFilter(p gen.OgcGetCollectionItemsParams, d catalog.Dataset, q *features.ItemsQuery, limits cql2.Limits) error {
 	if p.Filter == nil {
 		return nil
 	}
@@ -366,7 +366,7 @@ func itemsFilter(p gen.OgcGetCollectionItemsParams, d catalog.Dataset, q *featur
 	if err != nil {
 		return err
 	}
-	q.Filter, err = cql2.ParseFilter(cmp.Or(string(val(p.FilterLang)), "cql2-text"), *p.Filter, srid, latFirst)
+	q.Filter, err = cql2.ParseFilterWithin(cmp.Or(string(val(p.FilterLang)), "cql2-text"), *p.Filter, srid, latFirst, limits)
 	return err
 }
 

@@ -19,6 +19,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
+	"meridian/internal/cql2"
 	"meridian/internal/export"
 	"meridian/internal/features"
 	"meridian/internal/web"
@@ -319,7 +320,7 @@ func (s *Server) recordParams(p gen.OgcCollectionItemsParams) (catalog.RecordQue
 		func() error { return recordSpatial(p, &q) },
 		func() error { return recordIDs(p, &q) },
 		func() error { return recordOrder(p, &q) },
-		func() error { return recordFilters(p, &q) },
+		func() error { return recordFilters(p, &q, s.filterLimits()) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -435,7 +436,7 @@ func recordOrder(p gen.OgcCollectionItemsParams, q *catalog.RecordQuery) error {
 	return nil
 }
 
-func recordFilters(p gen.OgcCollectionItemsParams, q *catalog.RecordQuery) error {
+func recordFilters(p gen.OgcCollectionItemsParams, q *catalog.RecordQuery, limits cql2.Limits) error {
 	if p.Filter == nil {
 		return nil
 	}
@@ -443,7 +444,11 @@ func recordFilters(p gen.OgcCollectionItemsParams, q *catalog.RecordQuery) error
 	if p.FilterCrs != nil && *p.FilterCrs != crs84 {
 		return apperr.Invalid("filter-crs: the record collection takes CRS84 only")
 	}
-	return q.AddFilter(lang, *p.Filter)
+	f, err := cql2.ParseFilterWithin(lang, *p.Filter, 4326, false, limits)
+	if err == nil {
+		q.Filters = append(q.Filters, f)
+	}
+	return err
 }
 
 // recordItemParams are the record items parameters the document declares; any other names a

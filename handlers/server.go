@@ -101,6 +101,7 @@ func New(d Deps) *Server {
 // rest), authentication (spec section 5), the operation's per-user rate limit, then request
 // validation.
 func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Router {
+	share := web.NewClientShare(cfg.ClientMaxInFlight, cfg.ClientQueueWait)
 	r := web.NewRouter(e, doc, "/api", func(op *web.Operation) []echo.MiddlewareFunc {
 		var mws []echo.MiddlewareFunc
 		if n := operationLimit(cfg, op); n > 0 && cfg.RateLimitEnabled {
@@ -124,6 +125,9 @@ func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Rou
 		if n := cfg.UserRateLimits[op.ID]; n > 0 && cfg.RateLimitEnabled {
 			mws = append(mws, web.RateLimitPerUser(web.PerMinute(n)))
 		}
+		if cfg.ClientMaxInFlight > 0 && !outsideShare(op) {
+			mws = append(mws, share.Middleware)
+		}
 		mws = append(mws, web.ValidateRequest(doc, op))
 		if clearingPatches[op.ID] {
 			mws = append(mws, keepPatchMembers) // "x": null clears x, an absent x stays
@@ -132,6 +136,22 @@ func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Rou
 	})
 	gen.RegisterHandlersWithBaseURL(r, gen.NewStrictHandler(s, nil), "/api")
 	return r
+}
+
+// outsideShare: operations a client's share of requests does not count. Tiles come many at once
+// from one map and are bounded by the tile service's own concurrency; health must answer under
+// any load; transfers (uploads, exports, downloads, streams) last as long as the client reads or
+// writes and have bounds of their own, and would otherwise hold a client's places for minutes.
+func outsideShare(op *web.Operation) bool {
+	if op.Streaming {
+		return true
+	}
+	switch op.ID {
+	case "tile", "clusterTile", "rasterTileProxy", "health", "exportDataset", "downloadCOG", "downloadAuditRecords",
+		"aiChatStream", "datasetChatStream", "generateMapStream":
+		return true
+	}
+	return false
 }
 
 // acceptsEmbedToken: the operations whose security names the EmbedToken scheme.

@@ -31,10 +31,10 @@ func (s *Server) tileSignature(c echo.Context) (auth.Principal, bool, error) {
 }
 
 // tileRequest is the part of a tile request both tile operations share.
-func tileRequest(path string, z, x, y int, cols, filter, ifNoneMatch *string) (tiles.Request, error) {
+func tileRequest(path string, z, x, y int, cols, filter, ifNoneMatch *string, limits cql2.Limits) (tiles.Request, error) {
 	r := tiles.Request{Path: path, Z: z, X: x, Y: y, Cols: cols, IfNoneMatch: val(ifNoneMatch)}
 	if filter != nil {
-		f, err := cql2.ParseFilter("cql2-text", *filter, 0, false)
+		f, err := cql2.ParseFilterWithin("cql2-text", *filter, 0, false, limits)
 		if err != nil {
 			return r, err
 		}
@@ -70,7 +70,7 @@ func (t tileResponse) VisitClusterTileResponse(w http.ResponseWriter) error { re
 // Tile: Tile (GET /tiles/{table_path}/{z}/{x}/{y}.pbf).
 func (s *Server) Tile(ctx context.Context, request gen.TileRequestObject) (gen.TileResponseObject, error) {
 	p := request.Params
-	r, err := tileRequest(request.TablePath, request.Z, request.X, request.Y, p.Cols, p.Filter, p.IfNoneMatch)
+	r, err := tileRequest(request.TablePath, request.Z, request.X, request.Y, p.Cols, p.Filter, p.IfNoneMatch, s.filterLimits())
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (s *Server) Tile(ctx context.Context, request gen.TileRequestObject) (gen.T
 // ClusterTile: Cluster Tile (GET /tiles/clusters/{table_path}/{z}/{x}/{y}.pbf).
 func (s *Server) ClusterTile(ctx context.Context, request gen.ClusterTileRequestObject) (gen.ClusterTileResponseObject, error) {
 	p := request.Params
-	r, err := tileRequest(request.TablePath, request.Z, request.X, request.Y, p.Cols, p.Filter, p.IfNoneMatch)
+	r, err := tileRequest(request.TablePath, request.Z, request.X, request.Y, p.Cols, p.Filter, p.IfNoneMatch, s.filterLimits())
 	if err != nil {
 		return nil, err
 	}

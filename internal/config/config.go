@@ -54,6 +54,14 @@ type Config struct {
 	// address, apart from the API: for measuring a running server, off by default.
 	PprofAddr string
 
+	// CQL2MaxBytes and CQL2MaxTerms bound a client's filter (cql2.Limits).
+	CQL2MaxBytes, CQL2MaxTerms int
+	// ClientMaxInFlight is how many requests one client (a signed-in user, else an address) may
+	// have in flight at once; further ones wait up to ClientQueueWait for a place, then answer
+	// 503. It keeps one client from holding every connection of the request pool. 0: no bound.
+	ClientMaxInFlight int
+	ClientQueueWait   time.Duration
+
 	RateLimitEnabled   bool
 	RateLimitPerSecond float64 // global per client IP
 	RateLimitBurst     int
@@ -145,6 +153,9 @@ func load(get func(string) string) (Config, error) {
 		CORSAllowedOrigins:      p.list("CORS_ALLOWED_ORIGINS"),
 		TrustForwardedHeader:    p.boolean("TRUST_FORWARDED_HEADERS", false),
 		PprofAddr:               p.str("PPROF_ADDR", ""),
+		CQL2MaxBytes:            p.integer("CQL2_MAX_BYTES", 16<<10, 256, 64<<10),
+		CQL2MaxTerms:            p.integer("CQL2_MAX_TERMS", 1000, 10, 100000),
+		ClientQueueWait:         p.duration("CLIENT_QUEUE_WAIT", 10*time.Second),
 
 		RateLimitEnabled:   p.boolean("RATE_LIMIT_ENABLED", true),
 		RateLimitPerSecond: p.float("RATE_LIMIT_PER_SECOND", 60),
@@ -190,6 +201,9 @@ func load(get func(string) string) (Config, error) {
 		SMTPFrom:     p.str("SMTP_FROM", "Meridian <noreply@localhost.localdomain>"),
 		SMTPStartTLS: p.str("SMTP_STARTTLS", "auto"),
 	}
+	// Half the request pool (at least 2): with one client at its share, the other half still
+	// serves everyone else.
+	c.ClientMaxInFlight = p.integer("CLIENT_MAX_IN_FLIGHT", max(2, int(c.DBMaxConns)/2), 0, 10000)
 	if p.err != nil {
 		return Config{}, p.err
 	}

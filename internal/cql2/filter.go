@@ -26,13 +26,53 @@ func ParseFilter(lang, src string, srid int, swapXY bool) (*Filter, error) {
 	return &Filter{Expr: e, SRID: srid, SwapXY: swapXY}, nil
 }
 
+// Limits bound what a client may ask a database to evaluate per row: the bytes of a filter and
+// its terms (every property, literal, operator and function of its syntax tree except AND, OR
+// and NOT, which only join terms). A filter's cost on a table grows with its terms times the
+// rows it is tested on, and a few thousand-term OR chains on an unindexed table held every
+// connection of a server for its whole statement timeout. Zero means no bound beyond
+// MaxLength and MaxDepth.
+type Limits struct {
+	Bytes, Terms int
+}
+
+// ParseFilterWithin is ParseFilter for a filter a client sent: one over limits is a 400 problem
+// naming the limit, refused before (bytes) or right after (terms) parsing.
+func ParseFilterWithin(lang, src string, srid int, swapXY bool, limits Limits) (*Filter, error) {
+	if limits.Bytes > 0 && len(src) > limits.Bytes {
+		return nil, apperr.Invalid("filter: %d bytes; this server takes filters of at most %d bytes", len(src), limits.Bytes)
+	}
+	f, err := ParseFilter(lang, src, srid, swapXY)
+	if err != nil {
+		return nil, err
+	}
+	if n := f.Terms(); limits.Terms > 0 && n > limits.Terms {
+		return nil, apperr.Invalid("filter: %d terms; this server takes filters of at most %d terms (properties, values, operators "+
+			"and functions): use IN lists, ranges or a smaller area instead of long OR chains", n, limits.Terms)
+	}
+	return f, nil
+}
+
+// Terms counts the filter's terms: every node of its syntax tree but AND, OR and NOT.
+func (f *Filter) Terms() int {
+	n := 0
+	walk(f.Expr, func(e Expr) {
+		switch e.(type) {
+		case *And, *Or, *Not:
+		default:
+			n++
+		}
+	})
+	return n
+}
+
 // Names are the properties the filter names, each once, in the order they first appear: the
 // queryables it needs.
 func (f *Filter) Names() []string {
 	var names []string
 	seen := map[string]bool{}
-	walk(f.Expr, func(r *PropertyRef) {
-		if !seen[r.Name] {
+	walk(f.Expr, func(e Expr) {
+		if r, ok := e.(*PropertyRef); ok && !seen[r.Name] {
 			seen[r.Name] = true
 			names = append(names, r.Name)
 		}
@@ -60,11 +100,11 @@ func problem(err error) error {
 }
 
 // walk calls visit for every property reference in e.
-func walk(e Expr, visit func(*PropertyRef)) {
+// walk visits e and every expression below it.
+func walk(e Expr, visit func(Expr)) {
+	visit(e)
 	var kids []Expr
 	switch e := e.(type) {
-	case *PropertyRef:
-		visit(e)
 	case *And:
 		kids = e.Args
 	case *Or:
