@@ -81,7 +81,7 @@ func (s *Service) AddDistribution(ctx context.Context, p auth.Principal, recordI
 			return err
 		}
 		x = distributionOf(r, d.row.RecordID)
-		return touch(ctx, q, p, d.row.ID, "distribution_added", map[string]any{"distributions": change(nil, x.URL)})
+		return touch(ctx, q, p, d.row.ID, ActionDistributionAdd, map[string]any{"distributions": change(nil, x.URL)})
 	})
 	return x, err
 }
@@ -114,7 +114,7 @@ func (s *Service) UpdateDistribution(ctx context.Context, p auth.Principal, reco
 			return err
 		}
 		out = distributionOf(r, d.row.RecordID)
-		return touch(ctx, q, p, d.row.ID, "distribution_updated", map[string]any{"distributions": change(before, out)})
+		return touch(ctx, q, p, d.row.ID, ActionDistributionUpdate, map[string]any{"distributions": change(before, out)})
 	})
 	return out, err
 }
@@ -144,6 +144,6 @@ func (s *Service) DeleteDistribution(ctx context.Context, p auth.Principal, reco
 		if err != nil {
 			return err
 		}
-		return touch(ctx, q, p, d.row.ID, "distribution_removed", map[string]any{"distributions": change(u, nil)})
+		return touch(ctx, q, p, d.row.ID, ActionDistributionRemove, map[string]any{"distributions": change(u, nil)})
 	})
 }
