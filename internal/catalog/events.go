@@ -18,6 +18,9 @@ import (
 // this server remembers, so a page read again and again costs a map lookup; the insert checks
 // the hour once more for the other servers of the database. When the queue is full (the database
 // is slow) events are dropped rather than delaying requests: the history of views is a hint.
+// BenchmarkGetSingleDataset (16 clients, 32 users, 8 datasets, 2 busy cores), runs alternated:
+// with views 1918-2138 req/s, p50 6.2-6.9 ms; without 1837-2068 req/s, p50 6.3-7.2 ms; an insert
+// in every request's round trip instead: 1519-1597 req/s, p50 9.1-9.5 ms.
 
 const (
 	viewEvery  = time.Hour // one dataset.view per caller and dataset this often
