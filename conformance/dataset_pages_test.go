@@ -592,3 +592,39 @@ func TestAuditCollectionAndQueryActions(t *testing.T) {
 		}
 	}
 }
+
+// TestListDatasetsByCollectionAndKeyword: List All Datasets honours collection_id and matches q
+// in themes and keywords too, its wildcards taken literally.
+func TestListDatasetsByCollectionAndKeyword(t *testing.T) {
+	owner := newUser(t, "editor")
+	a := createDataset(t, owner, "private", false)
+	b := createDataset(t, owner, "private", false)
+	tag := "tag" + randomHex(4)
+	wantStatus(t, "themes", call(t, "PATCH", "/datasets/"+a["id"].(string), map[string]any{"theme_category": []string{tag + "_theme"}}, bearer(owner.Access)...), 200)
+	wantStatus(t, "keyword", call(t, "POST", "/records/"+b["record_id"].(string)+"/keywords/", map[string]any{"keyword": tag + " word"}, bearer(owner.Access)...), 201)
+	ids := func(query string) string {
+		t.Helper()
+		r := call(t, "GET", "/datasets/?limit=200&"+query, nil, bearer(owner.Access)...)
+		wantStatus(t, query, r, 200)
+		var out []string
+		for _, d := range r.JSON(t)["datasets"].([]any) {
+			out = append(out, d.(map[string]any)["id"].(string))
+		}
+		sort.Strings(out)
+		return strings.Join(out, ",")
+	}
+	both := []string{a["id"].(string), b["id"].(string)}
+	sort.Strings(both)
+	if got := ids("q=" + tag); got != strings.Join(both, ",") {
+		t.Errorf("q in themes and keywords: %s, want %v", got, both)
+	}
+	if got := ids("q=" + url.QueryEscape(tag+"%word")); got != "" {
+		t.Errorf("q with %%: %s, want nothing", got)
+	}
+	r := call(t, "POST", "/catalog/collections/", map[string]any{"name": "Listed " + randomHex(3)}, bearer(owner.Access)...)
+	cid := r.JSON(t)["id"].(string)
+	wantStatus(t, "add", call(t, "POST", "/catalog/collections/"+cid+"/datasets/", map[string]any{"dataset_ids": []any{a["id"]}}, bearer(owner.Access)...), 200)
+	if got := ids("collection_id=" + cid); got != a["id"] {
+		t.Errorf("collection_id: %s, want %s", got, a["id"])
+	}
+}

@@ -121,7 +121,7 @@ func (s *Server) GetSingleDataset(ctx context.Context, request gen.GetSingleData
 func (s *Server) ListAllDatasets(ctx context.Context, request gen.ListAllDatasetsRequestObject) (gen.ListAllDatasetsResponseObject, error) {
 	prm := request.Params
 	skip, limit := page(prm.Skip, prm.Limit, 50, 200)
-	f := catalog.Filter{Q: prm.Q, RecordStatus: prm.RecordStatus, Skip: skip, Limit: limit, Sort: string(val(prm.Sort))}
+	f := catalog.Filter{Q: prm.Q, RecordStatus: prm.RecordStatus, Collection: prm.CollectionId, Skip: skip, Limit: limit, Sort: string(val(prm.Sort))}
 	f.RecordType, f.Visibility = (*string)(prm.RecordType), (*string)(prm.Visibility)
 	list, total, err := s.catalog.List(ctx, auth.From(ctx), f)
 	if err != nil {

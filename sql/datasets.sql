@@ -41,7 +41,12 @@ FROM catalog.datasets d
 LEFT JOIN catalog.users cu ON cu.id = d.created_by
 LEFT JOIN catalog.users eu ON eu.id = d.last_edited_by
 WHERE catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool)
-  AND (sqlc.narg(q)::text IS NULL OR d.title ILIKE '%' || sqlc.narg(q) || '%' OR d.summary ILIKE '%' || sqlc.narg(q) || '%')
+  -- q is a LIKE pattern of the caller's text (internal/catalog escapes its wildcards).
+  AND (sqlc.narg(q)::text IS NULL OR d.title ILIKE sqlc.narg(q) OR d.summary ILIKE sqlc.narg(q)
+       OR EXISTS (SELECT 1 FROM unnest(d.theme_category) th WHERE th ILIKE sqlc.narg(q))
+       OR EXISTS (SELECT 1 FROM catalog.record_keywords k WHERE k.dataset_id = d.id AND k.keyword ILIKE sqlc.narg(q)))
+  AND (sqlc.narg(collection_id)::uuid IS NULL OR EXISTS (
+       SELECT 1 FROM catalog.collection_datasets cd WHERE cd.collection_id = sqlc.narg(collection_id) AND cd.dataset_id = d.id))
   AND (sqlc.narg(record_type)::text IS NULL OR d.record_type = sqlc.narg(record_type))
   AND (sqlc.narg(visibility)::text IS NULL OR d.visibility = sqlc.narg(visibility))
   AND (sqlc.narg(record_status)::text IS NULL OR d.record_status = sqlc.narg(record_status))

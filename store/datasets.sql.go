@@ -560,20 +560,25 @@ FROM catalog.datasets d
 LEFT JOIN catalog.users cu ON cu.id = d.created_by
 LEFT JOIN catalog.users eu ON eu.id = d.last_edited_by
 WHERE catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, $1, $2, $3::bool)
-  AND ($4::text IS NULL OR d.title ILIKE '%' || $4 || '%' OR d.summary ILIKE '%' || $4 || '%')
-  AND ($5::text IS NULL OR d.record_type = $5)
-  AND ($6::text IS NULL OR d.visibility = $6)
-  AND ($7::text IS NULL OR d.record_status = $7)
+  -- q is a LIKE pattern of the caller's text (internal/catalog escapes its wildcards).
+  AND ($4::text IS NULL OR d.title ILIKE $4 OR d.summary ILIKE $4
+       OR EXISTS (SELECT 1 FROM unnest(d.theme_category) th WHERE th ILIKE $4)
+       OR EXISTS (SELECT 1 FROM catalog.record_keywords k WHERE k.dataset_id = d.id AND k.keyword ILIKE $4))
+  AND ($5::uuid IS NULL OR EXISTS (
+       SELECT 1 FROM catalog.collection_datasets cd WHERE cd.collection_id = $5 AND cd.dataset_id = d.id))
+  AND ($6::text IS NULL OR d.record_type = $6)
+  AND ($7::text IS NULL OR d.visibility = $7)
+  AND ($8::text IS NULL OR d.record_status = $8)
 ORDER BY
-  CASE WHEN $8::text = 'title' THEN lower(d.title) END ASC,
-  CASE WHEN $8::text = '-title' THEN lower(d.title) END DESC,
-  CASE WHEN $8::text = 'created_at' THEN d.created_at END ASC,
-  CASE WHEN $8::text = '-created_at' THEN d.created_at END DESC,
-  CASE WHEN $8::text = 'feature_count' THEN d.feature_count END ASC NULLS FIRST,
-  CASE WHEN $8::text = '-feature_count' THEN d.feature_count END DESC NULLS LAST,
-  CASE WHEN $8::text = 'updated_at' THEN d.updated_at END ASC,
+  CASE WHEN $9::text = 'title' THEN lower(d.title) END ASC,
+  CASE WHEN $9::text = '-title' THEN lower(d.title) END DESC,
+  CASE WHEN $9::text = 'created_at' THEN d.created_at END ASC,
+  CASE WHEN $9::text = '-created_at' THEN d.created_at END DESC,
+  CASE WHEN $9::text = 'feature_count' THEN d.feature_count END ASC NULLS FIRST,
+  CASE WHEN $9::text = '-feature_count' THEN d.feature_count END DESC NULLS LAST,
+  CASE WHEN $9::text = 'updated_at' THEN d.updated_at END ASC,
   d.updated_at DESC, d.id
-LIMIT $10 OFFSET $9
+LIMIT $11 OFFSET $10
 `
 
 type ListVisibleDatasetsParams struct {
@@ -581,6 +586,7 @@ type ListVisibleDatasetsParams struct {
 	CallerRole   *string    `json:"caller_role"`
 	IsAdmin      bool       `json:"is_admin"`
 	Q            *string    `json:"q"`
+	CollectionID *uuid.UUID `json:"collection_id"`
 	RecordType   *string    `json:"record_type"`
 	Visibility   *string    `json:"visibility"`
 	RecordStatus *string    `json:"record_status"`
@@ -604,6 +610,7 @@ func (q *Queries) ListVisibleDatasets(ctx context.Context, arg ListVisibleDatase
 		arg.CallerRole,
 		arg.IsAdmin,
 		arg.Q,
+		arg.CollectionID,
 		arg.RecordType,
 		arg.Visibility,
 		arg.RecordStatus,

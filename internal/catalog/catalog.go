@@ -22,6 +22,7 @@ import (
 	"meridian/internal/audit"
 	"meridian/internal/auth"
 	"meridian/internal/features"
+	"meridian/internal/sqlbuild"
 	"meridian/store"
 )
 
@@ -114,15 +115,22 @@ func (s *Service) LatestJob(ctx context.Context, p auth.Principal, id uuid.UUID)
 // Filter narrows a listing.
 type Filter struct {
 	Q, RecordType, Visibility, RecordStatus *string
-	Sort                                    string // a ListAllDatasets sort key; default -updated_at
+	Collection                              *uuid.UUID // members of this collection only
+	Sort                                    string     // a ListAllDatasets sort key; default -updated_at
 	Skip, Limit                             int
 }
 
-// List returns one page of the datasets the caller may see and how many there are.
+// List returns one page of the datasets the caller may see and how many there are. Q matches
+// titles, summaries, themes and keywords, its own % and _ taken literally.
 func (s *Service) List(ctx context.Context, p auth.Principal, f Filter) ([]Dataset, int, error) {
 	caller, role := who(p)
-	prm := store.ListVisibleDatasetsParams{IsAdmin: p.IsAdmin(), CallerID: caller, CallerRole: role, Q: f.Q, RecordType: f.RecordType,
-		Visibility: f.Visibility, RecordStatus: f.RecordStatus, Sort: f.Sort, Off: int32(f.Skip), Lim: int32(f.Limit)}
+	var q *string
+	if f.Q != nil {
+		pattern := sqlbuild.Contains(*f.Q)
+		q = &pattern
+	}
+	prm := store.ListVisibleDatasetsParams{IsAdmin: p.IsAdmin(), CallerID: caller, CallerRole: role, Q: q, RecordType: f.RecordType,
+		Visibility: f.Visibility, RecordStatus: f.RecordStatus, CollectionID: f.Collection, Sort: f.Sort, Off: int32(f.Skip), Lim: int32(f.Limit)}
 	rows, err := s.Q.ListVisibleDatasets(ctx, prm)
 	if err != nil {
 		return nil, 0, err

@@ -324,7 +324,7 @@ func (t Table) rowsWhere(b *sqlbuild.Builder, q RowsQuery) (string, error) {
 		if !ok {
 			continue
 		}
-		match += " AND t." + pgx.Identifier{c.Name}.Sanitize() + "::text ILIKE " + b.Arg(likeContains(text)) + ` ESCAPE '\'`
+		match += " AND t." + pgx.Identifier{c.Name}.Sanitize() + "::text ILIKE " + b.Arg(sqlbuild.Contains(text)) + ` ESCAPE '\'`
 	}
 	for name := range q.Contains {
 		if _, err := t.Column(name); err != nil && name != t.ID {
@@ -349,12 +349,7 @@ func (t Table) rowMatch(b *sqlbuild.Builder, q string) string {
 	if q == "" {
 		return "true"
 	}
-	return "(to_jsonb(t) - " + b.Cast(t.Geom, "text") + ")::text ILIKE " + b.Arg(likeContains(q)) + ` ESCAPE '\'`
-}
-
-// likeContains is the LIKE pattern of a substring: its own %, _ and \ match themselves.
-func likeContains(s string) string {
-	return "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(s) + "%"
+	return "(to_jsonb(t) - " + b.Cast(t.Geom, "text") + ")::text ILIKE " + b.Arg(sqlbuild.Contains(q)) + ` ESCAPE '\'`
 }
 
 // projection is the named columns of the table, all when none are named.
