@@ -60,9 +60,6 @@ var dataActions = append([]string{ActionDatasetCreate, ActionFeatureInsert, Acti
 	ActionFeatureDelete, ActionDatasetReupload, ActionDatasetRefresh, ActionDatasetAnalysis, ActionDatasetRegeneration},
 	columnActions...)
 
-// MakesVersion tells whether a history action is a data version.
-func MakesVersion(action string) bool { return slices.Contains(dataActions, action) }
-
 // Summary is the entry's one line for people: what happened, and to what.
 func (h HistoryEntry) Summary() string {
 	var ch map[string]struct{ Old, New any }
