@@ -346,6 +346,7 @@ func (s *Service) writable(ctx context.Context, q *store.Queries, p auth.Princip
 // The deletion goes to the audit trail (dataset.delete): the dataset's history goes with it.
 func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID, confirmTitle *string) (bool, error) {
 	detached := false
+	var gone store.CatalogDataset
 	defer s.Forget(id) // no tile of it from this server's memory either
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := s.Q.WithTx(tx)
@@ -362,8 +363,7 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID, co
 		if err := q.DeleteDatasetRecord(ctx, id); err != nil {
 			return err
 		}
-		audit.Record(ctx, q, s.Log, audit.Entry{ActorID: p.UserID, ActorDisplay: p.Username, Action: ActionDatasetDelete,
-			ResourceType: "dataset", ResourceID: id.String(), Detail: map[string]any{"title": d.row.Title, "registered": d.row.Registered}})
+		gone = d.row
 		if d.row.Registered {
 			detached = true
 			return nil
@@ -371,6 +371,11 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID, co
 		_, err = tx.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{d.row.TableSchema, d.row.TableName}.Sanitize())
 		return err
 	})
+	if err == nil {
+		// After the commit: a failed audit write inside would abort the deletion's transaction.
+		audit.Record(ctx, s.Q, s.Log, audit.Entry{ActorID: p.UserID, ActorDisplay: p.Username, Action: ActionDatasetDelete,
+			ResourceType: "dataset", ResourceID: id.String(), Detail: map[string]any{"title": gone.Title, "registered": gone.Registered}})
+	}
 	return detached, err
 }
 
