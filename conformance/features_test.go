@@ -15,7 +15,8 @@ func point(lon, lat float64) map[string]any {
 	return map[string]any{"type": "Point", "coordinates": []float64{lon, lat}}
 }
 
-// historyOf returns the dataset's history entries, newest first.
+// historyOf returns the dataset's history entries, newest first, without views (dataset.view,
+// which the web UI hides too, are written after the answer and would race the test).
 func historyOf(t *testing.T, s session, id string) []map[string]any {
 	t.Helper()
 	r := call(t, "GET", "/datasets/"+id+"/history?limit=200", nil, bearer(s.Access)...)
@@ -24,7 +25,9 @@ func historyOf(t *testing.T, s session, id string) []map[string]any {
 	}
 	var out []map[string]any
 	for _, it := range r.JSON(t)["logs"].([]any) {
-		out = append(out, it.(map[string]any))
+		if it.(map[string]any)["action"] != "dataset.view" {
+			out = append(out, it.(map[string]any))
+		}
 	}
 	return out
 }
@@ -74,7 +77,7 @@ func TestFeatureEditRoundTrip(t *testing.T) {
 		t.Fatalf("record after create: %v", rec)
 	}
 	h := historyOf(t, owner, id)
-	if h[0]["action"] != "feature_created" || fmt.Sprint(h[0]["changes"].(map[string]any)["gid"]) != fmt.Sprintf("map[new:%d old:<nil>]", gid) ||
+	if h[0]["action"] != "feature.insert" || fmt.Sprint(h[0]["changes"].(map[string]any)["gid"]) != fmt.Sprintf("map[new:%d old:<nil>]", gid) ||
 		h[0]["version"].(float64) != version+1 || h[0]["actor_display"] != owner.Username {
 		t.Fatalf("history after create: %v", h[0])
 	}
@@ -105,7 +108,7 @@ func TestFeatureEditRoundTrip(t *testing.T) {
 	}
 	h = historyOf(t, owner, id)
 	ch := h[0]["changes"].(map[string]any)
-	if h[0]["action"] != "feature_updated" || fmt.Sprint(ch["properties.name"]) != "map[new:Genève old:Geneva]" || fmt.Sprint(ch["properties.n"]) != "map[new:<nil> old:3]" || ch["geometry"] != nil {
+	if h[0]["action"] != "feature.update" || fmt.Sprint(ch["properties.name"]) != "map[new:Genève old:Geneva]" || fmt.Sprint(ch["properties.n"]) != "map[new:<nil> old:3]" || ch["geometry"] != nil {
 		t.Fatalf("history after patch: %v", h[0])
 	}
 	// The same patch again changes nothing: no version, no entry.
@@ -134,8 +137,9 @@ func TestFeatureEditRoundTrip(t *testing.T) {
 	if props["ok"] != false || props["name"] != nil || props["area"] != nil || props["surveyed"] != nil || f["geometry"].(map[string]any)["type"] != "Polygon" || len(props) != 5 {
 		t.Fatalf("replaced: %s", r.Body)
 	}
-	ch = historyOf(t, owner, id)[0]["changes"].(map[string]any)
-	if fmt.Sprint(ch["geometry"]) != "map[new:Polygon old:<nil>]" || ch["properties.area"] == nil || ch["properties.ok"] == nil {
+	h = historyOf(t, owner, id)
+	ch = h[0]["changes"].(map[string]any)
+	if h[0]["action"] != "feature.replace" || fmt.Sprint(ch["geometry"]) != "map[new:Polygon old:<nil>]" || ch["properties.area"] == nil || ch["properties.ok"] == nil {
 		t.Fatalf("history after replace: %v", ch)
 	}
 	rec = call(t, "GET", "/datasets/"+id, nil, bearer(owner.Access)...).JSON(t)
@@ -153,7 +157,7 @@ func TestFeatureEditRoundTrip(t *testing.T) {
 	}
 	h = historyOf(t, owner, id)
 	ch = h[0]["changes"].(map[string]any)
-	if h[0]["action"] != "feature_deleted" || fmt.Sprint(ch["gid"]) != fmt.Sprintf("map[new:<nil> old:%d]", gid) || fmt.Sprint(ch["feature_count"]) != "map[new:1 old:2]" {
+	if h[0]["action"] != "feature.delete" || fmt.Sprint(ch["gid"]) != fmt.Sprintf("map[new:<nil> old:%d]", gid) || fmt.Sprint(ch["feature_count"]) != "map[new:1 old:2]" {
 		t.Fatalf("history after delete: %v", h[0])
 	}
 	wantStatus(t, "delete the last", call(t, "DELETE", base+strconv.Itoa(gid2), nil, bearer(owner.Access)...), 204)
@@ -274,10 +278,7 @@ func TestFeatureAccess(t *testing.T) {
 func TestFeatureListPagingAndBBox(t *testing.T) {
 	u := newUser(t, "editor")
 	job := importFile(t, u, "grid.geojson", pointsGeoJSON(25), map[string]any{"title": "Grid", "visibility": "public"})
-	id := job["dataset_id"].(string)
-	for _, st := range []string{"ready", "internal", "published"} {
-		wantStatus(t, "status "+st, call(t, "PATCH", "/datasets/"+id+"/status/", map[string]any{"status": st}, bearer(u.Access)...), 200)
-	}
+	id := job["dataset_id"].(string) // an import is published
 	base := "/datasets/" + id + "/features/"
 	ids := func(r reply) []int {
 		var out []int

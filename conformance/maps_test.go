@@ -361,7 +361,7 @@ func TestColumnOperations(t *testing.T) {
 	for _, e := range feed["items"].([]any) {
 		actions = append(actions, e.(map[string]any)["action"].(string))
 	}
-	if fmt.Sprint(actions) != "[column_dropped column_type_changed column_renamed column_added]" {
+	if fmt.Sprint(actions) != "[column.drop column.alter_type column.rename column.add]" {
 		t.Fatalf("column DDL feed: %v", actions)
 	}
 }

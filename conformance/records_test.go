@@ -50,7 +50,8 @@ func TestRecordKeywords(t *testing.T) {
 		t.Fatalf("list: %v", list)
 	}
 	after := call(t, "GET", "/datasets/"+id, nil, bearer(owner.Access)...).JSON(t)
-	if after["current_version"].(float64) != before["current_version"].(float64)+2 || after["updated_at"] == before["updated_at"] {
+	// Keywords are metadata: no data version (current_version stays), but the record moves on.
+	if after["current_version"].(float64) != before["current_version"].(float64) || after["updated_at"] == before["updated_at"] {
 		t.Errorf("version %v -> %v, updated_at %v -> %v", before["current_version"], after["current_version"], before["updated_at"], after["updated_at"])
 	}
 	found := func() bool {
@@ -82,7 +83,7 @@ func TestRecordKeywords(t *testing.T) {
 	for _, e := range call(t, "GET", "/datasets/"+id+"/history", nil, bearer(owner.Access)...).JSON(t)["logs"].([]any) {
 		actions = append(actions, e.(map[string]any)["action"].(string))
 	}
-	if slices.Index(actions, "keyword_added") < 0 || slices.Index(actions, "keyword_removed") < 0 {
+	if slices.Index(actions, "keyword.add") < 0 || slices.Index(actions, "keyword.remove") < 0 {
 		t.Errorf("history: %v", actions)
 	}
 	// A private dataset's record is not found by someone who may not read it.
@@ -221,7 +222,7 @@ func TestRecordDistributions(t *testing.T) {
 	for _, e := range call(t, "GET", "/datasets/"+id+"/history", nil, bearer(owner.Access)...).JSON(t)["logs"].([]any) {
 		actions = append(actions, e.(map[string]any)["action"].(string))
 	}
-	for _, a := range []string{"distribution_added", "distribution_updated", "distribution_removed"} {
+	for _, a := range []string{"distribution.add", "distribution.update", "distribution.remove"} {
 		if !slices.Contains(actions, a) {
 			t.Errorf("history lacks %s: %v", a, actions)
 		}
@@ -329,7 +330,7 @@ func TestAttributeCatalogue(t *testing.T) {
 	for _, e := range call(t, "GET", "/datasets/"+id+"/history", nil, bearer(owner.Access)...).JSON(t)["logs"].([]any) {
 		actions = append(actions, e.(map[string]any)["action"].(string))
 	}
-	if !slices.Contains(actions, "attribute_updated") || !slices.Contains(actions, "attribute_reset") {
+	if !slices.Contains(actions, "attribute.update") || !slices.Contains(actions, "attribute.reset") {
 		t.Errorf("history: %v", actions)
 	}
 	if r := call(t, "GET", "/datasets/"+id+"/attributes/"+byName["name"]["id"].(string)+"x/", nil, bearer(owner.Access)...); r.Status != 422 {
@@ -455,7 +456,7 @@ func TestColumnDDLFeed(t *testing.T) {
 	id := d["id"].(string)
 	// No operation changes columns yet: the entries they will write are put in the history here.
 	conn := dbConn(t)
-	for i, action := range []string{"column_added", "update_metadata", "column_renamed", "column_dropped"} {
+	for i, action := range []string{"column.add", "metadata.edit", "column.rename", "column.drop"} {
 		_, err := conn.Exec(context.Background(), `INSERT INTO catalog.dataset_history (dataset_id, version, action, actor_id, actor_display, changes, occurred_at)
 			VALUES ($1, 1, $2, $3, $4, jsonb_build_object('columns', jsonb_build_object('new', $5::text)), now() - make_interval(mins => $6))`,
 			id, action, owner.ID, owner.Username, action, 10-i)
@@ -468,12 +469,12 @@ func TestColumnDDLFeed(t *testing.T) {
 	for _, e := range feed["items"].([]any) {
 		actions = append(actions, e.(map[string]any)["action"].(string))
 	}
-	if feed["total"].(float64) != 3 || strings.Join(actions, ",") != "column_dropped,column_renamed,column_added" ||
+	if feed["total"].(float64) != 3 || strings.Join(actions, ",") != "column.drop,column.rename,column.add" ||
 		feed["items"].([]any)[0].(map[string]any)["username"] != owner.Username {
 		t.Fatalf("feed: %v", feed)
 	}
 	if p := call(t, "GET", "/audit/datasets/"+id+"/column-ddl?limit=1&skip=1", nil, bearer(owner.Access)...).JSON(t); len(p["items"].([]any)) != 1 ||
-		p["items"].([]any)[0].(map[string]any)["action"] != "column_renamed" || p["offset"].(float64) != 1 {
+		p["items"].([]any)[0].(map[string]any)["action"] != "column.rename" || p["offset"].(float64) != 1 {
 		t.Errorf("second page: %v", p)
 	}
 	// Halfway between the entries of 9 and 8 minutes ago: the second the RFC 3339 form cuts off

@@ -116,6 +116,9 @@ func datasetOut(d catalog.Dataset, detail bool) gen.DatasetResponse {
 		PublishedAt: r.PublishedAt, UpdatedBy: r.UpdatedBy, RecordType: &recordType,
 	}
 	optionalFields(r, &out)
+	if w := d.MetadataWarnings(); len(w) > 0 {
+		out.MetadataWarnings = &w
+	}
 	return out
 }
 

@@ -30,8 +30,14 @@ func (s *Server) GetQuicklook(ctx context.Context, request gen.GetQuicklookReque
 }
 
 // ListDatasetRefreshRuns: List Dataset Refresh Runs (GET /datasets/{dataset_id}/refresh-runs).
+// Readable as the dataset is; empty until refreshing is built.
 func (s *Server) ListDatasetRefreshRuns(ctx context.Context, request gen.ListDatasetRefreshRunsRequestObject) (gen.ListDatasetRefreshRunsResponseObject, error) {
-	return nil, notImplemented("listDatasetRefreshRuns")
+	skip, limit := page(request.Params.Skip, request.Params.Limit, 50, 200)
+	runs, total, err := s.catalog.RefreshRuns(ctx, auth.From(ctx), request.DatasetId, skip, limit)
+	if err != nil {
+		return nil, err
+	}
+	return gen.ListDatasetRefreshRuns200JSONResponse{Runs: make([]gen.DatasetRefreshRunResponse, len(runs)), Total: total}, nil
 }
 
 // ApplyManifest: Apply Manifest (POST /ingest/manifest/apply).
@@ -98,9 +104,9 @@ func (s *Server) CreateDataset(ctx context.Context, request gen.CreateDatasetReq
 }
 
 // GetSingleDataset: Get Single Dataset (GET /datasets/{dataset_id}). 404 for datasets the caller
-// may not see.
+// may not see; the view is recorded in the history after the answer (dataset.view).
 func (s *Server) GetSingleDataset(ctx context.Context, request gen.GetSingleDatasetRequestObject) (gen.GetSingleDatasetResponseObject, error) {
-	d, err := s.catalog.Get(ctx, auth.From(ctx), request.DatasetId, false)
+	d, err := s.catalog.View(ctx, auth.From(ctx), request.DatasetId)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +121,7 @@ func (s *Server) GetSingleDataset(ctx context.Context, request gen.GetSingleData
 func (s *Server) ListAllDatasets(ctx context.Context, request gen.ListAllDatasetsRequestObject) (gen.ListAllDatasetsResponseObject, error) {
 	prm := request.Params
 	skip, limit := page(prm.Skip, prm.Limit, 50, 200)
-	f := catalog.Filter{Q: prm.Q, RecordStatus: prm.RecordStatus, Skip: skip, Limit: limit, Sort: string(val(prm.Sort))}
+	f := catalog.Filter{Q: prm.Q, RecordStatus: prm.RecordStatus, Collection: prm.CollectionId, Skip: skip, Limit: limit, Sort: string(val(prm.Sort))}
 	f.RecordType, f.Visibility = (*string)(prm.RecordType), (*string)(prm.Visibility)
 	list, total, err := s.catalog.List(ctx, auth.From(ctx), f)
 	if err != nil {
@@ -129,8 +135,8 @@ func (s *Server) ListAllDatasets(ctx context.Context, request gen.ListAllDataset
 }
 
 // UpdateDatasetMetadata: Update Dataset Metadata (PATCH /datasets/{dataset_id}). Write access and
-// edit_metadata, and ownership (or admin) to move the visibility; every change is recorded in the
-// history with a new version.
+// edit_metadata, and ownership (or admin) to move the visibility; members present change, null
+// clears, absent ones stay; every change is recorded in the history (no new data version).
 func (s *Server) UpdateDatasetMetadata(ctx context.Context, request gen.UpdateDatasetMetadataRequestObject) (gen.UpdateDatasetMetadataResponseObject, error) {
 	b := request.Body
 	ch := catalog.Change{Title: b.Title, Summary: b.Summary, Visibility: (*string)(b.Visibility), License: b.License,
@@ -139,6 +145,8 @@ func (s *Server) UpdateDatasetMetadata(ctx context.Context, request gen.UpdateDa
 		UsageConstraints: b.UsageConstraints, AccessConstraints: b.AccessConstraints,
 		SensitivityClassification: b.SensitivityClassification, OwnerOrg: b.OwnerOrg, Language: b.Language,
 		ThemeCategory: val(b.ThemeCategory), TileColumns: val(b.TileColumns), RecordStatus: b.RecordStatus}
+	members, _ := patchMembersOf(ctx)
+	ch.Clear = members.nulls()
 	if b.IsDem != nil {
 		return nil, apperr.Unprocessable("is_dem applies to raster datasets, which are not supported yet")
 	}
@@ -160,9 +168,14 @@ func (s *Server) UpdateDatasetMetadata(ctx context.Context, request gen.UpdateDa
 }
 
 // DeleteDataset: Delete Dataset (DELETE /datasets/{dataset_id}). Owner or admin; ingested and
-// created datasets are dropped in full, registered tables are only detached.
+// created datasets are dropped in full, registered tables are only detached. A confirm_title sent
+// must match as in a bulk delete.
 func (s *Server) DeleteDataset(ctx context.Context, request gen.DeleteDatasetRequestObject) (gen.DeleteDatasetResponseObject, error) {
-	if _, err := s.catalog.Delete(ctx, auth.From(ctx), request.DatasetId, nil); err != nil {
+	var confirm *string
+	if request.Body != nil && request.Body.ConfirmTitle != "" { // the binding leaves an absent body empty (minLength 1 otherwise)
+		confirm = &request.Body.ConfirmTitle
+	}
+	if _, err := s.catalog.Delete(ctx, auth.From(ctx), request.DatasetId, confirm); err != nil {
 		return nil, err
 	}
 	return gen.DeleteDataset204Response{}, nil
@@ -382,7 +395,7 @@ func (s *Server) CommitImport(ctx context.Context, request gen.CommitImportReque
 			return nil, apperr.Unprocessable("compression, resampling and nodata_override apply to raster imports, which are not supported yet; leave them out for vector files")
 		}
 		opts = ingest.Options{Title: val(b.Title), Summary: val(b.Summary), LayerName: val(b.LayerName),
-			Visibility: string(val(b.Visibility)), SourceSRID: val(b.SourceSrid), XColumn: val(b.XColumn), YColumn: val(b.YColumn),
+			Visibility: string(val(b.Visibility)), RecordStatus: val(b.RecordStatus), SourceSRID: val(b.SourceSrid), XColumn: val(b.XColumn), YColumn: val(b.YColumn),
 			GeomColumn: val(b.GeomColumn), VintageStart: b.TemporalStart, VintageEnd: b.TemporalEnd}
 		if b.SridOverride != nil {
 			opts.SourceSRID = *b.SridOverride
@@ -437,6 +450,7 @@ func (s *Server) ExportDataset(ctx context.Context, request gen.ExportDatasetReq
 	if err != nil {
 		return nil, err
 	}
+	s.catalog.Exported(p, d.Entry.ID, req.Format)
 	f := export.Formats[req.Format]
 	return exportResponse{mediaType: f.MediaType, filename: req.Name + "." + f.Ext, body: body, size: size}, nil
 }
@@ -604,10 +618,10 @@ func (s *Server) GetDatasetHistory(ctx context.Context, request gen.GetDatasetHi
 		changes := map[string]gen.DatasetFieldChange{}
 		_ = json.Unmarshal(r.Changes, &changes)
 		version := r.Version
-		display := r.ActorDisplay
+		display, summary := r.ActorDisplay, r.Summary()
 		details := map[string]any{}
 		_ = json.Unmarshal(r.Changes, &details)
-		out.Logs[i] = gen.DatasetHistoryEntry{Id: r.ID, Action: r.Action, ActorId: r.ActorID, UserId: r.ActorID,
+		out.Logs[i] = gen.DatasetHistoryEntry{Id: r.ID, Action: r.Action, ActorId: r.ActorID, UserId: r.ActorID, Summary: &summary,
 			ActorDisplay: &display, Username: &display, Changes: &changes, Details: &details, OccurredAt: r.OccurredAt,
 			CreatedAt: r.OccurredAt, Version: &version, ResourceType: gen.DatasetHistoryEntryResourceTypeDataset,
 			ResourceId: &r.DatasetID, ResourceName: &r.DatasetTitle}

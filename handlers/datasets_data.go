@@ -87,7 +87,7 @@ func (s *Server) GetDatasetRows(ctx context.Context, request gen.GetDatasetRowsR
 	prm := request.Params
 	skip, limit := page(prm.Skip, prm.Limit, 50, 500)
 	pg, err := s.tables.Rows(ctx, t, features.RowsQuery{Sort: val(prm.Sort), Q: val(prm.Q), Columns: val(prm.Columns),
-		Skip: skip, Limit: limit, After: prm.After, KnownCount: d.Entry.FeatureCount})
+		Contains: val(prm.Filter), Skip: skip, Limit: limit, After: prm.After, KnownCount: d.Entry.FeatureCount})
 	if err != nil {
 		return nil, err
 	}

@@ -143,15 +143,19 @@ func (s *Server) GetColumnStats(ctx context.Context, request gen.GetColumnStatsR
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.tables.ColumnStats(ctx, t, request.ColumnName)
+	st, err := s.tables.ColumnStats(ctx, t, request.ColumnName, cmp.Or(val(request.Params.ClassCount), features.DefaultClasses))
 	if err != nil {
 		return nil, err
 	}
 	out := gen.GetColumnStats200JSONResponse{Column: st.Column, Type: st.Type, Count: st.Count, NullCount: st.NullCount,
 		DistinctCount: &st.DistinctCount, Min: st.Min, Max: st.Max, Mean: st.Mean, Stddev: st.Stddev, P25: st.P25,
-		Median: st.Median, P75: st.P75, ComputedAt: time.Now().UTC(), DataType: &st.Type, Quantiles: []float64{}}
-	if st.P25 != nil && st.Median != nil && st.P75 != nil {
-		out.Quantiles = []float64{*st.P25, *st.Median, *st.P75}
+		Median: st.Median, P75: st.P75, ComputedAt: time.Now().UTC(), DataType: &st.DataType, Quantiles: st.Quantiles}
+	if st.Histogram != nil {
+		bins := make([]gen.DatasetHistogramBin, len(st.Histogram))
+		for i, b := range st.Histogram {
+			bins[i] = gen.DatasetHistogramBin{Lower: b.Lower, Upper: b.Upper, Count: b.Count}
+		}
+		out.Histogram = &bins
 	}
 	if st.TopValues != nil {
 		top := valueCounts(st.TopValues)
@@ -190,11 +194,15 @@ func valueCounts(vs []features.ValueCount) []gen.DatasetValueCount {
 	return out
 }
 
-// versionReasons maps history actions to DatasetVersion reasons.
-var versionReasons = map[string]gen.DatasetVersionReason{"ingest": gen.DatasetVersionReasonIngest,
-	"reupload": gen.DatasetVersionReasonReupload, "refresh": gen.DatasetVersionReasonRefresh,
-	"analysis": gen.DatasetVersionReasonAnalysis, "schema_change": gen.DatasetVersionReasonSchemaChange,
-	"regenerate": gen.DatasetVersionReasonRegenerate}
+// versionReasons maps the history actions that make data versions to DatasetVersion reasons; a
+// creation is created, or ingest for an uploaded file.
+var versionReasons = map[string]gen.DatasetVersionReason{
+	catalog.ActionDatasetReupload: gen.DatasetVersionReasonReupload, catalog.ActionDatasetRefresh: gen.DatasetVersionReasonRefresh,
+	catalog.ActionDatasetAnalysis: gen.DatasetVersionReasonAnalysis, catalog.ActionDatasetRegeneration: gen.DatasetVersionReasonRegenerate,
+	catalog.ActionColumnAdd: gen.DatasetVersionReasonSchemaChange, catalog.ActionColumnRename: gen.DatasetVersionReasonSchemaChange,
+	catalog.ActionColumnAlterType: gen.DatasetVersionReasonSchemaChange, catalog.ActionColumnDrop: gen.DatasetVersionReasonSchemaChange,
+	catalog.ActionFeatureInsert: gen.DatasetVersionReasonFeatureEdit, catalog.ActionFeatureUpdate: gen.DatasetVersionReasonFeatureEdit,
+	catalog.ActionFeatureReplace: gen.DatasetVersionReasonFeatureEdit, catalog.ActionFeatureDelete: gen.DatasetVersionReasonFeatureEdit}
 
 // GetDatasetVersions: Get Dataset Versions (GET /datasets/{dataset_id}/versions/). The content
 // versions (creation, reuploads, refreshes ...), newest first, 50/200.
@@ -222,10 +230,9 @@ func (s *Server) GetDatasetVersions(ctx context.Context, request gen.GetDatasetV
 				reason = gen.DatasetVersionReasonIngest
 			}
 		}
-		display := r.ActorDisplay
 		out.Versions[i] = gen.DatasetVersion{Id: r.ID, DatasetId: r.DatasetID, Version: r.Version, VersionNumber: r.Version,
 			Reason: reason, CreatedAt: r.OccurredAt, UploadedAt: r.OccurredAt, CreatedBy: r.ActorID, UploadedBy: r.ActorID,
-			CreatedByDisplay: &display, FeatureCount: ch.FeatureCount.New, SourceFilename: ch.SourceFilename.New,
+			CreatedByDisplay: nonEmpty(r.ActorDisplay), FeatureCount: ch.FeatureCount.New, SourceFilename: ch.SourceFilename.New,
 			SourceFormat: ch.SourceFormat.New, Srid: ch.SRID.New, GeometryType: ch.GeometryType.New, IsCurrent: i == 0 && skip == 0}
 	}
 	return out, nil

@@ -185,6 +185,17 @@ func (m patchMembers) names() map[string]bool {
 	return out
 }
 
+// nulls are the members the patch body sent as null: the fields it clears.
+func (m patchMembers) nulls() map[string]bool {
+	out := map[string]bool{}
+	for name, raw := range m {
+		if string(bytes.TrimSpace(raw)) == "null" {
+			out[name] = true
+		}
+	}
+	return out
+}
+
 // keepPatchMembers reads the (validated, size-limited) body of a patch once more, keeps its
 // members in the context and hands the body on unchanged. Mount installs it for the patches
 // where null clears.

@@ -180,7 +180,7 @@ func (s *Server) embedToken(c echo.Context) (auth.Principal, bool, error) {
 
 // clearingPatches are the partial updates in which a member sent as null clears its field.
 var clearingPatches = map[string]bool{"patchSingleFeature": true, "updateContact": true, "updateDistribution": true,
-	"updateAttribute": true}
+	"updateAttribute": true, "updateDatasetMetadata": true}
 
 // operationLimit is the per-minute quota of op: its own entry in the settings, else 30 for admin
 // and settings mutations (open-points.md).

@@ -126,3 +126,59 @@ INSERT INTO catalog.collections (id, name, created_by, created_at) VALUES
 		t.Fatalf("the same name for two owners: %v", err)
 	}
 }
+
+// TestDottedHistoryActionsMigrateExistingData: 000050 renames the history's actions to their
+// dotted names, renumbers versions so that only data versions count (the others carry the data
+// version they saw) and sets current_version to the last; the audit log's sql.query becomes
+// query.execute.
+func TestDottedHistoryActionsMigrateExistingData(t *testing.T) {
+	conn, dbURL := freshDatabase(t)
+	src, err := iofs.New(migrations.FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := migrate.NewWithSourceInstance("iofs", src, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Migrate(36); err != nil { // the last migration before 50
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const ds = "20000000-0000-0000-0000-000000000001"
+	setup := `
+INSERT INTO catalog.datasets (id, table_name, title, current_version) VALUES ('` + ds + `', 't', 'T', 7);
+INSERT INTO catalog.dataset_history (dataset_id, version, action) VALUES
+    ('` + ds + `', 1, 'create'), ('` + ds + `', 2, 'update_metadata'), ('` + ds + `', 3, 'status'),
+    ('` + ds + `', 4, 'feature_created'), ('` + ds + `', 5, 'keyword_added'), ('` + ds + `', 6, 'column_added'),
+    ('` + ds + `', 7, 'feature_updated');
+INSERT INTO catalog.audit_log (actor_display, action, resource_type, resource_id, outcome, ip, user_agent, detail)
+VALUES ('ann', 'sql.query', 'query', 'ds_x', 'success', '', '', '{}');`
+	if _, err := conn.Exec(ctx, setup); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Up(); err != nil {
+		t.Fatalf("migrating: %v", err)
+	}
+	rows, err := conn.Query(ctx, "SELECT action || ':' || version FROM catalog.dataset_history WHERE dataset_id = $1 ORDER BY id", ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "dataset.create:1 metadata.edit:1 status.change:1 feature.insert:2 keyword.add:2 column.add:3 feature.update:4"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("history: %v\nwant %s", got, want)
+	}
+	var version int
+	var action string
+	if err := conn.QueryRow(ctx, "SELECT current_version FROM catalog.datasets WHERE id = $1", ds).Scan(&version); err != nil || version != 4 {
+		t.Fatalf("current_version %d (%v), want 4", version, err)
+	}
+	if err := conn.QueryRow(ctx, "SELECT action FROM catalog.audit_log").Scan(&action); err != nil || action != "query.execute" {
+		t.Fatalf("audit action %q (%v)", action, err)
+	}
+}

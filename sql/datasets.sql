@@ -1,13 +1,16 @@
 -- name: InsertDataset :one
+-- A new record, draft unless record_status says otherwise (an ingest commit publishes); a record
+-- born published is published now.
 INSERT INTO catalog.datasets (table_schema, table_name, title, summary, visibility, record_type, origin, source_format,
     source_filename, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max,
     feature_count, extent_bbox, column_info, created_by, updated_by, registered, id_column, geometry_column,
-    data_vintage_start, data_vintage_end)
+    data_vintage_start, data_vintage_end, record_status, published_at)
 VALUES (@table_schema, @table_name, @title, @summary, @visibility, @record_type, @origin, @source_format,
     @source_filename, @srid, @original_srid, @geometry_type, @has_generic_geometry, @is_3d, @n_dims, @z_min, @z_max,
     @feature_count, @extent_bbox, @column_info, @created_by, @created_by, @registered,
     coalesce(sqlc.narg(id_column), 'gid'), coalesce(sqlc.narg(geometry_column), 'geom'),
-    sqlc.narg(data_vintage_start), sqlc.narg(data_vintage_end))
+    sqlc.narg(data_vintage_start), sqlc.narg(data_vintage_end), coalesce(sqlc.narg(record_status)::text, 'draft'),
+    CASE WHEN sqlc.narg(record_status)::text = 'published' THEN now() END)
 RETURNING id;
 
 -- name: GetDatasetRecord :one
@@ -38,7 +41,12 @@ FROM catalog.datasets d
 LEFT JOIN catalog.users cu ON cu.id = d.created_by
 LEFT JOIN catalog.users eu ON eu.id = d.last_edited_by
 WHERE catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool)
-  AND (sqlc.narg(q)::text IS NULL OR d.title ILIKE '%' || sqlc.narg(q) || '%' OR d.summary ILIKE '%' || sqlc.narg(q) || '%')
+  -- q is a LIKE pattern of the caller's text (internal/catalog escapes its wildcards).
+  AND (sqlc.narg(q)::text IS NULL OR d.title ILIKE sqlc.narg(q) OR d.summary ILIKE sqlc.narg(q)
+       OR EXISTS (SELECT 1 FROM unnest(d.theme_category) th WHERE th ILIKE sqlc.narg(q))
+       OR EXISTS (SELECT 1 FROM catalog.record_keywords k WHERE k.dataset_id = d.id AND k.keyword ILIKE sqlc.narg(q)))
+  AND (sqlc.narg(collection_id)::uuid IS NULL OR EXISTS (
+       SELECT 1 FROM catalog.collection_datasets cd WHERE cd.collection_id = sqlc.narg(collection_id) AND cd.dataset_id = d.id))
   AND (sqlc.narg(record_type)::text IS NULL OR d.record_type = sqlc.narg(record_type))
   AND (sqlc.narg(visibility)::text IS NULL OR d.visibility = sqlc.narg(visibility))
   AND (sqlc.narg(record_status)::text IS NULL OR d.record_status = sqlc.narg(record_status))
@@ -54,34 +62,36 @@ ORDER BY
 LIMIT @lim OFFSET @off;
 
 -- name: UpdateDatasetMetadata :one
+-- A metadata edit: the fields given change, the fields named in cleared become null (a PATCH's
+-- explicit nulls), the rest stay. Not a data version: current_version stays.
 UPDATE catalog.datasets SET
     title = coalesce(sqlc.narg(title), title),
-    summary = coalesce(sqlc.narg(summary), summary),
     visibility = coalesce(sqlc.narg(visibility), visibility),
-    license = coalesce(sqlc.narg(license), license),
-    attribution = coalesce(sqlc.narg(attribution), attribution),
-    source_organization = coalesce(sqlc.narg(source_organization), source_organization),
-    source_url = coalesce(sqlc.narg(source_url), source_url),
-    quality_statement = coalesce(sqlc.narg(quality_statement), quality_statement),
-    lineage_summary = coalesce(sqlc.narg(lineage_summary), lineage_summary),
-    update_frequency = coalesce(sqlc.narg(update_frequency), update_frequency),
-    usage_constraints = coalesce(sqlc.narg(usage_constraints), usage_constraints),
-    access_constraints = coalesce(sqlc.narg(access_constraints), access_constraints),
-    sensitivity_classification = coalesce(sqlc.narg(sensitivity_classification), sensitivity_classification),
-    owner_org = coalesce(sqlc.narg(owner_org), owner_org),
-    language = coalesce(sqlc.narg(language), language),
-    theme_category = coalesce(sqlc.narg(theme_category), theme_category),
-    tile_columns = coalesce(sqlc.narg(tile_columns), tile_columns),
-    data_vintage_start = coalesce(sqlc.narg(data_vintage_start), data_vintage_start),
-    data_vintage_end = coalesce(sqlc.narg(data_vintage_end), data_vintage_end),
-    current_version = current_version + 1,
+    summary = CASE WHEN 'summary' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(summary), summary) END,
+    license = CASE WHEN 'license' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(license), license) END,
+    attribution = CASE WHEN 'attribution' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(attribution), attribution) END,
+    source_organization = CASE WHEN 'source_organization' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(source_organization), source_organization) END,
+    source_url = CASE WHEN 'source_url' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(source_url), source_url) END,
+    quality_statement = CASE WHEN 'quality_statement' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(quality_statement), quality_statement) END,
+    lineage_summary = CASE WHEN 'lineage_summary' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(lineage_summary), lineage_summary) END,
+    update_frequency = CASE WHEN 'update_frequency' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(update_frequency), update_frequency) END,
+    usage_constraints = CASE WHEN 'usage_constraints' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(usage_constraints), usage_constraints) END,
+    access_constraints = CASE WHEN 'access_constraints' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(access_constraints), access_constraints) END,
+    sensitivity_classification = CASE WHEN 'sensitivity_classification' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(sensitivity_classification), sensitivity_classification) END,
+    owner_org = CASE WHEN 'owner_org' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(owner_org), owner_org) END,
+    language = CASE WHEN 'language' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(language), language) END,
+    theme_category = CASE WHEN 'theme_category' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(theme_category), theme_category) END,
+    tile_columns = CASE WHEN 'tile_columns' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(tile_columns), tile_columns) END,
+    data_vintage_start = CASE WHEN 'data_vintage_start' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(data_vintage_start), data_vintage_start) END,
+    data_vintage_end = CASE WHEN 'data_vintage_end' = ANY(@cleared::text[]) THEN NULL ELSE coalesce(sqlc.narg(data_vintage_end), data_vintage_end) END,
     updated_by = @updated_by,
     updated_at = now()
 WHERE id = @id
-RETURNING current_version;
+RETURNING *;
 
 -- name: SetDatasetStatus :one
-UPDATE catalog.datasets SET record_status = @record_status, current_version = current_version + 1,
+-- A status move: not a data version (current_version stays, and is answered for the history).
+UPDATE catalog.datasets SET record_status = @record_status,
     published_at = CASE WHEN @record_status = 'published' THEN now() ELSE published_at END,
     updated_by = @updated_by, updated_at = now()
 WHERE id = @id
@@ -115,21 +125,22 @@ SELECT count(*) FROM catalog.datasets WHERE created_by = @user_id;
 UPDATE catalog.datasets SET quality_detail = @quality_detail WHERE id = @id;
 
 -- name: ListDatasetHistory :many
--- data_only keeps the entries that changed the data as a whole (the dataset's versions).
+-- data_actions, when given, keeps the entries of those actions (the dataset's data versions,
+-- internal/catalog.dataActions).
 SELECT h.*, d.title AS dataset_title, count(*) OVER () AS total
 FROM catalog.dataset_history h JOIN catalog.datasets d ON d.id = h.dataset_id
 WHERE h.dataset_id = @dataset_id
-  AND (NOT @data_only::bool OR h.action IN ('create', 'ingest', 'reupload', 'refresh', 'analysis', 'schema_change', 'regenerate'))
+  AND (sqlc.narg(data_actions)::text[] IS NULL OR h.action = ANY(sqlc.narg(data_actions)::text[]))
 ORDER BY h.id DESC
 LIMIT @lim OFFSET @off;
 
 -- name: ListColumnChanges :many
 -- The schema changes of a dataset's table from its history (column added, dropped, renamed,
--- retyped; and a refresh's or reupload's schema change), newest first.
+-- retyped: internal/catalog.columnActions), newest first.
 SELECT h.action, h.actor_id, h.actor_display, h.changes, h.occurred_at, count(*) OVER () AS total
 FROM catalog.dataset_history h
 WHERE h.dataset_id = @dataset_id
-  AND h.action IN ('schema_change', 'column_added', 'column_dropped', 'column_renamed', 'column_type_changed')
+  AND h.action = ANY(@actions::text[])
   AND (sqlc.narg(since)::timestamptz IS NULL OR h.occurred_at > sqlc.narg(since))
 ORDER BY h.id DESC
 LIMIT @lim OFFSET @off;
@@ -167,14 +178,15 @@ SELECT
 
 -- name: GrantSQLDatasets :many
 -- Grants the request (its token, until its time is up) the datasets named (data schema table
--- names) that the caller may read, and answers them with the columns of their table and of their
--- sandbox view (internal/sqlquery), so a missing or outdated view is seen in the same round trip.
+-- names) that the caller may read, and answers whether the sandbox role can already read each
+-- table (internal/sqlquery.prepare): row security on, the sandbox's policy in place, SELECT
+-- granted. All in one round trip.
 WITH readable AS (
     SELECT d.id, d.table_name,
-        coalesce((SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_attribute a
-            WHERE a.attrelid = to_regclass(format('data.%I', d.table_name)) AND a.attnum > 0 AND NOT a.attisdropped), '{}')::text[] AS table_columns,
-        coalesce((SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_attribute a
-            WHERE a.attrelid = to_regclass(format('sql_sandbox.%I', d.table_name)) AND a.attnum > 0 AND NOT a.attisdropped), '{}')::text[] AS view_columns
+        coalesce((SELECT c.relrowsecurity
+                AND EXISTS (SELECT 1 FROM pg_catalog.pg_policy pol WHERE pol.polrelid = c.oid AND pol.polname = 'meridian_sql')
+                AND has_table_privilege(@role::text, c.oid, 'SELECT')
+            FROM pg_catalog.pg_class c WHERE c.oid = to_regclass(format('data.%I', d.table_name))), false)::bool AS ready
     FROM catalog.datasets d
     WHERE d.table_schema = 'data' AND d.table_name = ANY(@names::text[]) AND d.record_type IN ('vector_dataset', 'table')
       AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool)
@@ -182,8 +194,21 @@ WITH readable AS (
     INSERT INTO catalog.sql_grants (token, dataset_id, expires_at)
     SELECT @token, r.id, now() + make_interval(secs => @ttl_seconds::float8) FROM readable r
 )
-SELECT r.id, r.table_name, r.table_columns, r.view_columns FROM readable r;
+SELECT r.id, r.table_name, r.ready FROM readable r;
 
 -- name: EndSQLGrant :exec
 -- The request's grant, and any grant left by a request that never ended.
 DELETE FROM catalog.sql_grants WHERE token = @token OR expires_at < now();
+
+-- name: RecordDatasetEvent :exec
+-- A view or an export in the dataset's history, carrying the data version it saw. A view is
+-- written only when its caller (anonymous callers together) has none of the dataset within the
+-- hour: every server of the database may write one, and this check keeps them to one.
+INSERT INTO catalog.dataset_history (dataset_id, version, action, actor_id, actor_display, changes)
+SELECT d.id, d.current_version, @action::text, sqlc.narg(actor_id)::uuid, @actor_display, @changes
+FROM catalog.datasets d
+WHERE d.id = @dataset_id
+  AND (@action::text <> 'dataset.view' OR NOT EXISTS (
+      SELECT 1 FROM catalog.dataset_history h
+      WHERE h.dataset_id = d.id AND h.action = 'dataset.view' AND h.actor_id IS NOT DISTINCT FROM sqlc.narg(actor_id)::uuid
+        AND h.occurred_at > now() - interval '1 hour'));

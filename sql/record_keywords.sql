@@ -18,8 +18,8 @@ RETURNING keyword;
 
 -- name: TouchDatasetRecord :one
 -- A change of the record's own metadata that lives outside its row (keywords, contacts ...):
--- a new version, who and when.
-UPDATE catalog.datasets SET current_version = current_version + 1, updated_at = now(), updated_by = @updated_by
+-- who and when; not a data version, so current_version stays (and is answered for the history).
+UPDATE catalog.datasets SET updated_at = now(), updated_by = @updated_by
 WHERE id = @id
 RETURNING current_version;
 

@@ -35,24 +35,17 @@ func (q *Queries) AddCollectionDatasets(ctx context.Context, arg AddCollectionDa
 const collectionsOfDataset = `-- name: CollectionsOfDataset :many
 SELECT c.id, c.name FROM catalog.collection_datasets cd JOIN catalog.collections c ON c.id = cd.collection_id
 WHERE cd.dataset_id = $1
-  AND catalog.collection_visible(c.visibility, c.created_by, $2, $3::bool)
 ORDER BY lower(c.name)
 `
-
-type CollectionsOfDatasetParams struct {
-	DatasetID uuid.UUID  `json:"dataset_id"`
-	CallerID  *uuid.UUID `json:"caller_id"`
-	IsAdmin   bool       `json:"is_admin"`
-}
 
 type CollectionsOfDatasetRow struct {
 	ID   uuid.UUID `json:"id"`
 	Name string    `json:"name"`
 }
 
-// The collections a dataset belongs to that the caller may see (DatasetResponse.collections).
-func (q *Queries) CollectionsOfDataset(ctx context.Context, arg CollectionsOfDatasetParams) ([]CollectionsOfDatasetRow, error) {
-	rows, err := q.db.Query(ctx, collectionsOfDataset, arg.DatasetID, arg.CallerID, arg.IsAdmin)
+// The collections a dataset belongs to (DatasetResponse.collections); every caller sees them all.
+func (q *Queries) CollectionsOfDataset(ctx context.Context, datasetID uuid.UUID) ([]CollectionsOfDatasetRow, error) {
+	rows, err := q.db.Query(ctx, collectionsOfDataset, datasetID)
 	if err != nil {
 		return nil, err
 	}
@@ -268,8 +261,7 @@ CROSS JOIN LATERAL (
     WHERE cd.collection_id = c.id
       AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, $1, $2, $3::bool)
 ) m
-WHERE catalog.collection_visible(c.visibility, c.created_by, $1, $3::bool)
-  AND ($4::text IS NULL OR c.name ILIKE '%' || $4 || '%')
+WHERE ($4::text IS NULL OR c.name ILIKE '%' || $4 || '%' OR c.description ILIKE '%' || $4 || '%')
   AND ($5::uuid IS NULL OR c.id = $5)
 ORDER BY lower(c.name), c.id
 LIMIT $7 OFFSET $6
@@ -294,8 +286,8 @@ type ListCollectionsRow struct {
 	Total             int64             `json:"total"`
 }
 
-// Collections the caller may see, with the number, the WGS84 extent and the temporal extent of
-// the member datasets the caller may read. A member box crossing the antimeridian (west > east)
+// Every collection (they have no visibility of their own: migration 51), with the number, the
+// WGS84 extent and the temporal extent of the member datasets the caller may read. A member box crossing the antimeridian (west > east)
 // widens the collection's box to all longitudes rather than guessing a smaller crossing one.
 func (q *Queries) ListCollections(ctx context.Context, arg ListCollectionsParams) ([]ListCollectionsRow, error) {
 	rows, err := q.db.Query(ctx, listCollections,

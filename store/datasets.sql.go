@@ -234,21 +234,22 @@ func (q *Queries) GetDatasetRecord(ctx context.Context, arg GetDatasetRecordPara
 const grantSQLDatasets = `-- name: GrantSQLDatasets :many
 WITH readable AS (
     SELECT d.id, d.table_name,
-        coalesce((SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_attribute a
-            WHERE a.attrelid = to_regclass(format('data.%I', d.table_name)) AND a.attnum > 0 AND NOT a.attisdropped), '{}')::text[] AS table_columns,
-        coalesce((SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_attribute a
-            WHERE a.attrelid = to_regclass(format('sql_sandbox.%I', d.table_name)) AND a.attnum > 0 AND NOT a.attisdropped), '{}')::text[] AS view_columns
+        coalesce((SELECT c.relrowsecurity
+                AND EXISTS (SELECT 1 FROM pg_catalog.pg_policy pol WHERE pol.polrelid = c.oid AND pol.polname = 'meridian_sql')
+                AND has_table_privilege($1::text, c.oid, 'SELECT')
+            FROM pg_catalog.pg_class c WHERE c.oid = to_regclass(format('data.%I', d.table_name))), false)::bool AS ready
     FROM catalog.datasets d
-    WHERE d.table_schema = 'data' AND d.table_name = ANY($1::text[]) AND d.record_type IN ('vector_dataset', 'table')
-      AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, $2, $3, $4::bool)
+    WHERE d.table_schema = 'data' AND d.table_name = ANY($2::text[]) AND d.record_type IN ('vector_dataset', 'table')
+      AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, $3, $4, $5::bool)
 ), granted AS (
     INSERT INTO catalog.sql_grants (token, dataset_id, expires_at)
-    SELECT $5, r.id, now() + make_interval(secs => $6::float8) FROM readable r
+    SELECT $6, r.id, now() + make_interval(secs => $7::float8) FROM readable r
 )
-SELECT r.id, r.table_name, r.table_columns, r.view_columns FROM readable r
+SELECT r.id, r.table_name, r.ready FROM readable r
 `
 
 type GrantSQLDatasetsParams struct {
+	Role       string     `json:"role"`
 	Names      []string   `json:"names"`
 	CallerID   *uuid.UUID `json:"caller_id"`
 	CallerRole *string    `json:"caller_role"`
@@ -258,17 +259,18 @@ type GrantSQLDatasetsParams struct {
 }
 
 type GrantSQLDatasetsRow struct {
-	ID           uuid.UUID `json:"id"`
-	TableName    string    `json:"table_name"`
-	TableColumns []string  `json:"table_columns"`
-	ViewColumns  []string  `json:"view_columns"`
+	ID        uuid.UUID `json:"id"`
+	TableName string    `json:"table_name"`
+	Ready     bool      `json:"ready"`
 }
 
 // Grants the request (its token, until its time is up) the datasets named (data schema table
-// names) that the caller may read, and answers them with the columns of their table and of their
-// sandbox view (internal/sqlquery), so a missing or outdated view is seen in the same round trip.
+// names) that the caller may read, and answers whether the sandbox role can already read each
+// table (internal/sqlquery.prepare): row security on, the sandbox's policy in place, SELECT
+// granted. All in one round trip.
 func (q *Queries) GrantSQLDatasets(ctx context.Context, arg GrantSQLDatasetsParams) ([]GrantSQLDatasetsRow, error) {
 	rows, err := q.db.Query(ctx, grantSQLDatasets,
+		arg.Role,
 		arg.Names,
 		arg.CallerID,
 		arg.CallerRole,
@@ -283,12 +285,7 @@ func (q *Queries) GrantSQLDatasets(ctx context.Context, arg GrantSQLDatasetsPara
 	items := []GrantSQLDatasetsRow{}
 	for rows.Next() {
 		var i GrantSQLDatasetsRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.TableName,
-			&i.TableColumns,
-			&i.ViewColumns,
-		); err != nil {
+		if err := rows.Scan(&i.ID, &i.TableName, &i.Ready); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -303,12 +300,13 @@ const insertDataset = `-- name: InsertDataset :one
 INSERT INTO catalog.datasets (table_schema, table_name, title, summary, visibility, record_type, origin, source_format,
     source_filename, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max,
     feature_count, extent_bbox, column_info, created_by, updated_by, registered, id_column, geometry_column,
-    data_vintage_start, data_vintage_end)
+    data_vintage_start, data_vintage_end, record_status, published_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
     $9, $10, $11, $12, $13, $14, $15, $16, $17,
     $18, $19, $20, $21, $21, $22,
     coalesce($23, 'gid'), coalesce($24, 'geom'),
-    $25, $26)
+    $25, $26, coalesce($27::text, 'draft'),
+    CASE WHEN $27::text = 'published' THEN now() END)
 RETURNING id
 `
 
@@ -339,8 +337,11 @@ type InsertDatasetParams struct {
 	GeometryColumn     interface{} `json:"geometry_column"`
 	DataVintageStart   pgtype.Date `json:"data_vintage_start"`
 	DataVintageEnd     pgtype.Date `json:"data_vintage_end"`
+	RecordStatus       *string     `json:"record_status"`
 }
 
+// A new record, draft unless record_status says otherwise (an ingest commit publishes); a record
+// born published is published now.
 func (q *Queries) InsertDataset(ctx context.Context, arg InsertDatasetParams) (uuid.UUID, error) {
 	row := q.db.QueryRow(ctx, insertDataset,
 		arg.TableSchema,
@@ -369,6 +370,7 @@ func (q *Queries) InsertDataset(ctx context.Context, arg InsertDatasetParams) (u
 		arg.GeometryColumn,
 		arg.DataVintageStart,
 		arg.DataVintageEnd,
+		arg.RecordStatus,
 	)
 	var id uuid.UUID
 	err := row.Scan(&id)
@@ -379,14 +381,15 @@ const listColumnChanges = `-- name: ListColumnChanges :many
 SELECT h.action, h.actor_id, h.actor_display, h.changes, h.occurred_at, count(*) OVER () AS total
 FROM catalog.dataset_history h
 WHERE h.dataset_id = $1
-  AND h.action IN ('schema_change', 'column_added', 'column_dropped', 'column_renamed', 'column_type_changed')
-  AND ($2::timestamptz IS NULL OR h.occurred_at > $2)
+  AND h.action = ANY($2::text[])
+  AND ($3::timestamptz IS NULL OR h.occurred_at > $3)
 ORDER BY h.id DESC
-LIMIT $4 OFFSET $3
+LIMIT $5 OFFSET $4
 `
 
 type ListColumnChangesParams struct {
 	DatasetID uuid.UUID  `json:"dataset_id"`
+	Actions   []string   `json:"actions"`
 	Since     *time.Time `json:"since"`
 	Off       int32      `json:"off"`
 	Lim       int32      `json:"lim"`
@@ -402,10 +405,11 @@ type ListColumnChangesRow struct {
 }
 
 // The schema changes of a dataset's table from its history (column added, dropped, renamed,
-// retyped; and a refresh's or reupload's schema change), newest first.
+// retyped: internal/catalog.columnActions), newest first.
 func (q *Queries) ListColumnChanges(ctx context.Context, arg ListColumnChangesParams) ([]ListColumnChangesRow, error) {
 	rows, err := q.db.Query(ctx, listColumnChanges,
 		arg.DatasetID,
+		arg.Actions,
 		arg.Since,
 		arg.Off,
 		arg.Lim,
@@ -484,16 +488,16 @@ const listDatasetHistory = `-- name: ListDatasetHistory :many
 SELECT h.id, h.dataset_id, h.version, h.action, h.actor_id, h.actor_display, h.changes, h.occurred_at, h.public_id, d.title AS dataset_title, count(*) OVER () AS total
 FROM catalog.dataset_history h JOIN catalog.datasets d ON d.id = h.dataset_id
 WHERE h.dataset_id = $1
-  AND (NOT $2::bool OR h.action IN ('create', 'ingest', 'reupload', 'refresh', 'analysis', 'schema_change', 'regenerate'))
+  AND ($2::text[] IS NULL OR h.action = ANY($2::text[]))
 ORDER BY h.id DESC
 LIMIT $4 OFFSET $3
 `
 
 type ListDatasetHistoryParams struct {
-	DatasetID uuid.UUID `json:"dataset_id"`
-	DataOnly  bool      `json:"data_only"`
-	Off       int32     `json:"off"`
-	Lim       int32     `json:"lim"`
+	DatasetID   uuid.UUID `json:"dataset_id"`
+	DataActions []string  `json:"data_actions"`
+	Off         int32     `json:"off"`
+	Lim         int32     `json:"lim"`
 }
 
 type ListDatasetHistoryRow struct {
@@ -510,11 +514,12 @@ type ListDatasetHistoryRow struct {
 	Total        int64           `json:"total"`
 }
 
-// data_only keeps the entries that changed the data as a whole (the dataset's versions).
+// data_actions, when given, keeps the entries of those actions (the dataset's data versions,
+// internal/catalog.dataActions).
 func (q *Queries) ListDatasetHistory(ctx context.Context, arg ListDatasetHistoryParams) ([]ListDatasetHistoryRow, error) {
 	rows, err := q.db.Query(ctx, listDatasetHistory,
 		arg.DatasetID,
-		arg.DataOnly,
+		arg.DataActions,
 		arg.Off,
 		arg.Lim,
 	)
@@ -555,20 +560,25 @@ FROM catalog.datasets d
 LEFT JOIN catalog.users cu ON cu.id = d.created_by
 LEFT JOIN catalog.users eu ON eu.id = d.last_edited_by
 WHERE catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, $1, $2, $3::bool)
-  AND ($4::text IS NULL OR d.title ILIKE '%' || $4 || '%' OR d.summary ILIKE '%' || $4 || '%')
-  AND ($5::text IS NULL OR d.record_type = $5)
-  AND ($6::text IS NULL OR d.visibility = $6)
-  AND ($7::text IS NULL OR d.record_status = $7)
+  -- q is a LIKE pattern of the caller's text (internal/catalog escapes its wildcards).
+  AND ($4::text IS NULL OR d.title ILIKE $4 OR d.summary ILIKE $4
+       OR EXISTS (SELECT 1 FROM unnest(d.theme_category) th WHERE th ILIKE $4)
+       OR EXISTS (SELECT 1 FROM catalog.record_keywords k WHERE k.dataset_id = d.id AND k.keyword ILIKE $4))
+  AND ($5::uuid IS NULL OR EXISTS (
+       SELECT 1 FROM catalog.collection_datasets cd WHERE cd.collection_id = $5 AND cd.dataset_id = d.id))
+  AND ($6::text IS NULL OR d.record_type = $6)
+  AND ($7::text IS NULL OR d.visibility = $7)
+  AND ($8::text IS NULL OR d.record_status = $8)
 ORDER BY
-  CASE WHEN $8::text = 'title' THEN lower(d.title) END ASC,
-  CASE WHEN $8::text = '-title' THEN lower(d.title) END DESC,
-  CASE WHEN $8::text = 'created_at' THEN d.created_at END ASC,
-  CASE WHEN $8::text = '-created_at' THEN d.created_at END DESC,
-  CASE WHEN $8::text = 'feature_count' THEN d.feature_count END ASC NULLS FIRST,
-  CASE WHEN $8::text = '-feature_count' THEN d.feature_count END DESC NULLS LAST,
-  CASE WHEN $8::text = 'updated_at' THEN d.updated_at END ASC,
+  CASE WHEN $9::text = 'title' THEN lower(d.title) END ASC,
+  CASE WHEN $9::text = '-title' THEN lower(d.title) END DESC,
+  CASE WHEN $9::text = 'created_at' THEN d.created_at END ASC,
+  CASE WHEN $9::text = '-created_at' THEN d.created_at END DESC,
+  CASE WHEN $9::text = 'feature_count' THEN d.feature_count END ASC NULLS FIRST,
+  CASE WHEN $9::text = '-feature_count' THEN d.feature_count END DESC NULLS LAST,
+  CASE WHEN $9::text = 'updated_at' THEN d.updated_at END ASC,
   d.updated_at DESC, d.id
-LIMIT $10 OFFSET $9
+LIMIT $11 OFFSET $10
 `
 
 type ListVisibleDatasetsParams struct {
@@ -576,6 +586,7 @@ type ListVisibleDatasetsParams struct {
 	CallerRole   *string    `json:"caller_role"`
 	IsAdmin      bool       `json:"is_admin"`
 	Q            *string    `json:"q"`
+	CollectionID *uuid.UUID `json:"collection_id"`
 	RecordType   *string    `json:"record_type"`
 	Visibility   *string    `json:"visibility"`
 	RecordStatus *string    `json:"record_status"`
@@ -599,6 +610,7 @@ func (q *Queries) ListVisibleDatasets(ctx context.Context, arg ListVisibleDatase
 		arg.CallerRole,
 		arg.IsAdmin,
 		arg.Q,
+		arg.CollectionID,
 		arg.RecordType,
 		arg.Visibility,
 		arg.RecordStatus,
@@ -687,6 +699,39 @@ func (q *Queries) ListVisibleDatasets(ctx context.Context, arg ListVisibleDatase
 	return items, nil
 }
 
+const recordDatasetEvent = `-- name: RecordDatasetEvent :exec
+INSERT INTO catalog.dataset_history (dataset_id, version, action, actor_id, actor_display, changes)
+SELECT d.id, d.current_version, $1::text, $2::uuid, $3, $4
+FROM catalog.datasets d
+WHERE d.id = $5
+  AND ($1::text <> 'dataset.view' OR NOT EXISTS (
+      SELECT 1 FROM catalog.dataset_history h
+      WHERE h.dataset_id = d.id AND h.action = 'dataset.view' AND h.actor_id IS NOT DISTINCT FROM $2::uuid
+        AND h.occurred_at > now() - interval '1 hour'))
+`
+
+type RecordDatasetEventParams struct {
+	Action       string          `json:"action"`
+	ActorID      *uuid.UUID      `json:"actor_id"`
+	ActorDisplay string          `json:"actor_display"`
+	Changes      json.RawMessage `json:"changes"`
+	DatasetID    uuid.UUID       `json:"dataset_id"`
+}
+
+// A view or an export in the dataset's history, carrying the data version it saw. A view is
+// written only when its caller (anonymous callers together) has none of the dataset within the
+// hour: every server of the database may write one, and this check keeps them to one.
+func (q *Queries) RecordDatasetEvent(ctx context.Context, arg RecordDatasetEventParams) error {
+	_, err := q.db.Exec(ctx, recordDatasetEvent,
+		arg.Action,
+		arg.ActorID,
+		arg.ActorDisplay,
+		arg.Changes,
+		arg.DatasetID,
+	)
+	return err
+}
+
 const recordDatasetHistory = `-- name: RecordDatasetHistory :exec
 INSERT INTO catalog.dataset_history (dataset_id, version, action, actor_id, actor_display, changes)
 VALUES ($1, $2, $3, $4, $5, $6)
@@ -756,7 +801,7 @@ func (q *Queries) SetDatasetQuality(ctx context.Context, arg SetDatasetQualityPa
 }
 
 const setDatasetStatus = `-- name: SetDatasetStatus :one
-UPDATE catalog.datasets SET record_status = $1, current_version = current_version + 1,
+UPDATE catalog.datasets SET record_status = $1,
     published_at = CASE WHEN $1 = 'published' THEN now() ELSE published_at END,
     updated_by = $2, updated_at = now()
 WHERE id = $3
@@ -769,6 +814,7 @@ type SetDatasetStatusParams struct {
 	ID           uuid.UUID  `json:"id"`
 }
 
+// A status move: not a data version (current_version stays, and is answered for the history).
 func (q *Queries) SetDatasetStatus(ctx context.Context, arg SetDatasetStatusParams) (int32, error) {
 	row := q.db.QueryRow(ctx, setDatasetStatus, arg.RecordStatus, arg.UpdatedBy, arg.ID)
 	var current_version int32
@@ -779,35 +825,35 @@ func (q *Queries) SetDatasetStatus(ctx context.Context, arg SetDatasetStatusPara
 const updateDatasetMetadata = `-- name: UpdateDatasetMetadata :one
 UPDATE catalog.datasets SET
     title = coalesce($1, title),
-    summary = coalesce($2, summary),
-    visibility = coalesce($3, visibility),
-    license = coalesce($4, license),
-    attribution = coalesce($5, attribution),
-    source_organization = coalesce($6, source_organization),
-    source_url = coalesce($7, source_url),
-    quality_statement = coalesce($8, quality_statement),
-    lineage_summary = coalesce($9, lineage_summary),
-    update_frequency = coalesce($10, update_frequency),
-    usage_constraints = coalesce($11, usage_constraints),
-    access_constraints = coalesce($12, access_constraints),
-    sensitivity_classification = coalesce($13, sensitivity_classification),
-    owner_org = coalesce($14, owner_org),
-    language = coalesce($15, language),
-    theme_category = coalesce($16, theme_category),
-    tile_columns = coalesce($17, tile_columns),
-    data_vintage_start = coalesce($18, data_vintage_start),
-    data_vintage_end = coalesce($19, data_vintage_end),
-    current_version = current_version + 1,
-    updated_by = $20,
+    visibility = coalesce($2, visibility),
+    summary = CASE WHEN 'summary' = ANY($3::text[]) THEN NULL ELSE coalesce($4, summary) END,
+    license = CASE WHEN 'license' = ANY($3::text[]) THEN NULL ELSE coalesce($5, license) END,
+    attribution = CASE WHEN 'attribution' = ANY($3::text[]) THEN NULL ELSE coalesce($6, attribution) END,
+    source_organization = CASE WHEN 'source_organization' = ANY($3::text[]) THEN NULL ELSE coalesce($7, source_organization) END,
+    source_url = CASE WHEN 'source_url' = ANY($3::text[]) THEN NULL ELSE coalesce($8, source_url) END,
+    quality_statement = CASE WHEN 'quality_statement' = ANY($3::text[]) THEN NULL ELSE coalesce($9, quality_statement) END,
+    lineage_summary = CASE WHEN 'lineage_summary' = ANY($3::text[]) THEN NULL ELSE coalesce($10, lineage_summary) END,
+    update_frequency = CASE WHEN 'update_frequency' = ANY($3::text[]) THEN NULL ELSE coalesce($11, update_frequency) END,
+    usage_constraints = CASE WHEN 'usage_constraints' = ANY($3::text[]) THEN NULL ELSE coalesce($12, usage_constraints) END,
+    access_constraints = CASE WHEN 'access_constraints' = ANY($3::text[]) THEN NULL ELSE coalesce($13, access_constraints) END,
+    sensitivity_classification = CASE WHEN 'sensitivity_classification' = ANY($3::text[]) THEN NULL ELSE coalesce($14, sensitivity_classification) END,
+    owner_org = CASE WHEN 'owner_org' = ANY($3::text[]) THEN NULL ELSE coalesce($15, owner_org) END,
+    language = CASE WHEN 'language' = ANY($3::text[]) THEN NULL ELSE coalesce($16, language) END,
+    theme_category = CASE WHEN 'theme_category' = ANY($3::text[]) THEN NULL ELSE coalesce($17, theme_category) END,
+    tile_columns = CASE WHEN 'tile_columns' = ANY($3::text[]) THEN NULL ELSE coalesce($18, tile_columns) END,
+    data_vintage_start = CASE WHEN 'data_vintage_start' = ANY($3::text[]) THEN NULL ELSE coalesce($19, data_vintage_start) END,
+    data_vintage_end = CASE WHEN 'data_vintage_end' = ANY($3::text[]) THEN NULL ELSE coalesce($20, data_vintage_end) END,
+    updated_by = $21,
     updated_at = now()
-WHERE id = $21
-RETURNING current_version
+WHERE id = $22
+RETURNING id, record_id, table_schema, table_name, registered, title, summary, record_type, visibility, record_status, origin, origin_uri, origin_ref, source_format, source_filename, source_url, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max, feature_count, extent_bbox, column_info, tile_columns, license, attribution, source_organization, quality_statement, lineage_summary, update_frequency, usage_constraints, access_constraints, sensitivity_classification, owner_org, language, theme_category, data_vintage_start, data_vintage_end, current_version, source_health, source_health_detail, schema_drift_status, last_refreshed_at, last_checked_at, published_at, created_by, updated_by, last_edited_by, last_edited_at, created_at, updated_at, quality_detail, id_column, geometry_column, tile_version
 `
 
 type UpdateDatasetMetadataParams struct {
 	Title                     *string     `json:"title"`
-	Summary                   *string     `json:"summary"`
 	Visibility                *string     `json:"visibility"`
+	Cleared                   []string    `json:"cleared"`
+	Summary                   *string     `json:"summary"`
 	License                   *string     `json:"license"`
 	Attribution               *string     `json:"attribution"`
 	SourceOrganization        *string     `json:"source_organization"`
@@ -828,11 +874,14 @@ type UpdateDatasetMetadataParams struct {
 	ID                        uuid.UUID   `json:"id"`
 }
 
-func (q *Queries) UpdateDatasetMetadata(ctx context.Context, arg UpdateDatasetMetadataParams) (int32, error) {
+// A metadata edit: the fields given change, the fields named in cleared become null (a PATCH's
+// explicit nulls), the rest stay. Not a data version: current_version stays.
+func (q *Queries) UpdateDatasetMetadata(ctx context.Context, arg UpdateDatasetMetadataParams) (CatalogDataset, error) {
 	row := q.db.QueryRow(ctx, updateDatasetMetadata,
 		arg.Title,
-		arg.Summary,
 		arg.Visibility,
+		arg.Cleared,
+		arg.Summary,
 		arg.License,
 		arg.Attribution,
 		arg.SourceOrganization,
@@ -852,9 +901,69 @@ func (q *Queries) UpdateDatasetMetadata(ctx context.Context, arg UpdateDatasetMe
 		arg.UpdatedBy,
 		arg.ID,
 	)
-	var current_version int32
-	err := row.Scan(&current_version)
-	return current_version, err
+	var i CatalogDataset
+	err := row.Scan(
+		&i.ID,
+		&i.RecordID,
+		&i.TableSchema,
+		&i.TableName,
+		&i.Registered,
+		&i.Title,
+		&i.Summary,
+		&i.RecordType,
+		&i.Visibility,
+		&i.RecordStatus,
+		&i.Origin,
+		&i.OriginUri,
+		&i.OriginRef,
+		&i.SourceFormat,
+		&i.SourceFilename,
+		&i.SourceUrl,
+		&i.Srid,
+		&i.OriginalSrid,
+		&i.GeometryType,
+		&i.HasGenericGeometry,
+		&i.Is3d,
+		&i.NDims,
+		&i.ZMin,
+		&i.ZMax,
+		&i.FeatureCount,
+		&i.ExtentBbox,
+		&i.ColumnInfo,
+		&i.TileColumns,
+		&i.License,
+		&i.Attribution,
+		&i.SourceOrganization,
+		&i.QualityStatement,
+		&i.LineageSummary,
+		&i.UpdateFrequency,
+		&i.UsageConstraints,
+		&i.AccessConstraints,
+		&i.SensitivityClassification,
+		&i.OwnerOrg,
+		&i.Language,
+		&i.ThemeCategory,
+		&i.DataVintageStart,
+		&i.DataVintageEnd,
+		&i.CurrentVersion,
+		&i.SourceHealth,
+		&i.SourceHealthDetail,
+		&i.SchemaDriftStatus,
+		&i.LastRefreshedAt,
+		&i.LastCheckedAt,
+		&i.PublishedAt,
+		&i.CreatedBy,
+		&i.UpdatedBy,
+		&i.LastEditedBy,
+		&i.LastEditedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.QualityDetail,
+		&i.IDColumn,
+		&i.GeometryColumn,
+		&i.TileVersion,
+	)
+	return i, err
 }
 
 const upsertDatasetGrant = `-- name: UpsertDatasetGrant :one

@@ -458,3 +458,7 @@ type CatalogUser struct {
 	CreatedAt     time.Time  `json:"created_at"`
 	UpdatedAt     time.Time  `json:"updated_at"`
 }
+
+type DataAction struct {
+	Action string `json:"action"`
+}

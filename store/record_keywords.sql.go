@@ -130,7 +130,7 @@ func (q *Queries) ListRecordKeywords(ctx context.Context, arg ListRecordKeywords
 }
 
 const touchDatasetRecord = `-- name: TouchDatasetRecord :one
-UPDATE catalog.datasets SET current_version = current_version + 1, updated_at = now(), updated_by = $1
+UPDATE catalog.datasets SET updated_at = now(), updated_by = $1
 WHERE id = $2
 RETURNING current_version
 `
@@ -141,7 +141,7 @@ type TouchDatasetRecordParams struct {
 }
 
 // A change of the record's own metadata that lives outside its row (keywords, contacts ...):
-// a new version, who and when.
+// who and when; not a data version, so current_version stays (and is answered for the history).
 func (q *Queries) TouchDatasetRecord(ctx context.Context, arg TouchDatasetRecordParams) (int32, error) {
 	row := q.db.QueryRow(ctx, touchDatasetRecord, arg.UpdatedBy, arg.ID)
 	var current_version int32

@@ -172,7 +172,8 @@ func serve() error {
 	if err != nil {
 		return err
 	}
-	go deps.Catalog.Watch(ctx) // kept records follow every change, from any server
+	go deps.Catalog.Watch(ctx)       // kept records follow every change, from any server
+	go deps.Catalog.WriteEvents(ctx) // views and exports reach the history off the request path
 	srv := handlers.New(deps)
 	handlers.Mount(e, doc, cfg, srv)
 	handlers.MountStorage(e, cfg, srv)

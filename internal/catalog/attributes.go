@@ -102,7 +102,7 @@ func (s *Service) attribute(ctx context.Context, q *store.Queries, id, attr uuid
 
 // UpdateAttribute sets describing fields of an attribute; they then survive refreshes until reset.
 func (s *Service) UpdateAttribute(ctx context.Context, p auth.Principal, id, attr uuid.UUID, ch AttributePatch) (Attribute, error) {
-	return s.changeAttribute(ctx, p, id, attr, "attribute_updated", func(a Attribute) Attribute {
+	return s.changeAttribute(ctx, p, id, attr, ActionAttributeUpdate, func(a Attribute) Attribute {
 		patch(ch.Present["title"], &a.Title, ch.Title)
 		patch(ch.Present["description"], &a.Description, ch.Description)
 		patch(ch.Present["units"], &a.Units, ch.Units)
@@ -120,7 +120,7 @@ func (s *Service) UpdateAttribute(ctx context.Context, p auth.Principal, id, att
 // ResetAttribute discards a person's edits of an attribute: the describing fields empty, role
 // and domain as detected. An attribute without edits is left as it is.
 func (s *Service) ResetAttribute(ctx context.Context, p auth.Principal, id, attr uuid.UUID) (Attribute, error) {
-	return s.changeAttribute(ctx, p, id, attr, "attribute_reset", func(a Attribute) Attribute {
+	return s.changeAttribute(ctx, p, id, attr, ActionAttributeReset, func(a Attribute) Attribute {
 		if len(a.UserModified) == 0 {
 			return a
 		}

@@ -19,8 +19,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meridian/internal/apperr"
+	"meridian/internal/audit"
 	"meridian/internal/auth"
 	"meridian/internal/features"
+	"meridian/internal/sqlbuild"
 	"meridian/store"
 )
 
@@ -35,6 +37,7 @@ type Service struct {
 	Announced func(channel string, live bool)
 
 	reads   records          // records kept for feature reads (reads.go)
+	events  events           // views and exports on their way to the history (events.go)
 	lookups features.Lookups // single-feature reads sharing statements (reads.go)
 	counts  features.Counts  // numbers matched of filtered pages, per data version (reads.go)
 	stats   statsCache       // the dashboard's counts (stats.go)
@@ -113,15 +116,22 @@ func (s *Service) LatestJob(ctx context.Context, p auth.Principal, id uuid.UUID)
 // Filter narrows a listing.
 type Filter struct {
 	Q, RecordType, Visibility, RecordStatus *string
-	Sort                                    string // a ListAllDatasets sort key; default -updated_at
+	Collection                              *uuid.UUID // members of this collection only
+	Sort                                    string     // a ListAllDatasets sort key; default -updated_at
 	Skip, Limit                             int
 }
 
-// List returns one page of the datasets the caller may see and how many there are.
+// List returns one page of the datasets the caller may see and how many there are. Q matches
+// titles, summaries, themes and keywords, its own % and _ taken literally.
 func (s *Service) List(ctx context.Context, p auth.Principal, f Filter) ([]Dataset, int, error) {
 	caller, role := who(p)
-	prm := store.ListVisibleDatasetsParams{IsAdmin: p.IsAdmin(), CallerID: caller, CallerRole: role, Q: f.Q, RecordType: f.RecordType,
-		Visibility: f.Visibility, RecordStatus: f.RecordStatus, Sort: f.Sort, Off: int32(f.Skip), Lim: int32(f.Limit)}
+	var q *string
+	if f.Q != nil {
+		pattern := sqlbuild.Contains(*f.Q)
+		q = &pattern
+	}
+	prm := store.ListVisibleDatasetsParams{IsAdmin: p.IsAdmin(), CallerID: caller, CallerRole: role, Q: q, RecordType: f.RecordType,
+		Visibility: f.Visibility, RecordStatus: f.RecordStatus, CollectionID: f.Collection, Sort: f.Sort, Off: int32(f.Skip), Lim: int32(f.Limit)}
 	rows, err := s.Q.ListVisibleDatasets(ctx, prm)
 	if err != nil {
 		return nil, 0, err
@@ -236,7 +246,7 @@ func (s *Service) create(ctx context.Context, p auth.Principal, nd NewDataset) (
 	return s.Get(ctx, p, id, false)
 }
 
-// Change is a partial metadata update; nil fields stay.
+// Change is a partial metadata update; nil fields stay, fields named in Clear are emptied.
 type Change struct {
 	Title, Summary, Visibility, License, Attribution, SourceOrganization, SourceURL, QualityStatement,
 	LineageSummary, UpdateFrequency, UsageConstraints, AccessConstraints, SensitivityClassification,
@@ -244,20 +254,48 @@ type Change struct {
 	ThemeCategory, TileColumns       []string
 	DataVintageStart, DataVintageEnd *time.Time
 	RecordStatus                     *string // walked to along the workflow after the metadata change, in the same transaction
+	// Clear names the members a PATCH sent as null. The nullable fields among them are cleared;
+	// a null status or is_dem asks for nothing, and title and visibility cannot be emptied.
+	Clear map[string]bool
+}
+
+// clearable are the fields an explicit null empties (DatasetUpdateRequest's nullable members).
+var clearable = []string{"summary", "license", "attribution", "source_organization", "source_url", "quality_statement",
+	"lineage_summary", "update_frequency", "usage_constraints", "access_constraints", "sensitivity_classification",
+	"owner_org", "language", "theme_category", "tile_columns", "data_vintage_start", "data_vintage_end"}
+
+// cleared lists the fields ch empties, or refuses a null the record cannot take.
+func (ch Change) cleared() ([]string, error) {
+	out := []string{}
+	for name := range ch.Clear {
+		switch {
+		case slices.Contains(clearable, name):
+			out = append(out, name)
+		case name == "title" || name == "visibility":
+			return nil, apperr.Unprocessable("%s cannot be cleared: send a value or leave it out", name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // UpdateMetadata applies ch for a caller with write access and the edit_metadata capability.
+// A metadata edit is no data version: the history entry carries the current one.
 func (s *Service) UpdateMetadata(ctx context.Context, p auth.Principal, id uuid.UUID, ch Change) (Dataset, error) {
+	cleared, err := ch.cleared()
+	if err != nil {
+		return Dataset{}, err
+	}
 	defer s.Forget(id) // this server's next read (a tile, a map) sees the change
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := s.Q.WithTx(tx)
 		before, err := s.writable(ctx, q, p, id)
 		if err != nil {
 			return err
 		}
-		changes := ch.diff(before.row)
+		changes := ch.diff(before.row, cleared)
 		if len(changes) == 0 {
-			return walkTo(ctx, q, p, before, ch.RecordStatus) // no metadata change: no new version of its own
+			return walkTo(ctx, q, p, before, ch.RecordStatus) // no metadata change: no history entry of its own
 		}
 		// Sending the current visibility back (a client saving a whole form) changes nothing and
 		// stays allowed; moving it is the owner's decision.
@@ -266,7 +304,7 @@ func (s *Service) UpdateMetadata(ctx context.Context, p auth.Principal, id uuid.
 				return err
 			}
 		}
-		v, err := q.UpdateDatasetMetadata(ctx, store.UpdateDatasetMetadataParams{ID: id, UpdatedBy: &p.UserID,
+		row, err := q.UpdateDatasetMetadata(ctx, store.UpdateDatasetMetadataParams{ID: id, UpdatedBy: &p.UserID, Cleared: cleared,
 			Title: ch.Title, Summary: ch.Summary, Visibility: ch.Visibility, License: ch.License, Attribution: ch.Attribution,
 			SourceOrganization: ch.SourceOrganization, SourceUrl: ch.SourceURL, QualityStatement: ch.QualityStatement,
 			LineageSummary: ch.LineageSummary, UpdateFrequency: ch.UpdateFrequency, UsageConstraints: ch.UsageConstraints,
@@ -276,7 +314,10 @@ func (s *Service) UpdateMetadata(ctx context.Context, p auth.Principal, id uuid.
 		if err != nil {
 			return err
 		}
-		if err := history(ctx, q, id, v, "update_metadata", p, changes); err != nil {
+		if err := rescore(ctx, q, row); err != nil {
+			return err
+		}
+		if err := history(ctx, q, id, row.CurrentVersion, ActionMetadataEdit, p, changes); err != nil {
 			return err
 		}
 		return walkTo(ctx, q, p, before, ch.RecordStatus)
@@ -301,10 +342,12 @@ func (s *Service) writable(ctx context.Context, q *store.Queries, p auth.Princip
 
 // Delete removes the record; an ingested or created dataset's table goes with it, a registered
 // table is only detached (it belongs to the operator). Owner or admin only. confirmTitle, when
-// given, must equal the dataset's title (bulk delete's safeguard). It reports whether the
-// dataset was detached rather than dropped.
+// given, must equal the dataset's title exactly: the one safeguard of Delete Dataset and of each
+// item of Bulk Delete Datasets. It reports whether the dataset was detached rather than dropped.
+// The deletion goes to the audit trail (dataset.delete): the dataset's history goes with it.
 func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID, confirmTitle *string) (bool, error) {
 	detached := false
+	var gone store.CatalogDataset
 	defer s.Forget(id) // no tile of it from this server's memory either
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := s.Q.WithTx(tx)
@@ -321,6 +364,7 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID, co
 		if err := q.DeleteDatasetRecord(ctx, id); err != nil {
 			return err
 		}
+		gone = d.row
 		if d.row.Registered {
 			detached = true
 			return nil
@@ -328,11 +372,17 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID, co
 		_, err = tx.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{d.row.TableSchema, d.row.TableName}.Sanitize())
 		return err
 	})
+	if err == nil {
+		// After the commit: a failed audit write inside would abort the deletion's transaction.
+		audit.Record(ctx, s.Q, s.Log, audit.Entry{ActorID: p.UserID, ActorDisplay: p.Username, Action: ActionDatasetDelete,
+			ResourceType: "dataset", ResourceID: id.String(), Detail: map[string]any{"title": gone.Title, "registered": gone.Registered}})
+	}
 	return detached, err
 }
 
-// ErrTitleMismatch: the confirmation title does not match the dataset's.
-var ErrTitleMismatch = apperr.Unprocessable("confirm_title does not match the dataset's title")
+// ErrTitleMismatch: the confirmation title does not match the dataset's (400 for a single
+// delete, title_mismatch for an item of a bulk delete).
+var ErrTitleMismatch = apperr.Invalid("confirm_title does not match the dataset's title")
 
 // AddRecord inserts the catalog record of a dataset whose table exists (created, ingested) and
 // writes version 1 of its history, inside the caller's transaction.
@@ -343,7 +393,7 @@ func AddRecord(ctx context.Context, q *store.Queries, prm store.InsertDatasetPar
 	}
 	var cols any
 	_ = json.Unmarshal(prm.ColumnInfo, &cols)
-	return id, history(ctx, q, id, 1, "create", p, map[string]any{
+	return id, history(ctx, q, id, 1, ActionDatasetCreate, p, map[string]any{
 		"title": change(nil, prm.Title), "origin": change(nil, prm.Origin), "columns": change(nil, cols),
 		"feature_count": change(nil, prm.FeatureCount), "source_filename": change(nil, prm.SourceFilename),
 		"source_format": change(nil, prm.SourceFormat), "srid": change(nil, prm.Srid), "geometry_type": change(nil, prm.GeometryType)})
@@ -367,11 +417,17 @@ func ptr[T any](v T) *T { return &v }
 // change is one field's entry in the history: {old, new}.
 func change(old, new any) map[string]any { return map[string]any{"old": old, "new": new} }
 
-// diff lists the fields ch actually changes, with their values before and after.
-func (ch Change) diff(d store.CatalogDataset) map[string]any {
+// diff lists the fields ch actually changes, with their values before and after; a cleared
+// field that held a value changes to null.
+func (ch Change) diff(d store.CatalogDataset, cleared []string) map[string]any {
 	out := map[string]any{}
 	str := func(name string, before *string, after *string) {
-		if after != nil && (before == nil || *before != *after) {
+		switch {
+		case slices.Contains(cleared, name):
+			if before != nil {
+				out[name] = change(*before, nil)
+			}
+		case after != nil && (before == nil || *before != *after):
 			out[name] = change(before, *after)
 		}
 	}
@@ -390,18 +446,29 @@ func (ch Change) diff(d store.CatalogDataset) map[string]any {
 	str("sensitivity_classification", d.SensitivityClassification, ch.SensitivityClassification)
 	str("owner_org", d.OwnerOrg, ch.OwnerOrg)
 	str("language", d.Language, ch.Language)
-	if ch.ThemeCategory != nil && !slices.Equal(ch.ThemeCategory, d.ThemeCategory) {
-		out["theme_category"] = change(d.ThemeCategory, ch.ThemeCategory)
-	}
-	if ch.TileColumns != nil && !slices.Equal(ch.TileColumns, d.TileColumns) {
-		out["tile_columns"] = change(d.TileColumns, ch.TileColumns)
-	}
-	dates := func(name string, before pgtype.Date, after *time.Time) {
-		if after != nil && (!before.Valid || !before.Time.Equal(*after)) {
-			var old any
-			if before.Valid {
-				old = before.Time.Format(time.DateOnly)
+	list := func(name string, before, after []string) {
+		switch {
+		case slices.Contains(cleared, name):
+			if len(before) > 0 {
+				out[name] = change(before, nil)
 			}
+		case after != nil && !slices.Equal(after, before):
+			out[name] = change(before, after)
+		}
+	}
+	list("theme_category", d.ThemeCategory, ch.ThemeCategory)
+	list("tile_columns", d.TileColumns, ch.TileColumns)
+	dates := func(name string, before pgtype.Date, after *time.Time) {
+		var old any
+		if before.Valid {
+			old = before.Time.Format(time.DateOnly)
+		}
+		switch {
+		case slices.Contains(cleared, name):
+			if before.Valid {
+				out[name] = change(old, nil)
+			}
+		case after != nil && (!before.Valid || !before.Time.Equal(*after)):
 			out[name] = change(old, after.Format(time.DateOnly))
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"meridian/internal/apperr"
+	"meridian/internal/audit"
 	"meridian/internal/auth"
 	"meridian/store"
 )
@@ -41,7 +42,8 @@ func who(p auth.Principal) (*uuid.UUID, *string) {
 	return &p.UserID, &p.Role
 }
 
-// Collections lists one page of the collections the caller may see.
+// Collections lists one page of the collections: every caller sees every collection (they have
+// no visibility of their own), and counts, extents and periods of the members the caller may read.
 func (s *Service) Collections(ctx context.Context, p auth.Principal, q *string, onlyID *uuid.UUID, skip, limit int) ([]Collection, int, error) {
 	caller, role := who(p)
 	rows, err := s.Q.ListCollections(ctx, store.ListCollectionsParams{CallerID: caller, CallerRole: role, IsAdmin: p.IsAdmin(),
@@ -60,7 +62,7 @@ func (s *Service) Collections(ctx context.Context, p auth.Principal, q *string, 
 	return out, total, nil
 }
 
-// Collection returns one visible collection or 404.
+// Collection returns one collection or 404.
 func (s *Service) Collection(ctx context.Context, p auth.Principal, id uuid.UUID) (Collection, error) {
 	list, _, err := s.Collections(ctx, p, nil, &id, 0, 1)
 	if err != nil {
@@ -73,7 +75,7 @@ func (s *Service) Collection(ctx context.Context, p auth.Principal, id uuid.UUID
 }
 
 // ownCollection checks that the caller may change the collection: manage_collections and owner
-// (admins may change any). Invisible collections are 404.
+// (admins may change any).
 func (s *Service) ownCollection(ctx context.Context, p auth.Principal, id uuid.UUID) (Collection, error) {
 	c, err := s.Collection(ctx, p, id)
 	if err != nil {
@@ -100,6 +102,7 @@ func (s *Service) CreateCollection(ctx context.Context, p auth.Principal, name s
 	if err != nil {
 		return Collection{}, nameConflict(err, name, true)
 	}
+	s.auditCollection(ctx, p, "collection.create", row.ID, map[string]any{"name": name})
 	return collectionOf(row), nil
 }
 
@@ -112,15 +115,22 @@ func (s *Service) UpdateCollection(ctx context.Context, p auth.Principal, id uui
 	if _, err := s.Q.UpdateCollection(ctx, store.UpdateCollectionParams{ID: id, Name: name, Description: description, Visibility: visibility}); err != nil {
 		return Collection{}, nameConflict(err, deref(name), c.CreatedBy != nil && *c.CreatedBy == p.UserID)
 	}
+	s.auditCollection(ctx, p, "collection.update", id, map[string]any{"name": c.Name, "changes": map[string]any{"name": name,
+		"description": description, "visibility": visibility}})
 	return s.Collection(ctx, p, id)
 }
 
 // DeleteCollection removes a collection; its datasets only lose the membership.
 func (s *Service) DeleteCollection(ctx context.Context, p auth.Principal, id uuid.UUID) error {
-	if _, err := s.ownCollection(ctx, p, id); err != nil {
+	c, err := s.ownCollection(ctx, p, id)
+	if err != nil {
 		return err
 	}
-	return s.Q.DeleteCollection(ctx, id)
+	if err := s.Q.DeleteCollection(ctx, id); err != nil {
+		return err
+	}
+	s.auditCollection(ctx, p, "collection.delete", id, map[string]any{"name": c.Name})
+	return nil
 }
 
 // AddToCollection adds datasets the caller can read, all or nothing.
@@ -143,6 +153,7 @@ func (s *Service) AddToCollection(ctx context.Context, p auth.Principal, id uuid
 	if err != nil {
 		return Collection{}, 0, err
 	}
+	s.auditCollection(ctx, p, "collection.add_dataset", id, map[string]any{"dataset_ids": datasets, "added": added})
 	c, err := s.Collection(ctx, p, id)
 	return c, int(added), err
 }
@@ -156,7 +167,16 @@ func (s *Service) RemoveFromCollection(ctx context.Context, p auth.Principal, id
 	if err == nil && n == 0 {
 		return apperr.NotFound("dataset %s is not in this collection", dataset)
 	}
+	if err == nil {
+		s.auditCollection(ctx, p, "collection.remove_dataset", id, map[string]any{"dataset_id": dataset})
+	}
 	return err
+}
+
+// auditCollection writes a collection change to the admin audit log.
+func (s *Service) auditCollection(ctx context.Context, p auth.Principal, action string, id uuid.UUID, detail map[string]any) {
+	audit.Record(ctx, s.Q, s.Log, audit.Entry{ActorID: p.UserID, ActorDisplay: p.Username, Action: action,
+		ResourceType: "collection", ResourceID: id.String(), Detail: detail})
 }
 
 // CollectionDatasets lists the members the caller may read.
@@ -179,10 +199,9 @@ func (s *Service) CollectionDatasets(ctx context.Context, p auth.Principal, id u
 	return out, total, nil
 }
 
-// CollectionsOf lists the collections of a dataset the caller may see.
+// CollectionsOf lists the collections of a dataset (the caller read it already).
 func (s *Service) CollectionsOf(ctx context.Context, p auth.Principal, dataset uuid.UUID) ([]CollectionRef, error) {
-	caller, _ := who(p)
-	rows, err := s.Q.CollectionsOfDataset(ctx, store.CollectionsOfDatasetParams{DatasetID: dataset, CallerID: caller, IsAdmin: p.IsAdmin()})
+	rows, err := s.Q.CollectionsOfDataset(ctx, dataset)
 	out := make([]CollectionRef, len(rows))
 	for i, r := range rows {
 		out[i] = CollectionRef{ID: r.ID, Name: r.Name}

@@ -22,21 +22,13 @@ import (
 // column DDL feed reads), and with the references of map layers to the column, which the
 // ColumnRefs the service is given keeps (internal/maps).
 
-// History actions of column operations.
-const (
-	ActionColumnAdded   = "column_added"
-	ActionColumnRenamed = "column_renamed"
-	ActionColumnRetyped = "column_type_changed"
-	ActionColumnDropped = "column_dropped"
-)
-
 // columnAudit names the column operations in the admin audit log, where they are the Maps tag's
 // layer operations (client-semantics "Audit").
 var columnAudit = map[string]string{
-	ActionColumnAdded:   "layer.add_column",
-	ActionColumnRenamed: "layer.rename_column",
-	ActionColumnRetyped: "layer.alter_column_type",
-	ActionColumnDropped: "layer.drop_column",
+	ActionColumnAdd:       "layer.add_column",
+	ActionColumnRename:    "layer.rename_column",
+	ActionColumnAlterType: "layer.alter_column_type",
+	ActionColumnDrop:      "layer.drop_column",
 }
 
 // ColumnRefs are the references of map layers to a dataset's columns, changed in the caller's
@@ -129,7 +121,7 @@ func (s *Service) AddColumn(ctx context.Context, p auth.Principal, id uuid.UUID,
 	if !ok {
 		return ColumnResult{}, apperr.Unprocessable("type %q is not one of text, integer, float, date, boolean", typ)
 	}
-	return s.schemaChange(ctx, p, id, ActionColumnAdded, map[string]any{"column": name, "type": typ},
+	return s.schemaChange(ctx, p, id, ActionColumnAdd, map[string]any{"column": name, "type": typ},
 		func(tx pgx.Tx, et editTarget, cols *[]map[string]any, _ *[]string) error {
 			if _, err := et.t.Column(name); err == nil {
 				return apperr.Conflict("the dataset already has a column %q", name)
@@ -161,7 +153,7 @@ func (s *Service) RenameColumn(ctx context.Context, p auth.Principal, id uuid.UU
 		return ColumnResult{}, err
 	}
 	refs := 0
-	out, err := s.schemaChange(ctx, p, id, ActionColumnRenamed, map[string]any{"column": change(old, name)},
+	out, err := s.schemaChange(ctx, p, id, ActionColumnRename, map[string]any{"column": change(old, name)},
 		func(tx pgx.Tx, et editTarget, cols *[]map[string]any, tileCols *[]string) error {
 			if err := attribute(et, old); err != nil {
 				return err
@@ -195,7 +187,7 @@ func (s *Service) RetypeColumn(ctx context.Context, p auth.Principal, id uuid.UU
 		return ColumnResult{}, apperr.Unprocessable("new_type %q is not one of text, integer, float, date, boolean", typ)
 	}
 	nulled := 0
-	out, err := s.schemaChange(ctx, p, id, ActionColumnRetyped, map[string]any{"column": name, "type": typ},
+	out, err := s.schemaChange(ctx, p, id, ActionColumnAlterType, map[string]any{"column": name, "type": typ},
 		func(tx pgx.Tx, et editTarget, cols *[]map[string]any, _ *[]string) error {
 			if err := attribute(et, name); err != nil {
 				return err
@@ -234,7 +226,7 @@ func (s *Service) RetypeColumn(ctx context.Context, p auth.Principal, id uuid.UU
 // DropColumn drops an attribute column. Map layers using it refuse the drop (409) unless force,
 // which takes the column out of them too.
 func (s *Service) DropColumn(ctx context.Context, p auth.Principal, id uuid.UUID, name string, force bool) (ColumnResult, error) {
-	return s.schemaChange(ctx, p, id, ActionColumnDropped, map[string]any{"column": name},
+	return s.schemaChange(ctx, p, id, ActionColumnDrop, map[string]any{"column": name},
 		func(tx pgx.Tx, et editTarget, cols *[]map[string]any, tileCols *[]string) error {
 			if err := attribute(et, name); err != nil {
 				return err

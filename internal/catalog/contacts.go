@@ -102,7 +102,7 @@ func (s *Service) AddContact(ctx context.Context, p auth.Principal, recordID uui
 			return err
 		}
 		c = contactOf(r, d.row.RecordID)
-		return touch(ctx, q, p, d.row.ID, "contact_added", map[string]any{"contacts": change(nil, c)})
+		return touch(ctx, q, p, d.row.ID, ActionContactAdd, map[string]any{"contacts": change(nil, c)})
 	})
 	return c, err
 }
@@ -130,7 +130,7 @@ func (s *Service) UpdateContact(ctx context.Context, p auth.Principal, recordID,
 			return err
 		}
 		out = contactOf(r, d.row.RecordID)
-		return touch(ctx, q, p, d.row.ID, "contact_updated", map[string]any{"contacts": change(before, out)})
+		return touch(ctx, q, p, d.row.ID, ActionContactUpdate, map[string]any{"contacts": change(before, out)})
 	})
 	return out, err
 }
@@ -166,6 +166,6 @@ func (s *Service) DeleteContact(ctx context.Context, p auth.Principal, recordID,
 		if err != nil {
 			return err
 		}
-		return touch(ctx, q, p, d.row.ID, "contact_removed", map[string]any{"contacts": change(who, nil)})
+		return touch(ctx, q, p, d.row.ID, ActionContactRemove, map[string]any{"contacts": change(who, nil)})
 	})
 }

@@ -135,7 +135,7 @@ func (s *Service) AddDistribution(ctx context.Context, p auth.Principal, recordI
 			return err
 		}
 		x = distributionOf(r, d.row.RecordID)
-		return touch(ctx, q, p, d.row.ID, "distribution_added", map[string]any{"distributions": change(nil, x.URL)})
+		return touch(ctx, q, p, d.row.ID, ActionDistributionAdd, map[string]any{"distributions": change(nil, x.URL)})
 	})
 	return x, err
 }
@@ -171,7 +171,7 @@ func (s *Service) UpdateDistribution(ctx context.Context, p auth.Principal, reco
 			return err
 		}
 		out = distributionOf(r, d.row.RecordID)
-		return touch(ctx, q, p, d.row.ID, "distribution_updated", map[string]any{"distributions": change(before, out)})
+		return touch(ctx, q, p, d.row.ID, ActionDistributionUpdate, map[string]any{"distributions": change(before, out)})
 	})
 	return out, err
 }
@@ -204,6 +204,6 @@ func (s *Service) DeleteDistribution(ctx context.Context, p auth.Principal, reco
 		if err != nil {
 			return err
 		}
-		return touch(ctx, q, p, d.row.ID, "distribution_removed", map[string]any{"distributions": change(u, nil)})
+		return touch(ctx, q, p, d.row.ID, ActionDistributionRemove, map[string]any{"distributions": change(u, nil)})
 	})
 }

@@ -18,13 +18,6 @@ import (
 	"meridian/store"
 )
 
-// History actions of feature edits; the changes name the gid.
-const (
-	ActionFeatureCreated = "feature_created"
-	ActionFeatureUpdated = "feature_updated"
-	ActionFeatureDeleted = "feature_deleted"
-)
-
 // FeatureWrite is the body of a feature write.
 type FeatureWrite struct {
 	Properties map[string]any
@@ -159,7 +152,7 @@ func (s *Service) CreateFeature(ctx context.Context, p auth.Principal, id uuid.U
 		}
 		before, err := features.LockFeature(ctx, tx, et.t, gid)
 		out = before.Feature
-		return ActionFeatureCreated, map[string]any{"gid": change(nil, gid)}, err
+		return ActionFeatureInsert, map[string]any{"gid": change(nil, gid)}, err
 	})
 	return out, err
 }
@@ -197,7 +190,11 @@ func (s *Service) UpdateFeature(ctx context.Context, p auth.Principal, id uuid.U
 		for k, v := range diff {
 			changes[k] = change(v[0], v[1])
 		}
-		return ActionFeatureUpdated, changes, nil
+		action := ActionFeatureUpdate
+		if replace {
+			action = ActionFeatureReplace
+		}
+		return action, changes, nil
 	})
 	return out, err
 }
@@ -212,6 +209,6 @@ func (s *Service) DeleteFeature(ctx context.Context, p auth.Principal, id uuid.U
 		if err := features.DeleteFeature(ctx, tx, et.t, gid); err != nil {
 			return "", nil, err
 		}
-		return ActionFeatureDeleted, map[string]any{"gid": change(gid, nil)}, nil
+		return ActionFeatureDelete, map[string]any{"gid": change(gid, nil)}, nil
 	})
 }

@@ -1,10 +1,13 @@
 package catalog
 
 import (
-	"meridian/store"
+	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"meridian/internal/features"
+	"meridian/store"
 )
 
 func TestFreshness(t *testing.T) {
@@ -69,20 +72,22 @@ func TestComputeQuality(t *testing.T) {
 	d := store.CatalogDataset{Summary: s("Roads of the city"), License: s("CC-BY-4.0"), Attribution: s(" "), ThemeCategory: []string{"transportation"},
 		GeometryColumn: "geom"}
 	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
-	q := ComputeQuality(d, 200, 10, 5, 5, 0.75, true, now)
+	q := ComputeQuality(d, features.Validation{FeatureCount: 200, Invalid: 10, Empty: 5, Null: 5, AttributeCompleteness: 0.75, CRSDefined: true}, now)
 	if q.MetadataCompleteness != 37.5 || q.AttributeCompleteness != 75 || *q.GeometryValidity != 90 || *q.CRSDefined != 100 {
 		t.Fatalf("quality %+v", q)
 	}
-	if q.Overall != 75.6 {
-		t.Fatalf("overall %v, want the mean 75.6", q.Overall)
+	// 0.30*37.5 + 0.30*90 + 0.25*75 + 0.15*100 = 72
+	if q.Overall != 72 {
+		t.Fatalf("overall %v, want the weighted 72", q.Overall)
 	}
-	empty := ComputeQuality(store.CatalogDataset{GeometryColumn: "geom"}, 0, 0, 0, 0, 1, false, now)
-	if empty.GeometryValidity != nil || *empty.CRSDefined != 0 || empty.Overall != round((0+100+0)/3.0) {
+	// Nothing to validate: the geometry part is left out with its weight.
+	empty := ComputeQuality(store.CatalogDataset{GeometryColumn: "geom"}, features.Validation{AttributeCompleteness: 1}, now)
+	if empty.GeometryValidity != nil || *empty.CRSDefined != 0 || empty.Overall != math.Round((0.25*100)/0.70) {
 		t.Fatalf("empty dataset quality %+v", empty)
 	}
-	// A table without geometry is scored on its metadata and attributes alone.
-	table := ComputeQuality(store.CatalogDataset{Summary: s("Prices")}, 3, 0, 0, 3, 0.5, true, now)
-	if table.GeometryValidity != nil || table.CRSDefined != nil || table.Overall != round((12.5+50)/2) {
+	// A table without geometry is scored on its metadata and attributes alone: 12.5*30/55 + 50*25/55.
+	table := ComputeQuality(store.CatalogDataset{Summary: s("Prices")}, features.Validation{FeatureCount: 3, Null: 3, AttributeCompleteness: 0.5, CRSDefined: true}, now)
+	if table.GeometryValidity != nil || table.CRSDefined != nil || table.Overall != 30 {
 		t.Fatalf("table quality %+v", table)
 	}
 }

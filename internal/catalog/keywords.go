@@ -107,7 +107,7 @@ func (s *Service) AddKeyword(ctx context.Context, p auth.Principal, recordID uui
 			return err
 		}
 		k = keywordOf(r, d.row.RecordID)
-		return touch(ctx, q, p, d.row.ID, "keyword_added", map[string]any{"keywords": change(nil, r.Keyword)})
+		return touch(ctx, q, p, d.row.ID, ActionKeywordAdd, map[string]any{"keywords": change(nil, r.Keyword)})
 	})
 	return k, err
 }
@@ -122,7 +122,7 @@ func (s *Service) DeleteKeyword(ctx context.Context, p auth.Principal, recordID,
 		if err != nil {
 			return err
 		}
-		return touch(ctx, q, p, d.row.ID, "keyword_removed", map[string]any{"keywords": change(kw, nil)})
+		return touch(ctx, q, p, d.row.ID, ActionKeywordRemove, map[string]any{"keywords": change(kw, nil)})
 	})
 }
 

@@ -60,7 +60,7 @@ func (s *Service) AddRelationship(ctx context.Context, p auth.Principal, source 
 			return err
 		}
 		r = relationshipOf(row, dst.row.Title)
-		return touch(ctx, q, p, source, "relationship_added", map[string]any{"relationships": change(nil, r)})
+		return touch(ctx, q, p, source, ActionRelationshipAdd, map[string]any{"relationships": change(nil, r)})
 	})
 	return r, err
 }
@@ -136,7 +136,7 @@ func (s *Service) DeleteRelationship(ctx context.Context, p auth.Principal, id u
 		if _, err := q.DeleteDatasetRelationship(ctx, id); err != nil {
 			return err
 		}
-		return touch(ctx, q, p, r.SourceDatasetID, "relationship_removed", map[string]any{"relationships": change(relationshipOf(r, ""), nil)})
+		return touch(ctx, q, p, r.SourceDatasetID, ActionRelationshipRemove, map[string]any{"relationships": change(relationshipOf(r, ""), nil)})
 	})
 }
 

@@ -88,7 +88,7 @@ func (s *Service) SetTranslation(ctx context.Context, p auth.Principal, recordID
 			return err
 		}
 		tr = translationOf(r, d.row.RecordID)
-		return touch(ctx, q, p, d.row.ID, "translation_set", map[string]any{"translations": change(nil, map[string]any{"language": lang, "title": r.Title})})
+		return touch(ctx, q, p, d.row.ID, ActionTranslationSet, map[string]any{"translations": change(nil, map[string]any{"language": lang, "title": r.Title})})
 	})
 	return tr, err
 }
@@ -107,6 +107,6 @@ func (s *Service) DeleteTranslation(ctx context.Context, p auth.Principal, recor
 		if n == 0 {
 			return apperr.NotFound("the record has no %s translation", lang)
 		}
-		return touch(ctx, q, p, d.row.ID, "translation_removed", map[string]any{"translations": change(lang, nil)})
+		return touch(ctx, q, p, d.row.ID, ActionTranslationRemove, map[string]any{"translations": change(lang, nil)})
 	})
 }

@@ -41,27 +41,37 @@ func allowedMoves(status string) []string {
 	return out
 }
 
-// metadataWarnings names the catalog fields a record should have before it is published.
-func metadataWarnings(d store.CatalogDataset) []string {
+// publicationFields are the fields the publication rule needs filled (the title always is): a
+// record published without them is published with a warning naming each. Optional fields
+// (attribution, themes ...) count towards quality, not towards publication.
+var publicationFields = []string{"summary", "license"}
+
+// publicationWarnings names what the publication rule misses in d: "missing <field>" each.
+func publicationWarnings(d store.CatalogDataset) []string {
 	var w []string
-	missing := func(field string, v *string) {
+	for _, f := range publicationFields {
+		v := map[string]*string{"summary": d.Summary, "license": d.License}[f]
 		if v == nil || strings.TrimSpace(*v) == "" {
-			w = append(w, "missing "+field)
+			w = append(w, "missing "+f)
 		}
-	}
-	missing("summary", d.Summary)
-	missing("license", d.License)
-	missing("attribution", d.Attribution)
-	missing("source_organization", d.SourceOrganization)
-	missing("update_frequency", d.UpdateFrequency)
-	if len(d.ThemeCategory) == 0 {
-		w = append(w, "missing theme_category")
 	}
 	return w
 }
 
+// MetadataWarnings are what publishing the dataset warns about (publicationWarnings).
+func (d Dataset) MetadataWarnings() []string { return publicationWarnings(d.row) }
+
+// KnownStatus refuses a status outside the workflow (422).
+func KnownStatus(status string) error {
+	if !slices.Contains(workflow, status) {
+		return apperr.Unprocessable("status %q is not one of %s", status, strings.Join(workflow, ", "))
+	}
+	return nil
+}
+
 // SetStatus moves the publication status one step (section 3.2). A status outside the workflow
-// answers 422; a move that skips or stays answers 409 naming the allowed moves.
+// answers 422; a move that skips answers 409 naming the allowed moves; the status the dataset
+// already has is no move at all (200, nothing recorded).
 func (s *Service) SetStatus(ctx context.Context, p auth.Principal, id uuid.UUID, status string) (string, []string, error) {
 	defer s.Forget(id) // this server's next read (a tile, a map) sees the change
 	return s.moveStatus(ctx, p, id, status, false)
@@ -70,9 +80,12 @@ func (s *Service) SetStatus(ctx context.Context, p auth.Principal, id uuid.UUID,
 // WalkToStatus moves to target through every intermediate status, each step checked and
 // recorded, all in one transaction: a refused step leaves the dataset as it was.
 func (s *Service) WalkToStatus(ctx context.Context, p auth.Principal, id uuid.UUID, target string) (string, []string, error) {
+	defer s.Forget(id)
 	return s.moveStatus(ctx, p, id, target, true)
 }
 
+// moveStatus answers the status reached and, when it is published, what the publication rule
+// misses in the record.
 func (s *Service) moveStatus(ctx context.Context, p auth.Principal, id uuid.UUID, target string, walkPath bool) (string, []string, error) {
 	var warnings []string
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
@@ -84,7 +97,9 @@ func (s *Service) moveStatus(ctx context.Context, p auth.Principal, id uuid.UUID
 		if err := walk(ctx, q, p, id, d.row.RecordStatus, target, walkPath); err != nil {
 			return err
 		}
-		warnings = metadataWarnings(d.row)
+		if target == StatusPublished {
+			warnings = publicationWarnings(d.row)
+		}
 		return nil
 	})
 	return target, warnings, err
@@ -92,9 +107,13 @@ func (s *Service) moveStatus(ctx context.Context, p auth.Principal, id uuid.UUID
 
 // walk moves the dataset from its status to target, in one step or (walkPath) along the
 // workflow, each step checked and recorded in the history, inside the caller's transaction.
+// Staying where it is records nothing.
 func walk(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.UUID, from, target string, walkPath bool) error {
-	if !slices.Contains(workflow, target) {
-		return apperr.Unprocessable("status %q is not one of %s", target, strings.Join(workflow, ", "))
+	if err := KnownStatus(target); err != nil {
+		return err
+	}
+	if from == target {
+		return nil
 	}
 	steps := []string{target}
 	if walkPath {
@@ -109,7 +128,7 @@ func walk(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.UUID,
 		if err != nil {
 			return err
 		}
-		if err := history(ctx, q, id, v, "status", p, map[string]any{"record_status": change(from, to)}); err != nil {
+		if err := history(ctx, q, id, v, ActionStatusChange, p, map[string]any{"record_status": change(from, to)}); err != nil {
 			return err
 		}
 		from = to
@@ -119,14 +138,13 @@ func walk(ctx context.Context, q *store.Queries, p auth.Principal, id uuid.UUID,
 
 // walkTo walks d to target along the workflow when a metadata change names a status.
 func walkTo(ctx context.Context, q *store.Queries, p auth.Principal, d Dataset, target *string) error {
-	if target == nil || *target == d.row.RecordStatus {
+	if target == nil {
 		return nil
 	}
 	return walk(ctx, q, p, d.row.ID, d.row.RecordStatus, *target, true)
 }
 
-// path lists the statuses from (exclusive) to target (inclusive) along the workflow; staying put
-// yields the target itself, which the one-step rule then refuses.
+// path lists the statuses from (exclusive) to target (inclusive) along the workflow.
 func path(from, target string) []string {
 	i, j := slices.Index(workflow, from), slices.Index(workflow, target)
 	if i < 0 || i == j {
@@ -220,20 +238,42 @@ func date(t *time.Time) pgtype.Date {
 	return pgtype.Date{Time: *t, Valid: true}
 }
 
-// History lists a dataset's changes, newest first; dataOnly keeps the content versions.
+// History lists a dataset's changes, newest first, to whoever may read it; dataOnly keeps the
+// data versions. Anonymous callers (a public dataset's versions) do not learn who made them.
 func (s *Service) History(ctx context.Context, p auth.Principal, id uuid.UUID, dataOnly bool, skip, limit int) ([]HistoryEntry, int, error) {
 	if _, err := s.Get(ctx, p, id, false); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.Q.ListDatasetHistory(ctx, store.ListDatasetHistoryParams{DatasetID: id, DataOnly: dataOnly, Off: int32(skip), Lim: int32(limit)})
+	prm := store.ListDatasetHistoryParams{DatasetID: id, Off: int32(skip), Lim: int32(limit)}
+	if dataOnly {
+		prm.DataActions = dataActions
+	}
+	rows, err := s.Q.ListDatasetHistory(ctx, prm)
 	out := make([]HistoryEntry, len(rows))
 	total := 0
 	for i, r := range rows {
 		out[i] = HistoryEntry{ID: r.PublicID, DatasetID: r.DatasetID, DatasetTitle: r.DatasetTitle, Version: int(r.Version),
 			Action: r.Action, ActorID: r.ActorID, ActorDisplay: r.ActorDisplay, Changes: r.Changes, OccurredAt: r.OccurredAt}
+		if p.Anonymous() {
+			out[i].ActorID, out[i].ActorDisplay = nil, ""
+		}
 		total = int(r.Total)
 	}
 	return out, total, err
+}
+
+// RefreshRun is one refresh of a dataset from its source.
+type RefreshRun struct {
+	ID uuid.UUID
+}
+
+// RefreshRuns lists a dataset's refresh runs to whoever may read it. Refreshing is not built
+// yet, so there are none; the read rule is already the one runs will follow (404 otherwise).
+func (s *Service) RefreshRuns(ctx context.Context, p auth.Principal, id uuid.UUID, skip, limit int) ([]RefreshRun, int, error) {
+	if _, err := s.Get(ctx, p, id, false); err != nil {
+		return nil, 0, err
+	}
+	return []RefreshRun{}, 0, nil
 }
 
 // HistoryEntry is one recorded change of a dataset.
@@ -263,7 +303,7 @@ func (s *Service) ColumnChanges(ctx context.Context, p auth.Principal, id uuid.U
 	if _, err := s.Get(ctx, p, id, true); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.Q.ListColumnChanges(ctx, store.ListColumnChangesParams{DatasetID: id, Since: since, Off: int32(skip), Lim: int32(limit)})
+	rows, err := s.Q.ListColumnChanges(ctx, store.ListColumnChangesParams{DatasetID: id, Actions: columnActions, Since: since, Off: int32(skip), Lim: int32(limit)})
 	out := make([]ColumnChange, len(rows))
 	total := 0
 	for i, r := range rows {

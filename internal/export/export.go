@@ -126,8 +126,13 @@ func LayerName(title string) string {
 // return an error rather than io.EOF: the response has started, and the caller must cut it.
 func (e *Exporter) Open(ctx context.Context, r Request) (io.ReadCloser, int64, error) {
 	f, ok := Formats[r.Format]
-	if !ok {
-		return nil, 0, apperr.Unprocessable("format %q is not one of gpkg, geojson, csv, shp, fgb", r.Format)
+	switch {
+	case r.Format == "parquet":
+		// Clients offer GeoParquet; Debian 12's GDAL 3.6 has no Parquet driver, and a Go writer
+		// would be a large dependency for one format (revisit with GDAL >= 3.8).
+		return nil, 0, apperr.Unprocessable("GeoParquet (parquet) is not offered by this server; export as gpkg, fgb, geojson, csv or shp instead")
+	case !ok:
+		return nil, 0, apperr.Unprocessable("format %q is not one of gpkg, fgb, geojson, csv, shp", r.Format)
 	}
 	if r.Geom == "" && (f.Driver == "ESRI Shapefile" || f.Driver == "FlatGeobuf") {
 		return nil, 0, apperr.Unprocessable("a table without geometry cannot be written as %s; export it as csv, gpkg or geojson", f.Driver)

@@ -187,6 +187,9 @@ type RowsQuery struct {
 	KnownCount  *int64 // the table's maintained row count, the total when Q is empty; nil when unknown
 	// Equal keeps the rows whose column holds the value (a relationship followed from a feature).
 	Equal *ColumnValue
+	// Contains keeps the rows whose column (the key or an attribute) holds the text, without
+	// regard to case: the rows page's filter[<column>].
+	Contains map[string]string
 }
 
 // ColumnValue is a column and a value of it.
@@ -237,7 +240,7 @@ func (r Reader) Rows(ctx context.Context, t Table, q RowsQuery) (RowsPage, error
 	}
 	var total string
 	switch {
-	case q.Q == "" && q.Equal == nil && q.KnownCount != nil:
+	case q.unfiltered() && q.KnownCount != nil:
 		total = b.Arg(*q.KnownCount) + "::bigint"
 	case q.After != nil:
 		total = "(SELECT count(*) FROM " + t.ident() + " t WHERE " + match + ")"
@@ -297,7 +300,7 @@ func (r Reader) Rows(ctx context.Context, t Table, q RowsQuery) (RowsPage, error
 
 // countRows counts the rows matching q.Q, for a page past the end.
 func (r Reader) countRows(ctx context.Context, t Table, q RowsQuery) (int64, error) {
-	if q.Q == "" && q.Equal == nil && q.KnownCount != nil {
+	if q.unfiltered() && q.KnownCount != nil {
 		return *q.KnownCount, nil
 	}
 	var b sqlbuild.Builder
@@ -310,9 +313,26 @@ func (r Reader) countRows(ctx context.Context, t Table, q RowsQuery) (int64, err
 	return n, err
 }
 
-// rowsWhere is the condition of a rows page: q's text, and the column value it follows.
+// unfiltered tells a query that keeps every row (its total is the table's count).
+func (q RowsQuery) unfiltered() bool { return q.Q == "" && q.Equal == nil && len(q.Contains) == 0 }
+
+// rowsWhere is the condition of a rows page: q's text, the columns' texts, and the column value
+// it follows.
 func (t Table) rowsWhere(b *sqlbuild.Builder, q RowsQuery) (string, error) {
 	match := t.rowMatch(b, q.Q)
+	// In the order of the table's columns, so one filter always writes one statement.
+	for _, c := range append([]Column{{Name: t.ID, Type: t.IDType}}, t.Columns...) {
+		text, ok := q.Contains[c.Name]
+		if !ok {
+			continue
+		}
+		match += " AND t." + pgx.Identifier{c.Name}.Sanitize() + "::text ILIKE " + b.Arg(sqlbuild.Contains(text)) + ` ESCAPE '\'`
+	}
+	for name := range q.Contains {
+		if _, err := t.Column(name); err != nil && name != t.ID {
+			return "", apperr.Unprocessable("filter[%s]: the dataset has no column %q", name, name)
+		}
+	}
 	if q.Equal == nil {
 		return match, nil
 	}
@@ -331,7 +351,7 @@ func (t Table) rowMatch(b *sqlbuild.Builder, q string) string {
 	if q == "" {
 		return "true"
 	}
-	return "(to_jsonb(t) - " + b.Cast(t.Geom, "text") + ")::text ILIKE " + b.Arg("%"+q+"%")
+	return "(to_jsonb(t) - " + b.Cast(t.Geom, "text") + ")::text ILIKE " + b.Arg(sqlbuild.Contains(q)) + ` ESCAPE '\'`
 }
 
 // projection is the named columns of the table, all when none are named.

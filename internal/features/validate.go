@@ -2,6 +2,7 @@ package features
 
 import (
 	"context"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -92,7 +93,8 @@ func (r Reader) Validate(ctx context.Context, t Table) (Validation, error) {
 	return v, err
 }
 
-// completeness is the share of non-null attribute values over all attribute columns.
+// completeness is the share of filled attribute values over all attribute columns: neither
+// null nor, in a text column, blank (an empty cell of a CSV or a form is as empty as a null).
 func (r Reader) completeness(ctx context.Context, t Table) (float64, error) {
 	if len(t.Columns) == 0 {
 		return 1, nil
@@ -102,7 +104,11 @@ func (r Reader) completeness(ctx context.Context, t Table) (float64, error) {
 		if i > 0 {
 			sum += " + "
 		}
-		sum += "count(" + pgx.Identifier{c.Name}.Sanitize() + ")"
+		col := pgx.Identifier{c.Name}.Sanitize()
+		if textual(c.Type) {
+			col = "nullif(btrim(" + col + "), '')"
+		}
+		sum += "count(" + col + ")"
 	}
 	var filled, rows int64
 	if err := r.Pool.QueryRow(ctx, "SELECT ("+sum+")::bigint, count(*) FROM "+t.ident()+" t").Scan(&filled, &rows); err != nil {
@@ -112,4 +118,9 @@ func (r Reader) completeness(ctx context.Context, t Table) (float64, error) {
 		return 1, nil
 	}
 	return float64(filled) / float64(rows*int64(len(t.Columns))), nil
+}
+
+// textual tells the character types, whose blank values count as missing.
+func textual(typ string) bool {
+	return typ == "text" || strings.HasPrefix(typ, "character")
 }

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,6 +59,17 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 	if err != nil {
 		return result{}, err
 	}
+	// The table's check (geometry validity, attribute completeness) scores the new record's
+	// quality, as Validate Dataset would: the catalog shows it from the start.
+	reader := features.Reader{Pool: im.Pool}
+	t, err := reader.Describe(ctx, "data", table, "gid", geomCol)
+	if err != nil {
+		return result{}, err
+	}
+	check, err := reader.Validate(ctx, t)
+	if err != nil {
+		return result{}, err
+	}
 	res := result{Temporal: map[string]string{}}
 	err = pgx.BeginFunc(ctx, im.Pool, func(tx pgx.Tx) error {
 		// Count, WGS 84 box (antimeridian-aware) and heights, as feature edits recompute them.
@@ -69,21 +81,12 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		if count == 0 {
 			return &ImportError{Msg: "the file holds no features"}
 		}
-		reader := features.Reader{Pool: im.Pool}
-		t, err := reader.Describe(ctx, "data", table, "gid", geomCol)
-		if err != nil {
-			return err
-		}
 		cols, err := reader.Profile(ctx, t, count)
 		if err != nil {
 			return err
 		}
 		info, _ := json.Marshal(cols)
-		var cells, filled int64
 		for _, c := range cols {
-			n, _ := c.Stats["count"].(int64)
-			nulls, _ := c.Stats["null_count"].(int64)
-			cells, filled = cells+n, filled+n-nulls
 			if c.SemanticRole == "temporal" && (strings.Contains(c.Type, "char") || c.Type == "text") {
 				res.Temporal[c.Name] = "looks temporal but stayed text: the values are not ISO 8601 dates or times"
 			}
@@ -93,7 +96,10 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		if visibility == "" {
 			visibility = auth.VisibilityPrivate
 		}
-		prm := store.InsertDatasetParams{TableSchema: "data", TableName: table, Title: title, Visibility: visibility,
+		// A commit publishes what it imports unless it asks for another status (draft to curate
+		// it first); who sees it is still the visibility's business (private by default).
+		status := cmp.Or(opts.RecordStatus, catalog.StatusPublished)
+		prm := store.InsertDatasetParams{TableSchema: "data", TableName: table, Title: title, Visibility: visibility, RecordStatus: &status,
 			RecordType: "vector_dataset", Origin: ptr("upload"), SourceFormat: ptr(src.Format), SourceFilename: job.SourceFilename,
 			Srid: ptr(int32(4326)), GeometryType: ptr(gtype), HasGenericGeometry: gtype == "GEOMETRY", Is3d: ptr(dims >= 3),
 			NDims: &dims, FeatureCount: &count, ColumnInfo: info, CreatedBy: job.CreatedBy, GeometryColumn: &geomCol}
@@ -119,13 +125,8 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		if id, err = catalog.AddRecord(ctx, q, prm, actor); err != nil {
 			return err
 		}
-		// A first quality score from what the import measured; Validate Dataset adds geometry validity.
-		completeness := 1.0
-		if cells > 0 {
-			completeness = float64(filled) / float64(cells)
-		}
 		rec := store.CatalogDataset{Summary: prm.Summary, GeometryColumn: geomCol}
-		quality, _ := json.Marshal(catalog.ComputeQuality(rec, 0, 0, 0, 0, completeness, true, time.Now().UTC()))
+		quality, _ := json.Marshal(catalog.ComputeQuality(rec, check, time.Now().UTC()))
 		if err := q.SetDatasetQuality(ctx, store.SetDatasetQualityParams{ID: id, QualityDetail: quality}); err != nil {
 			return err
 		}

@@ -29,7 +29,9 @@ type Options struct {
 	Summary    string `json:"summary,omitempty"`
 	LayerName  string `json:"layer_name,omitempty"`
 	Visibility string `json:"visibility,omitempty"`
-	SourceSRID int    `json:"source_srid,omitempty"` // the CRS the coordinates are in (srid_override wins over the file's)
+	// RecordStatus is the new record's publication status; empty: published.
+	RecordStatus string `json:"record_status,omitempty"`
+	SourceSRID   int    `json:"source_srid,omitempty"` // the CRS the coordinates are in (srid_override wins over the file's)
 	// XColumn and YColumn name the coordinate columns (as stored: planned names), overriding
 	// detection; GeomColumn names a CSV's WKT column as the file has it.
 	XColumn    string `json:"x_column,omitempty"`

@@ -178,6 +178,11 @@ func (j *Jobs) commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts 
 	if cur.Status != "pending" || cur.Committed {
 		return cur, apperr.Conflict("job %s was already processed: it was committed before or is no longer pending", id)
 	}
+	if opts.RecordStatus != "" {
+		if err := catalog.KnownStatus(opts.RecordStatus); err != nil {
+			return cur, err
+		}
+	}
 	src, layers, err := j.open(ctx, cur, false)
 	if err != nil {
 		return cur, j.refuse(ctx, id, err)

@@ -82,3 +82,11 @@ func (b *Builder) Args() []any { return b.args }
 
 // Len is the number of values added so far.
 func (b *Builder) Len() int { return len(b.args) }
+
+// likeEscapes makes LIKE's wildcards and its escape character (backslash, the default ESCAPE)
+// match themselves.
+var likeEscapes = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
+
+// Contains is the LIKE pattern of text found anywhere, the text's own %, _ and \ taken literally;
+// it is a value (a parameter), for a condition `x ILIKE $n`.
+func Contains(text string) string { return "%" + likeEscapes.Replace(text) + "%" }

@@ -35,3 +35,11 @@ func TestSpans(t *testing.T) {
 		})
 	}
 }
+
+func TestContainsTakesWildcardsLiterally(t *testing.T) {
+	for in, want := range map[string]string{"abc": "%abc%", "50%": `%50\%%`, "a_b": `%a\_b%`, `c:\x`: `%c:\\x%`, "": "%%"} {
+		if got := Contains(in); got != want {
+			t.Errorf("Contains(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -68,7 +68,7 @@ type Result struct {
 }
 
 // tableName is what a restrict_tables entry may be: a dataset's table name, nothing more (no
-// schema, quotes, dots or look-alike letters).
+// quotes, dots or look-alike letters), after the schema data. that clients may prefix.
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // Check validates a request before anything runs.
@@ -83,7 +83,9 @@ func (r *Request) Check() error {
 	case len(r.Tables) < 1 || len(r.Tables) > MaxTables:
 		return apperr.Unprocessable("restrict_tables names 1 to %d tables", MaxTables)
 	}
-	for _, t := range r.Tables {
+	for i, t := range r.Tables {
+		t = strings.TrimPrefix(t, "data.")
+		r.Tables[i] = t
 		if !tableName.MatchString(t) {
 			return apperr.Unprocessable("restrict_tables: %q is not a dataset table name (lowercase letters, digits and underscores)", t)
 		}
@@ -97,11 +99,16 @@ func (r *Request) Check() error {
 	return nil
 }
 
-// Run runs r for p.
+// Admin audit log actions of read-only SQL: a statement that ran (its outcome says whether it
+// failed at run time: a bad cast, the timeout), or one refused before it ran or by the sandbox
+// (not a query, a table the caller may not read, a relation or function the role may not use).
+const (
+	ActionExecute = "query.execute"
+	ActionReject  = "query.reject"
+)
+
+// Run runs r for p and writes it to the audit log (never its rows).
 func (s *Service) Run(ctx context.Context, p auth.Principal, r Request) (Result, error) {
-	if err := r.Check(); err != nil {
-		return Result{}, err
-	}
 	enabled, timeout, err := s.Settings.SQLQuery(ctx)
 	if err != nil {
 		return Result{}, err
@@ -110,17 +117,25 @@ func (s *Service) Run(ctx context.Context, p auth.Principal, r Request) (Result,
 		return Result{}, apperr.Forbidden("read-only SQL is switched off on this deployment (feature flag enable_sql_query)")
 	}
 	start := time.Now()
-	res, err := s.run(ctx, p, r, timeout)
-	outcome, detail := "success", map[string]any{"tables": r.Tables, "duration_ms": time.Since(start).Milliseconds(), "rows": len(res.Rows)}
-	if err != nil {
-		outcome, detail["error"] = "failure", err.Error()
+	res, err := Result{}, r.Check()
+	rejected := err != nil
+	if err == nil {
+		res, rejected, err = s.run(ctx, p, r, timeout)
 	}
-	audit.Record(ctx, s.Q, s.Log, audit.Entry{ActorID: p.UserID, ActorDisplay: p.Username, Action: "sql.query", ResourceType: "query",
-		ResourceID: strings.Join(r.Tables, ","), Failed: outcome == "failure", IP: r.IP, UA: r.UA, Detail: detail})
+	action, detail := ActionExecute, map[string]any{"tables": r.Tables, "duration_ms": time.Since(start).Milliseconds(), "rows": len(res.Rows)}
+	if rejected {
+		action = ActionReject
+	}
+	if err != nil {
+		detail["error"] = err.Error()
+	}
+	audit.Record(ctx, s.Q, s.Log, audit.Entry{ActorID: p.UserID, ActorDisplay: p.Username, Action: action, ResourceType: "query",
+		ResourceID: strings.Join(r.Tables, ","), Failed: err != nil, IP: r.IP, UA: r.UA, Detail: detail})
 	return res, err
 }
 
-func (s *Service) run(ctx context.Context, p auth.Principal, r Request, timeout time.Duration) (Result, error) {
+// run grants, prepares and executes; rejected tells a refusal from a run that failed.
+func (s *Service) run(ctx context.Context, p auth.Principal, r Request, timeout time.Duration) (Result, bool, error) {
 	token := uuid.New()
 	defer func() {
 		if err := s.Q.EndSQLGrant(context.WithoutCancel(ctx), token); err != nil {
@@ -128,15 +143,16 @@ func (s *Service) run(ctx context.Context, p auth.Principal, r Request, timeout 
 		}
 	}()
 	if err := s.grant(ctx, p, token, r.Tables, timeout+10*time.Second); err != nil {
-		return Result{}, err
+		return Result{}, apperr.KindOf(err) == apperr.KindForbidden, err
 	}
-	return s.execute(ctx, token, r, timeout)
+	res, err := s.execute(ctx, token, r, timeout)
+	kind := apperr.KindOf(err)
+	return res, err != nil && (kind == apperr.KindInvalid || kind == apperr.KindForbidden), err
 }
 
 // grant grants the request token the datasets of the tables, in one statement with finding them
 // among those p may read (any other name answers like one that does not exist; the grant then
-// goes unused and ends with the request), and brings their sandbox views up to date with their
-// tables.
+// goes unused and ends with the request), and prepares the tables the sandbox has never read.
 func (s *Service) grant(ctx context.Context, p auth.Principal, token uuid.UUID, tables []string, ttl time.Duration) error {
 	var caller *uuid.UUID
 	var role *string
@@ -144,7 +160,7 @@ func (s *Service) grant(ctx context.Context, p auth.Principal, token uuid.UUID, 
 		caller, role = &p.UserID, &p.Role
 	}
 	rows, err := s.Q.GrantSQLDatasets(ctx, store.GrantSQLDatasetsParams{Names: tables, CallerID: caller, CallerRole: role,
-		IsAdmin: p.IsAdmin(), Token: token, TtlSeconds: ttl.Seconds()})
+		IsAdmin: p.IsAdmin(), Token: token, TtlSeconds: ttl.Seconds(), Role: s.Role})
 	if err != nil {
 		return err
 	}
@@ -154,8 +170,8 @@ func (s *Service) grant(ctx context.Context, p auth.Principal, token uuid.UUID, 
 		}
 	}
 	for _, r := range rows {
-		if !slices.Equal(r.TableColumns, r.ViewColumns) {
-			if err := s.replaceView(ctx, r.ID, r.TableName); err != nil {
+		if !r.Ready {
+			if err := s.prepare(ctx, r.ID, r.TableName); err != nil {
 				return err
 			}
 		}
@@ -163,17 +179,21 @@ func (s *Service) grant(ctx context.Context, p auth.Principal, token uuid.UUID, 
 	return nil
 }
 
-// replaceView (re)creates the sandbox view of a dataset: its table's rows, to requests granted
-// the dataset only. The gate is a scalar subquery, evaluated once per statement, and the view a
-// security barrier, so no predicate of the caller's sees a row the gate holds back.
-func (s *Service) replaceView(ctx context.Context, id uuid.UUID, table string) error {
-	view := pgx.Identifier{"sql_sandbox", table}.Sanitize()
-	ddl := "DROP VIEW IF EXISTS " + view + "; CREATE VIEW " + view + " WITH (security_barrier) AS SELECT * FROM " +
-		pgx.Identifier{"data", table}.Sanitize() + " WHERE (SELECT sql_sandbox.allowed('" + id.String() + "'::uuid)); " +
-		"GRANT SELECT ON " + view + " TO " + pgx.Identifier{s.Role}.Sanitize()
+// prepare opens a dataset's table to the sandbox role, once in the table's life: SELECT on it,
+// and row security with one policy for that role whose rows show only to a request granted the
+// dataset (migration 52). The gate is a scalar subquery, evaluated once per statement, and a
+// policy's condition is applied before any of the caller's, so no predicate of the caller's
+// (say, a division by zero on a column) sees a row the gate holds back. Nothing depends on the
+// table: it is dropped and its columns changed as before. Its owner, the server's role (feature
+// reads, tiles, exports), is not subject to row security.
+func (s *Service) prepare(ctx context.Context, id uuid.UUID, table string) error {
+	ident, role := pgx.Identifier{"data", table}.Sanitize(), pgx.Identifier{s.Role}.Sanitize()
+	ddl := "ALTER TABLE " + ident + " ENABLE ROW LEVEL SECURITY; DROP POLICY IF EXISTS meridian_sql ON " + ident + "; " +
+		"CREATE POLICY meridian_sql ON " + ident + " FOR SELECT TO " + role +
+		" USING ((SELECT sql_sandbox.allowed('" + id.String() + "'::uuid))); GRANT SELECT ON " + ident + " TO " + role
 	return pgx.BeginFunc(ctx, s.App, func(tx pgx.Tx) error {
-		// Requests for one dataset arriving together build its view once.
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('meridian.sql_view.' || $1))", table); err != nil {
+		// Requests for one dataset arriving together prepare its table once.
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('meridian.sql_table.' || $1))", table); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, ddl)
@@ -183,7 +203,8 @@ func (s *Service) replaceView(ctx context.Context, id uuid.UUID, table string) e
 
 // execute runs the statement in the sandbox, in one round trip: a pipeline that PostgreSQL runs
 // as one read-only transaction. The first statement makes it read-only, names the request's
-// token, the statement timeout and the sandbox's search path, and opens the statement as the
+// token, the statement timeout and the search path (data first, so a table's bare name works as
+// well as data.<table_name>), and opens the statement as the
 // cursor q (sql_sandbox.open); the second fetches its rows in PostgreSQL's text format, one past
 // the row limit, which are written as JSON arrays as they arrive; the last two release the
 // session's advisory locks (where migration 33 could not take them from the role) and reset
@@ -197,7 +218,7 @@ func (s *Service) execute(ctx context.Context, token uuid.UUID, r Request, timeo
 	}
 	var batch pgx.Batch
 	batch.Queue(`SELECT set_config('transaction_read_only', 'on', true), set_config('meridian.sql_token', $1, true), set_config('statement_timeout', $2, true),
-		set_config('search_path', 'sql_sandbox, public', true), set_config('work_mem', '16MB', true), sql_sandbox.open($3)`,
+		set_config('search_path', 'data, public', true), set_config('work_mem', '16MB', true), sql_sandbox.open($3)`,
 		token.String(), strconv.FormatInt(timeout.Milliseconds(), 10), r.SQL)
 	batch.Queue("FETCH " + strconv.Itoa(r.RowLimit+1) + " FROM q")
 	for _, sql := range cleanUp {

@@ -1,8 +1,9 @@
 // Package sqlquery runs the read-only SQL of POST /query/. Its safety comes from PostgreSQL's
 // privileges, not from reading the SQL: the statement runs in a READ ONLY transaction, on a pool
 // of its own, as a login role that owns nothing, is a member of nothing (so SET ROLE and
-// set_config('role') lead nowhere) and may use only the sandbox schema: the views of the datasets
-// the caller may read, which show rows only to the request they were granted to (migration 29).
+// set_config('role') lead nowhere) and may use only the schema data, where it may read only the
+// tables of datasets prepared for it, whose row security shows rows only to the request they were
+// granted to (migration 52), and the sandbox schema's two functions (migration 29).
 package sqlquery
 
 import (
@@ -41,6 +42,7 @@ func OpenSandbox(ctx context.Context, app *pgxpool.Pool, maxConns int32) (*pgxpo
 		password, "ALTER ROLE "+ident+" SET default_transaction_read_only = on; "+
 			"ALTER ROLE "+ident+" SET idle_in_transaction_session_timeout = '30s'; "+
 			"GRANT USAGE ON SCHEMA sql_sandbox TO "+ident+"; "+
+			"GRANT USAGE ON SCHEMA data TO "+ident+"; "+
 			"GRANT EXECUTE ON FUNCTION sql_sandbox.allowed(uuid), sql_sandbox.open(text) TO "+ident)
 	if err != nil {
 		return nil, "", fmt.Errorf("creating the SQL sandbox role %s needs CREATEROLE: %w", role, err)
