@@ -120,6 +120,25 @@ func TestReadOnlySQLHostileCorpus(t *testing.T) {
 		{"cancel another session", "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = current_user AND pid <> pg_backend_pid()", []int{403}},
 		{"announce on the server's channel", "SELECT pg_notify('catalog_datasets', gen_random_uuid()::text)", []int{403}},
 		{"terminate another session", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = current_user AND pid <> pg_backend_pid()", []int{403}},
+		// Memory (issue #28): values built from a count are bounded before they are built, rows
+		// before they are sent; pg_catalog's own builders are not the sandbox's to call.
+		{"repeat by the gigabyte", "SELECT length(repeat('a', 250000000)), length(repeat('a', 250000000))", []int{422}},
+		{"pg_catalog's repeat", "SELECT length(pg_catalog.repeat('a', 250000000))", []int{403}},
+		{"lpad by the hundred million", "SELECT length(lpad('', 100000000))", []int{422}},
+		{"rpad with a fill", "SELECT length(rpad('x', 100000000, 'yz'))", []int{422}},
+		{"array_fill", "SELECT cardinality(array_fill(1, ARRAY[100000000]))", []int{422}},
+		{"a doubled string returned whole", "WITH RECURSIVE r(s, n) AS (SELECT 'x'::text, 0 UNION ALL SELECT s || s, n + 1 FROM r WHERE n < 21) " +
+			"SELECT s FROM r ORDER BY n DESC LIMIT 1", []int{422}},
+		// Large objects persist and every user shares the sandbox role.
+		{"large object from bytea", "SELECT lo_from_bytea(0, 'secret'::bytea)", []int{403}},
+		{"large object read", "SELECT lo_get(16384)", []int{403}},
+		{"large object put", "SELECT lo_put(16384, 0, 'x'::bytea)", []int{403}},
+		{"large object unlink", "SELECT lo_unlink(16384)", []int{403}},
+		// The statistics of other tables (row counts of users, keys, private datasets).
+		{"table statistics", "SELECT relname, n_live_tup FROM pg_stat_user_tables", []int{403}},
+		{"table statistics, all", "SELECT relname, n_tup_ins FROM pg_stat_all_tables", []int{403}},
+		{"statistics function", "SELECT pg_stat_get_live_tuples(c.oid) FROM pg_class c WHERE c.relname = 'users'", []int{403}},
+		{"database statistics", "SELECT tup_inserted FROM pg_stat_database", []int{403}},
 	}
 	for _, c := range cases {
 		r := sqlQuery(t, owner, c.sql, tables)
@@ -133,6 +152,15 @@ func TestReadOnlySQLHostileCorpus(t *testing.T) {
 		if r.Status >= 400 && (strings.Contains(string(r.Body), "meridian_sql") || strings.Contains(string(r.Body), "catalog.")) {
 			t.Errorf("%s: the problem names internals: %s", c.name, r.Body)
 		}
+	}
+	// What stays: the bounded builders within their bound, and policies that do not name datasets.
+	for sql, want := range map[string]string{"SELECT repeat('ab', 3), lpad('7', 3, '0'), rpad('7', 3), array_fill(0, ARRAY[2])": `[["ababab","007","7  ","{0,0}"]]`} {
+		if r := sqlQuery(t, owner, sql, tables); r.Status != 200 || !strings.Contains(string(r.Body), want) {
+			t.Errorf("%s: %d %s", sql, r.Status, r.Body)
+		}
+	}
+	if r := sqlQuery(t, owner, "SELECT tablename, qual FROM pg_policies", tables); r.Status != 200 || strings.Contains(string(r.Body), id) {
+		t.Errorf("policies name the dataset: %d %s", r.Status, r.Body)
 	}
 	// Nothing was changed.
 	if n := call(t, "GET", "/datasets/"+id, nil, bearer(owner.Access)...).JSON(t)["feature_count"]; n != float64(30) {
@@ -153,8 +181,9 @@ func TestReadOnlySQLHostileCorpus(t *testing.T) {
 // Another request's statement is not in pg_stat_activity, though its session is: the sandbox
 // sessions share a role, and the statement is only ever a parameter of open().
 func TestReadOnlySQLHidesOtherStatements(t *testing.T) {
-	owner := newUser(t, "editor")
+	owner, other := newUser(t, "editor"), newUser(t, "editor") // one query at a time each
 	tables := []string{tableOf(t, owner, ogcDataset(t, owner, "private"))}
+	theirs := []string{tableOf(t, other, ogcDataset(t, other, "private"))}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -162,7 +191,7 @@ func TestReadOnlySQLHidesOtherStatements(t *testing.T) {
 	}()
 	seen, leaked := "", ""
 	for deadline := time.Now().Add(1800 * time.Millisecond); seen == "" && leaked == "" && time.Now().Before(deadline); time.Sleep(30 * time.Millisecond) {
-		r := sqlQuery(t, owner, `SELECT query FROM pg_stat_activity WHERE usename = current_user AND pid <> pg_backend_pid() AND state = 'active'`, tables)
+		r := sqlQuery(t, other, `SELECT query FROM pg_stat_activity WHERE usename = current_user AND pid <> pg_backend_pid() AND state = 'active'`, theirs)
 		switch body := string(r.Body); {
 		case strings.Contains(body, "secret-marker-42"):
 			leaked = body
@@ -197,4 +226,19 @@ func TestReadOnlySQLSessionsStartClean(t *testing.T) {
 			t.Fatalf("a later request saw an earlier one's session settings: %d %s", r.Status, r.Body)
 		}
 	}
+}
+
+// One read-only query runs at a time per user: a second sent meanwhile answers 429.
+func TestReadOnlySQLOneQueryAtATime(t *testing.T) {
+	owner := newUser(t, "editor")
+	tables := []string{tableOf(t, owner, ogcDataset(t, owner, "private"))}
+	done := make(chan reply)
+	go func() { done <- sqlQuery(t, owner, "SELECT pg_sleep(1.5)", tables) }()
+	time.Sleep(300 * time.Millisecond)
+	r := sqlQuery(t, owner, "SELECT 1", tables)
+	if r.Status != 429 || r.Header.Get("Retry-After") == "" {
+		t.Errorf("a second query while the first runs: %d %s", r.Status, r.Body)
+	}
+	wantStatus(t, "the first query", <-done, 200)
+	wantStatus(t, "a query after it", sqlQuery(t, owner, "SELECT 1", tables), 200)
 }

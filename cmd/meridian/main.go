@@ -157,15 +157,18 @@ func serve() error {
 	}()
 
 	e := web.New(cfg, log)
-	sandbox, sandboxRole, err := sqlquery.OpenSandbox(ctx, pool, 4)
+	sandbox, sandboxRole, err := sqlquery.OpenSandbox(ctx, pool, int32(cfg.SQLMaxConcurrent))
 	if err != nil {
 		return err
 	}
 	defer sandbox.Close()
+	if err := sqlquery.LimitValues(ctx, pool, cfg.SQLMaxValueBytes); err != nil {
+		return err
+	}
 	if fns, err := sqlquery.Unconfined(ctx, pool, sandboxRole); err != nil {
 		return err
 	} else if fns != "" {
-		log.Warn("read-only SQL: the sandbox role may still call "+fns+", which reach other sessions; run the migrations once as a superuser (migration 33)",
+		log.Warn("read-only SQL: the sandbox role may still use "+fns+"; run the migrations once as a superuser (migrations 33 and 53)",
 			"role", sandboxRole)
 	}
 	deps, err := services(cfg, pool, log, queue, sandbox, sandboxRole)

@@ -61,6 +61,11 @@ type Config struct {
 	// 503. It keeps one client from holding every connection of the request pool. 0: no bound.
 	ClientMaxInFlight int
 	ClientQueueWait   time.Duration
+	// SQLMaxConcurrent bounds the read-only SQL queries a server runs at once (the sandbox pool),
+	// SQLMaxValueBytes the largest value or row one may build or return: PostgreSQL bounds no
+	// backend's memory, so these bound what read-only SQL can take of the database host's.
+	SQLMaxConcurrent int
+	SQLMaxValueBytes int64
 
 	RateLimitEnabled   bool
 	RateLimitPerSecond float64 // global per client IP
@@ -156,6 +161,8 @@ func load(get func(string) string) (Config, error) {
 		CQL2MaxBytes:            p.integer("CQL2_MAX_BYTES", 16<<10, 256, 64<<10),
 		CQL2MaxTerms:            p.integer("CQL2_MAX_TERMS", 1000, 10, 100000),
 		ClientQueueWait:         p.duration("CLIENT_QUEUE_WAIT", 10*time.Second),
+		SQLMaxConcurrent:        p.integer("SQL_MAX_CONCURRENT", 2, 1, 20),
+		SQLMaxValueBytes:        p.int64("SQL_MAX_VALUE_BYTES", 1<<20),
 
 		RateLimitEnabled:   p.boolean("RATE_LIMIT_ENABLED", true),
 		RateLimitPerSecond: p.float("RATE_LIMIT_PER_SECOND", 60),
@@ -253,6 +260,9 @@ func (c Config) validate() error {
 	}
 	if c.SMTPStartTLS != "auto" && c.SMTPStartTLS != "always" && c.SMTPStartTLS != "never" {
 		return fmt.Errorf("SMTP_STARTTLS %q must be auto, always or never", c.SMTPStartTLS)
+	}
+	if c.SQLMaxValueBytes < 1024 || c.SQLMaxValueBytes > 256<<20 {
+		return fmt.Errorf("SQL_MAX_VALUE_BYTES %d must be 1024 to %d", c.SQLMaxValueBytes, 256<<20)
 	}
 	if c.MaxUploadBytes < 1 || c.MaxBodyBytes < 1 || c.MaxFeatureBodyBytes < 1 {
 		return errors.New("MAX_UPLOAD_BYTES, MAX_BODY_BYTES and MAX_FEATURE_BODY_BYTES must be positive")

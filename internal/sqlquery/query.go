@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -49,6 +50,8 @@ type Service struct {
 	geometry atomic.Uint32 // the oid of PostGIS geometry
 	Settings settings.Reader
 	Log      *slog.Logger
+
+	running sync.Map // callers with a query running: one at a time each
 }
 
 // Request is one query.
@@ -116,6 +119,17 @@ func (s *Service) Run(ctx context.Context, p auth.Principal, r Request) (Result,
 	if !enabled {
 		return Result{}, apperr.Forbidden("read-only SQL is switched off on this deployment (feature flag enable_sql_query)")
 	}
+	// One query at a time per caller: the sandbox pool (SQL_MAX_CONCURRENT) is shared by all, and
+	// each query may hold up to a value bound's worth of memory per row it builds.
+	caller := "ip:" + r.IP
+	if !p.Anonymous() {
+		caller = p.UserID.String()
+	}
+	if _, busy := s.running.LoadOrStore(caller, struct{}{}); busy {
+		return Result{}, &apperr.Error{Kind: apperr.KindRateLimited, Title: "Too Many Requests", RetryAfter: time.Second,
+			Detail: "a read-only query of yours is still running; one runs at a time"}
+	}
+	defer s.running.Delete(caller)
 	start := time.Now()
 	res, err := Result{}, r.Check()
 	rejected := err != nil
@@ -171,7 +185,7 @@ func (s *Service) grant(ctx context.Context, p auth.Principal, token uuid.UUID, 
 	}
 	for _, r := range rows {
 		if !r.Ready {
-			if err := s.prepare(ctx, r.ID, r.TableName); err != nil {
+			if err := s.prepare(ctx, r.TableName); err != nil {
 				return err
 			}
 		}
@@ -186,11 +200,12 @@ func (s *Service) grant(ctx context.Context, p auth.Principal, token uuid.UUID, 
 // (say, a division by zero on a column) sees a row the gate holds back. Nothing depends on the
 // table: it is dropped and its columns changed as before. Its owner, the server's role (feature
 // reads, tiles, exports), is not subject to row security.
-func (s *Service) prepare(ctx context.Context, id uuid.UUID, table string) error {
+func (s *Service) prepare(ctx context.Context, table string) error {
 	ident, role := pgx.Identifier{"data", table}.Sanitize(), pgx.Identifier{s.Role}.Sanitize()
+	// The gate names the table, not its dataset: policies are readable by every role (migration 53).
 	ddl := "ALTER TABLE " + ident + " ENABLE ROW LEVEL SECURITY; DROP POLICY IF EXISTS meridian_sql ON " + ident + "; " +
 		"CREATE POLICY meridian_sql ON " + ident + " FOR SELECT TO " + role +
-		" USING ((SELECT sql_sandbox.allowed('" + id.String() + "'::uuid))); GRANT SELECT ON " + ident + " TO " + role
+		" USING ((SELECT sql_sandbox.allowed_table(" + quoteLiteral(ident) + "::regclass))); GRANT SELECT ON " + ident + " TO " + role
 	return pgx.BeginFunc(ctx, s.App, func(tx pgx.Tx) error {
 		// Requests for one dataset arriving together prepare its table once.
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('meridian.sql_table.' || $1))", table); err != nil {
@@ -200,6 +215,9 @@ func (s *Service) prepare(ctx context.Context, id uuid.UUID, table string) error
 		return err
 	})
 }
+
+// quoteLiteral writes s as an SQL string literal.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // execute runs the statement in the sandbox, in one round trip: a pipeline that PostgreSQL runs
 // as one read-only transaction. The first statement makes it read-only, names the request's
@@ -217,8 +235,12 @@ func (s *Service) execute(ctx context.Context, token uuid.UUID, r Request, timeo
 		return Result{}, err
 	}
 	var batch pgx.Batch
+	// sql_sandbox comes first on the search path: its bounded repeat, lpad, rpad and array_fill
+	// shadow pg_catalog's (migration 53). No parallel workers: each would be one more process
+	// with its own work_mem.
 	batch.Queue(`SELECT set_config('transaction_read_only', 'on', true), set_config('meridian.sql_token', $1, true), set_config('statement_timeout', $2, true),
-		set_config('search_path', 'data, public', true), set_config('work_mem', '16MB', true), sql_sandbox.open($3)`,
+		set_config('search_path', 'sql_sandbox, pg_catalog, data, public', true), set_config('work_mem', '16MB', true),
+		set_config('max_parallel_workers_per_gather', '0', true), sql_sandbox.open($3)`,
 		token.String(), strconv.FormatInt(timeout.Milliseconds(), 10), r.SQL)
 	batch.Queue("FETCH " + strconv.Itoa(r.RowLimit+1) + " FROM q")
 	for _, sql := range cleanUp {
@@ -389,7 +411,8 @@ func problem(err error, timeout time.Duration) error {
 		return apperr.Forbidden("permission denied: %s", msg)
 	case strings.HasPrefix(pe.Code, "42"), pe.Code == "0A000":
 		return apperr.Invalid("the statement is not a query this service runs: %s", msg)
-	case strings.HasPrefix(pe.Code, "22"), strings.HasPrefix(pe.Code, "25"), strings.HasPrefix(pe.Code, "2B"), strings.HasPrefix(pe.Code, "P0"):
+	case strings.HasPrefix(pe.Code, "22"), strings.HasPrefix(pe.Code, "25"), strings.HasPrefix(pe.Code, "2B"), strings.HasPrefix(pe.Code, "P0"),
+		pe.Code == "54000": // a value or row over the sandbox's bound (migration 53)
 		return apperr.Unprocessable("the query failed: %s", msg)
 	}
 	return err

@@ -43,7 +43,7 @@ func OpenSandbox(ctx context.Context, app *pgxpool.Pool, maxConns int32) (*pgxpo
 			"ALTER ROLE "+ident+" SET idle_in_transaction_session_timeout = '30s'; "+
 			"GRANT USAGE ON SCHEMA sql_sandbox TO "+ident+"; "+
 			"GRANT USAGE ON SCHEMA data TO "+ident+"; "+
-			"GRANT EXECUTE ON FUNCTION sql_sandbox.allowed(uuid), sql_sandbox.open(text) TO "+ident)
+			"GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA sql_sandbox TO "+ident)
 	if err != nil {
 		return nil, "", fmt.Errorf("creating the SQL sandbox role %s needs CREATEROLE: %w", role, err)
 	}
@@ -59,13 +59,22 @@ func OpenSandbox(ctx context.Context, app *pgxpool.Pool, maxConns int32) (*pgxpo
 	return pool, role, err
 }
 
-// Unconfined lists the functions reaching other sessions that the sandbox role may still call:
-// advisory locks, backend signals and pg_notify, which migration 33 takes from PUBLIC only when
-// it runs as a superuser. Empty when the sandbox is confined.
+// Unconfined lists what the sandbox role may still call or read of what migrations 33 and 53
+// take from PUBLIC only when they run as a superuser: functions reaching other sessions
+// (advisory locks, backend signals, pg_notify), the value amplifiers its shadows bound, large
+// objects, and the statistics of tables. Empty when the sandbox is confined.
 func Unconfined(ctx context.Context, app *pgxpool.Pool, role string) (string, error) {
 	var fns string
-	err := app.QueryRow(ctx, `SELECT coalesce(string_agg(DISTINCT p.proname, ', ' ORDER BY p.proname), '')
-		FROM catalog.session_reaching_functions() f JOIN pg_catalog.pg_proc p ON p.oid = f
-		WHERE has_function_privilege($1, f, 'EXECUTE')`, role).Scan(&fns)
+	err := app.QueryRow(ctx, `SELECT coalesce(string_agg(name, ', ' ORDER BY name), '') FROM (
+			SELECT DISTINCT p.proname::text AS name FROM catalog.sandbox_denied_functions() f JOIN pg_catalog.pg_proc p ON p.oid = f
+			WHERE has_function_privilege($1, f, 'EXECUTE')
+			UNION SELECT v::text FROM catalog.sandbox_denied_views() v WHERE has_table_privilege($1, v, 'SELECT')) x`, role).Scan(&fns)
 	return fns, err
+}
+
+// LimitValues writes the largest value or row a sandbox query may build or return where the
+// database's functions read it (migration 53), when it differs.
+func LimitValues(ctx context.Context, app *pgxpool.Pool, bytes int64) error {
+	_, err := app.Exec(ctx, `UPDATE catalog.sql_sandbox_limits SET max_value_bytes = $1 WHERE max_value_bytes <> $1`, bytes)
+	return err
 }
