@@ -105,6 +105,11 @@ func serve() error {
 		return err
 	}
 	defer pool.Close()
+	counts, err := db.OpenCounts(ctx, cfg.DatabaseURL, db.CountConns(cfg.DBMaxConns), cfg.QueryTimeout)
+	if err != nil {
+		return err
+	}
+	defer counts.Close()
 	jobs, err := db.OpenBackground(ctx, cfg.DatabaseURL, cfg.ImportWorkers)
 	if err != nil {
 		return err
@@ -171,7 +176,7 @@ func serve() error {
 		log.Warn("read-only SQL: the sandbox role may still use "+fns+"; run the migrations once as a superuser (migrations 33 and 53)",
 			"role", sandboxRole)
 	}
-	deps, err := services(cfg, pool, log, queue, sandbox, sandboxRole)
+	deps, err := services(cfg, pools{requests: pool, counts: counts, sandbox: sandbox}, log, queue, sandboxRole)
 	if err != nil {
 		return err
 	}

@@ -32,9 +32,16 @@ import (
 	"meridian/store"
 )
 
+// pools are the pools requests use: the request pool, the pool numbers matched are counted on,
+// and the read-only SQL sandbox's.
+type pools struct {
+	requests, counts, sandbox *pgxpool.Pool
+}
+
 // services builds every domain service the handlers use, over the request pool. Presigned
 // uploads go to S3 when it is configured, to the local backend otherwise.
-func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *ingest.Queue, sandbox *pgxpool.Pool, sandboxRole string) (handlers.Deps, error) {
+func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, sandboxRole string) (handlers.Deps, error) {
+	pool := p.requests
 	q := store.New(pool)
 	var storage blob.Storage = blob.NewLocal(c.DataDir, c.BaseURL, c.JWTSecretKey)
 	if c.S3Endpoint != "" {
@@ -46,7 +53,7 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 		storage = s3
 	}
 	box := secretbox.New(c.JWTSecretKey)
-	cat := &catalog.Service{Pool: pool, Q: q, Log: log}
+	cat := &catalog.Service{Pool: pool, CountPool: p.counts, Q: q, Log: log}
 	mapService := &maps.Service{Pool: pool, Q: q, Box: box, Settings: settings.Reader{Q: q}, Catalog: cat, Log: log, BaseURL: c.BaseURL}
 	cat.Refs = mapService // column operations keep map layers' references
 	cat.Announced = mapService.Announced
@@ -75,7 +82,7 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 		Tiles: &tiles.Service{Catalog: cat, Reader: features.Reader{Pool: pool}, Settings: settings.Reader{Q: q},
 			Signer: tiles.NewSigner(cmp.Or(c.TileSigningSecret, c.JWTSecretKey)), Cache: tiles.NewCache(0)},
 		Maps: mapService,
-		SQL:  &sqlquery.Service{App: pool, Q: q, Sandbox: sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
+		SQL:  &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
 	}, nil
 }
 

@@ -29,9 +29,11 @@ import (
 // Service is the catalog over a pool.
 type Service struct {
 	Pool *pgxpool.Pool
-	Q    *store.Queries
-	Log  *slog.Logger
-	Refs ColumnRefs // map layers' references to columns (internal/maps)
+	// CountPool counts the numbers matched of filtered pages (db.OpenCounts); nil: Pool.
+	CountPool *pgxpool.Pool
+	Q         *store.Queries
+	Log       *slog.Logger
+	Refs      ColumnRefs // map layers' references to columns (internal/maps)
 	// Announced hears every change announced by PostgreSQL (watch.go), for other caches kept
 	// in memory: the channel, or "" with live telling that the listener went up or down.
 	Announced func(channel string, live bool)

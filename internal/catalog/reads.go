@@ -137,7 +137,7 @@ func (s *Service) ReadFeatures(ctx context.Context, p auth.Principal, id uuid.UU
 
 // featureReader reads dataset tables with the catalog's shared lookups and kept counts.
 func (s *Service) featureReader() features.Reader {
-	return features.Reader{Pool: s.Pool, Lookups: &s.lookups, Counts: &s.counts}
+	return features.Reader{Pool: s.Pool, Lookups: &s.lookups, Counts: &s.counts, CountPool: s.CountPool}
 }
 
 // counted names the data version a read's number matched may be kept for: the dataset's tile

@@ -83,7 +83,7 @@ func (r Reader) count(ctx context.Context, t Table, q ItemsQuery) (int64, error)
 		return 0, err
 	}
 	var n int64
-	err = r.Pool.QueryRow(ctx, sql, args...).Scan(&n)
+	err = r.countPool().QueryRow(ctx, sql, args...).Scan(&n)
 	return n, db.QueryValueError(err)
 }
 
@@ -123,7 +123,7 @@ func (r Reader) keptCount(ctx context.Context, t Table, q ItemsQuery) *matchCoun
 	return r.Counts.join(ctx, key, digest, func(ctx context.Context) (int64, bool, error) {
 		var n int64
 		var current *bool
-		err := r.Pool.QueryRow(ctx, versioned, b.Args()...).Scan(&n, &current)
+		err := r.countPool().QueryRow(ctx, versioned, b.Args()...).Scan(&n, &current)
 		return n, current != nil && *current, db.QueryValueError(err)
 	})
 }
@@ -138,7 +138,7 @@ func (r Reader) countAlongside(ctx context.Context, t Table, q ItemsQuery) *matc
 	m := &matchCount{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(m.done)
-		m.err = db.QueryValueError(r.Pool.QueryRow(ctx, sql, args...).Scan(&m.n))
+		m.err = db.QueryValueError(r.countPool().QueryRow(ctx, sql, args...).Scan(&m.n))
 	}()
 	return m
 }

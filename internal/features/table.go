@@ -123,6 +123,16 @@ type Reader struct {
 	Lookups *Lookups
 	// Counts, when set, keeps the numbers matched of queries that name their data version.
 	Counts *Counts
+	// CountPool, when set, is where numbers matched are counted (db.OpenCounts), apart from the
+	// pages' connections; else Pool.
+	CountPool *pgxpool.Pool
+}
+
+func (r Reader) countPool() *pgxpool.Pool {
+	if r.CountPool != nil {
+		return r.CountPool
+	}
+	return r.Pool
 }
 
 // Describe reads a table's attribute columns (all but the key and geometry columns) and the type
