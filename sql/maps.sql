@@ -146,6 +146,14 @@ FROM catalog.datasets d
 WHERE d.id = ANY(@ids::uuid[])
   AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool);
 
+-- name: DatasetsLendableBy :many
+-- Which of the datasets the creator of a share link may lend to its anonymous readers
+-- (catalog.dataset_lendable), with their tables for the signed tile templates.
+SELECT d.id, d.table_schema, d.table_name
+FROM catalog.datasets d
+WHERE d.id = ANY(@ids::uuid[])
+  AND catalog.dataset_lendable(d.visibility, d.record_status, d.created_by, sqlc.narg(creator)::uuid, @creator_is_admin::bool);
+
 -- name: CopyMapLayers :execrows
 -- A duplicate's layers: those of the source whose datasets the caller may read, in order.
 INSERT INTO catalog.map_layers (map_id, dataset_id, sort_order, visible, opacity, paint, layout, display_name,

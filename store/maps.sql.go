@@ -57,6 +57,47 @@ func (q *Queries) CountMapLayers(ctx context.Context, mapID uuid.UUID) (int64, e
 	return count, err
 }
 
+const datasetsLendableBy = `-- name: DatasetsLendableBy :many
+SELECT d.id, d.table_schema, d.table_name
+FROM catalog.datasets d
+WHERE d.id = ANY($1::uuid[])
+  AND catalog.dataset_lendable(d.visibility, d.record_status, d.created_by, $2::uuid, $3::bool)
+`
+
+type DatasetsLendableByParams struct {
+	Ids            []uuid.UUID `json:"ids"`
+	Creator        *uuid.UUID  `json:"creator"`
+	CreatorIsAdmin bool        `json:"creator_is_admin"`
+}
+
+type DatasetsLendableByRow struct {
+	ID          uuid.UUID `json:"id"`
+	TableSchema string    `json:"table_schema"`
+	TableName   string    `json:"table_name"`
+}
+
+// Which of the datasets the creator of a share link may lend to its anonymous readers
+// (catalog.dataset_lendable), with their tables for the signed tile templates.
+func (q *Queries) DatasetsLendableBy(ctx context.Context, arg DatasetsLendableByParams) ([]DatasetsLendableByRow, error) {
+	rows, err := q.db.Query(ctx, datasetsLendableBy, arg.Ids, arg.Creator, arg.CreatorIsAdmin)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DatasetsLendableByRow{}
+	for rows.Next() {
+		var i DatasetsLendableByRow
+		if err := rows.Scan(&i.ID, &i.TableSchema, &i.TableName); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const datasetsReadableBy = `-- name: DatasetsReadableBy :many
 SELECT d.id, d.title, d.record_type, d.visibility, d.record_status, d.table_schema, d.table_name
 FROM catalog.datasets d

@@ -1,0 +1,112 @@
+package conformance
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Issue 28: the last escapes and resource bounds of the service, one test per rule.
+
+// embedAnon is the headers of an anonymous page that embeds a map with raw.
+func embedAnon(raw string) []string {
+	return []string{"X-Embed-Token", raw, "Origin", "https://example.org"}
+}
+
+// A grant lets its holder read a restricted dataset, never widen its audience: share links and
+// embed tokens lend only what their creator could publish (their own datasets, or public and
+// published ones; admins any). Checked when an embed token is made, at each of its uses, and each
+// time a share link is opened.
+func TestGrantsNeverWidenADatasetsAudience(t *testing.T) {
+	owner, grantee := newUser(t, "editor"), newUser(t, "editor")
+	grant := func(id string) {
+		t.Helper()
+		wantStatus(t, "grant", call(t, "POST", "/datasets/"+id+"/grants/", map[string]any{"user_id": grantee.ID, "level": "read"},
+			bearer(owner.Access)...), 201)
+	}
+	restrict := func(id string) {
+		t.Helper()
+		wantStatus(t, "restrict", call(t, "PATCH", "/datasets/"+id, map[string]any{"visibility": "restricted"}, bearer(owner.Access)...), 200)
+		grant(id)
+	}
+	closed := func(what, raw, id string) {
+		t.Helper()
+		h := embedAnon(raw)
+		wantStatus(t, what+": features", call(t, "GET", "/datasets/"+id+"/features.geojson", nil, h...), 404)
+		wantStatus(t, what+": items", call(t, "GET", "/collections/"+id+"/items", nil, h...), 404)
+		wantStatus(t, what+": record", call(t, "GET", "/datasets/"+id, nil, h...), 404)
+		getTile(t, server.APIRoot, "/tiles/"+id+"/0/0/0.pbf", 404, h...)
+		wantStatus(t, what+": tile token", call(t, "GET", "/tiles/token/"+id+"/", nil, h...), 404)
+	}
+	newMap := func(visibility string, ids ...string) string {
+		t.Helper()
+		m := call(t, "POST", "/maps/", map[string]any{"name": "Lent " + randomHex(3), "visibility": visibility}, bearer(grantee.Access)...).JSON(t)
+		for _, id := range ids {
+			wantStatus(t, "add layer", call(t, "POST", "/maps/"+m["id"].(string)+"/layers", map[string]any{"dataset_id": id}, bearer(grantee.Access)...), 201)
+		}
+		return m["id"].(string)
+	}
+	embed := func(mapID string, as session) map[string]any {
+		t.Helper()
+		r := call(t, "POST", "/maps/"+mapID+"/embed-tokens/", map[string]any{"name": "page"}, bearer(as.Access)...)
+		wantStatus(t, "embed token", r, 201)
+		return r.JSON(t)
+	}
+
+	// Made while restricted: the token's scope leaves the dataset out, and nothing of it is read
+	// through the token, while the grantee himself still reads it.
+	restricted := ogcDataset(t, owner, "public")
+	restrict(restricted)
+	mapID := newMap("internal", restricted)
+	tok := embed(mapID, grantee)
+	if slices.Contains(anyStrings(tok["scoped_dataset_ids"]), restricted) {
+		t.Fatalf("the grantee's token lends the restricted dataset: %v", tok["scoped_dataset_ids"])
+	}
+	closed("made while restricted", tok["raw_token"].(string), restricted)
+	if m := call(t, "GET", "/maps/"+mapID, nil, embedAnon(tok["raw_token"].(string))...).JSON(t); len(mapLayers(t, m)) != 0 {
+		t.Fatalf("the map through the token shows the restricted layer: %v", m)
+	}
+	wantStatus(t, "the grantee reads it", call(t, "GET", "/datasets/"+restricted+"/features.geojson", nil, bearer(grantee.Access)...), 200)
+
+	// Made while public, restricted afterwards: the token lends it no more (checked at use).
+	later := ogcDataset(t, owner, "public")
+	tok = embed(newMap("internal", later), grantee)
+	raw := tok["raw_token"].(string)
+	wantStatus(t, "public features through the token", call(t, "GET", "/datasets/"+later+"/features.geojson", nil, embedAnon(raw)...), 200)
+	restrict(later)
+	closed("restricted after the token was made", raw, later)
+
+	// A share link of the grantee's public map: the layer of a dataset restricted since is left
+	// out, with its columns' sample values and its tile template.
+	shared := ogcDataset(t, owner, "public")
+	public := ogcDataset(t, owner, "public")
+	pub := newMap("public", shared, public)
+	link := call(t, "POST", "/maps/"+pub+"/share/", map[string]any{}, bearer(grantee.Access)...)
+	wantStatus(t, "share", link, 200)
+	token := link.JSON(t)["token"].(string)
+	restrict(shared)
+	r := call(t, "GET", "/maps/shared/"+url.PathEscape(token), nil)
+	wantStatus(t, "shared map", r, 200)
+	var ids []string
+	for _, l := range mapLayers(t, r.JSON(t)) {
+		ids = append(ids, l["dataset_id"].(string))
+	}
+	if !slices.Equal(ids, []string{public}) {
+		t.Fatalf("shared map layers %v, want only the public dataset %s", ids, public)
+	}
+	columns := len(mapLayers(t, r.JSON(t))[0]["column_info"].([]any))
+	if strings.Contains(string(r.Body), shared) || strings.Count(string(r.Body), `"sample_values"`) != columns {
+		t.Fatalf("the shared map shows the restricted dataset or its sample values: %s", r.Body)
+	}
+
+	// Own datasets: the owner lends their restricted dataset through their own token.
+	own := call(t, "POST", "/maps/", map[string]any{"name": "Own " + randomHex(3)}, bearer(owner.Access)...).JSON(t)["id"].(string)
+	wantStatus(t, "own layer", call(t, "POST", "/maps/"+own+"/layers", map[string]any{"dataset_id": restricted}, bearer(owner.Access)...), 201)
+	tok = embed(own, owner)
+	if !slices.Contains(anyStrings(tok["scoped_dataset_ids"]), restricted) {
+		t.Fatalf("the owner's token leaves out the owner's dataset: %v", tok["scoped_dataset_ids"])
+	}
+	wantStatus(t, "the owner's restricted features through the owner's token",
+		call(t, "GET", "/datasets/"+restricted+"/features.geojson", nil, embedAnon(tok["raw_token"].(string))...), 200)
+}
