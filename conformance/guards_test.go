@@ -110,3 +110,40 @@ func TestGrantsNeverWidenADatasetsAudience(t *testing.T) {
 	wantStatus(t, "the owner's restricted features through the owner's token",
 		call(t, "GET", "/datasets/"+restricted+"/features.geojson", nil, embedAnon(tok["raw_token"].(string))...), 200)
 }
+
+// Sign out everywhere: all_sessions ends every session of the user, by the refresh credential or
+// by a live access token, and the access tokens of those sessions die with them; the user's API
+// keys are no session and keep working (spec section 5, rule 6). Without it only the session
+// presented ends.
+func TestLogoutAllSessionsEndsEverySession(t *testing.T) {
+	for _, by := range []string{"refresh_token", "access_token"} {
+		t.Run(by, func(t *testing.T) {
+			a := newUser(t, "viewer")
+			b, c := login(t, a.Username, a.Password), login(t, a.Username, a.Password)
+			key, _ := newKey(t, a, "full")
+			// Without all_sessions, one session ends and the others stay.
+			wantStatus(t, "logout of c", call(t, "POST", "/auth/logout/", map[string]any{"refresh_token": c.Refresh}), 204)
+			if code, _ := meName(t, bearer(c.Access)...); code != 401 {
+				t.Fatalf("c's access token after its logout: %d", code)
+			}
+			if code, _ := meName(t, bearer(b.Access)...); code != 200 {
+				t.Fatalf("b's access token after c's logout: %d", code)
+			}
+			body, headers := map[string]any{"all_sessions": true, "refresh_token": a.Refresh}, []string(nil)
+			if by == "access_token" {
+				body, headers = map[string]any{"all_sessions": true}, bearer(a.Access)
+			}
+			wantStatus(t, "logout everywhere", call(t, "POST", "/auth/logout/", body, headers...), 204)
+			for name, s := range map[string]session{"a": a, "b": b} {
+				if code, _ := meName(t, bearer(s.Access)...); code != 401 {
+					t.Errorf("%s's access token after signing out everywhere: %d", name, code)
+				}
+				wantStatus(t, name+"'s refresh token", call(t, "POST", "/auth/refresh/", map[string]any{"refresh_token": s.Refresh}), 401)
+			}
+			if code, _ := meName(t, apiKey(key)...); code != 200 {
+				t.Errorf("API key after signing out everywhere: %d, want 200", code)
+			}
+			login(t, a.Username, a.Password) // signing in again opens a new session
+		})
+	}
+}
