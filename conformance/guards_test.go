@@ -147,3 +147,39 @@ func TestLogoutAllSessionsEndsEverySession(t *testing.T) {
 		})
 	}
 }
+
+// A signed tile template stops serving the moment its dataset's audience narrows (a grant
+// removed, a lower visibility), not when it expires; templates issued afterwards serve, and a
+// change that narrows nothing (a title, a wider visibility) keeps the old ones.
+func TestSignedTilesEndWhenTheAudienceNarrows(t *testing.T) {
+	owner, grantee := newUser(t, "editor"), newUser(t, "viewer")
+	tile := func(id string, tok map[string]any, want int) {
+		t.Helper()
+		getTile(t, server.APIRoot, "/tiles/"+id+"/0/0/0.pbf?"+signedQuery(tok), want)
+	}
+
+	restricted := ogcDataset(t, owner, "restricted")
+	g := call(t, "POST", "/datasets/"+restricted+"/grants/", map[string]any{"user_id": grantee.ID, "level": "read"}, bearer(owner.Access)...)
+	wantStatus(t, "grant", g, 201)
+	theirs := tileToken(t, restricted, bearer(grantee.Access)...)
+	tile(restricted, theirs, 200)
+	wantStatus(t, "revoke the grant", call(t, "DELETE", "/datasets/"+restricted+"/grants/"+g.JSON(t)["id"].(string), nil, bearer(owner.Access)...), 204)
+	tile(restricted, theirs, 404)
+	fresh := tileToken(t, restricted, bearer(owner.Access)...)
+	if fresh["exp"].(float64) <= theirs["exp"].(float64) {
+		t.Fatalf("a template issued after the narrowing shares the void one's expiry: %v, %v", fresh, theirs)
+	}
+	tile(restricted, fresh, 200)
+
+	public := ogcDataset(t, owner, "internal")
+	before := tileToken(t, public, bearer(grantee.Access)...)
+	wantStatus(t, "widen to public", call(t, "PATCH", "/datasets/"+public, map[string]any{"visibility": "public"}, bearer(owner.Access)...), 200)
+	wantStatus(t, "retitle", call(t, "PATCH", "/datasets/"+public, map[string]any{"title": "Renamed " + randomHex(2)}, bearer(owner.Access)...), 200)
+	tile(public, before, 200)
+	anon := tileToken(t, public)
+	tile(public, anon, 200)
+	wantStatus(t, "make private", call(t, "PATCH", "/datasets/"+public, map[string]any{"visibility": "private"}, bearer(owner.Access)...), 200)
+	tile(public, anon, 404)
+	tile(public, before, 404)
+	tile(public, tileToken(t, public, bearer(owner.Access)...), 200)
+}

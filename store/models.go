@@ -118,6 +118,7 @@ type CatalogDataset struct {
 	IDColumn                  string      `json:"id_column"`
 	GeometryColumn            string      `json:"geometry_column"`
 	TileVersion               int64       `json:"tile_version"`
+	SignedTilesFloor          int64       `json:"signed_tiles_floor"`
 }
 
 type CatalogDatasetAttribute struct {
