@@ -1,10 +1,21 @@
 package conformance
 
 import (
+	"bytes"
+	"context"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"mime/multipart"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 )
 
 // Issue 28: the last escapes and resource bounds of the service, one test per rule.
@@ -182,4 +193,107 @@ func TestSignedTilesEndWhenTheAudienceNarrows(t *testing.T) {
 	tile(public, anon, 404)
 	tile(public, before, 404)
 	tile(public, tileToken(t, public, bearer(owner.Access)...), 200)
+}
+
+// iconPNG is a distinct w x h PNG: a line placed after i.
+func iconPNG(t *testing.T, w, h, i int) []byte {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for x := range w {
+		img.Set(x, i%h, color.NRGBA{R: uint8(i), G: uint8(i >> 8), B: 200, A: 255})
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func uploadIconAt(t *testing.T, hc *http.Client, root, token string, data []byte) reply {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("file", "icon.png")
+	_, _ = fw.Write(data)
+	_ = mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, root+"/maps/icons", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return reply{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// Icons have quotas (settings map_icons.*: count and raster pixels, per user and in all), which
+// refuse a new icon with 422 naming the setting and touch nothing stored; their uploader or an
+// admin deletes them, which makes room. The sprite sheet is built once per icon set, by the
+// request that changed it, and stored: anonymous readers load it and never build it.
+func TestIconQuotasDeletionAndTheSpriteBuiltOnce(t *testing.T) {
+	s := startFresh(t, "RATE_LIMIT_ENABLED=false")
+	hc := contractAt(t, s)
+	adm := loginAt(t, hc, s.APIRoot, "admin", AdminPassword)
+	wantStatus(t, "quotas", callAt(t, hc, s.APIRoot, "PUT", "/settings/", map[string]any{"settings": map[string]any{
+		"map_icons.max_per_user": 2, "map_icons.max_total": 4, "map_icons.max_pixels_per_user": 512 * 512}}, bearer(adm)...), 200)
+	a, b, c := newUserAt(t, hc, s.APIRoot, adm, "editor"), newUserAt(t, hc, s.APIRoot, adm, "editor"), newUserAt(t, hc, s.APIRoot, adm, "editor")
+	conn := connect(t, s.DBURL)
+	ctx := context.Background()
+	sprite := func() (set, built int64, builtAt time.Time) {
+		t.Helper()
+		if err := conn.QueryRow(ctx, `SELECT v.version, s.icon_set, s.built_at FROM catalog.map_icon_set v, catalog.map_sprite s`).
+			Scan(&set, &built, &builtAt); err != nil {
+			t.Fatal(err)
+		}
+		return set, built, builtAt
+	}
+	upload := func(token string, data []byte, want int, detail ...string) string {
+		t.Helper()
+		r := uploadIconAt(t, hc, s.APIRoot, token, data)
+		wantStatus(t, "upload", r, want, detail...)
+		if want != 201 {
+			return ""
+		}
+		// The request that changed the icon set built its sheet before it answered.
+		if set, built, _ := sprite(); set != built {
+			t.Fatalf("icon set %d, sheet built from %d", set, built)
+		}
+		return r.JSON(t)["id"].(string)
+	}
+	first := upload(a, iconPNG(t, 64, 64, 1), 201)
+	upload(a, iconPNG(t, 64, 64, 2), 201)
+	upload(a, iconPNG(t, 64, 64, 3), 422, "map_icons.max_per_user")
+	upload(b, iconPNG(t, 512, 512, 4), 201)
+	upload(b, iconPNG(t, 8, 8, 5), 422, "map_icons.max_pixels_per_user")
+	upload(c, iconPNG(t, 8, 8, 6), 201)
+	upload(c, iconPNG(t, 8, 8, 7), 422, "map_icons.max_total")
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM catalog.map_icons`).Scan(&n); err != nil || n != 4 {
+		t.Fatalf("icons stored: %d %v", n, err)
+	}
+
+	// Anonymous readers load the stored sheet: none of them builds it again.
+	_, _, builtAt := sprite()
+	for range 3 {
+		idx := callAt(t, hc, s.APIRoot, "GET", "/maps/sprites/service.json", nil).JSON(t)
+		if _, ok := idx["icon-"+first]; !ok || len(idx) != 4 {
+			t.Fatalf("sprite index: %v", idx)
+		}
+		wantStatus(t, "sheet", callAt(t, hc, s.APIRoot, "GET", "/maps/sprites/service.png", nil), 200)
+	}
+	if _, _, again := sprite(); !again.Equal(builtAt) {
+		t.Fatalf("readers built the sheet again: %v, then %v", builtAt, again)
+	}
+
+	wantStatus(t, "anonymous delete", callAt(t, hc, s.APIRoot, "DELETE", "/maps/icons/"+first, nil), 401)
+	wantStatus(t, "another user's icon", callAt(t, hc, s.APIRoot, "DELETE", "/maps/icons/"+first, nil, bearer(c)...), 403)
+	wantStatus(t, "unknown icon", callAt(t, hc, s.APIRoot, "DELETE", "/maps/icons/"+uuid.NewString(), nil, bearer(a)...), 404)
+	wantStatus(t, "own icon", callAt(t, hc, s.APIRoot, "DELETE", "/maps/icons/"+first, nil, bearer(a)...), 204)
+	wantStatus(t, "its asset", callAt(t, hc, s.APIRoot, "GET", "/maps/icons/"+first+"/asset", nil), 404)
+	if idx := callAt(t, hc, s.APIRoot, "GET", "/maps/sprites/service.json", nil).JSON(t); len(idx) != 3 || idx["icon-"+first] != nil {
+		t.Fatalf("sprite index after the deletion: %v", idx)
+	}
+	upload(a, iconPNG(t, 64, 64, 3), 201) // room again
 }

@@ -295,6 +295,11 @@ type CatalogMapIcon struct {
 	CreatedAt time.Time  `json:"created_at"`
 }
 
+type CatalogMapIconSet struct {
+	OnlyRow bool  `json:"only_row"`
+	Version int64 `json:"version"`
+}
+
 type CatalogMapImage struct {
 	MapID     uuid.UUID `json:"map_id"`
 	Kind      string    `json:"kind"`
@@ -331,6 +336,14 @@ type CatalogMapShareToken struct {
 	RevokedAt   *time.Time `json:"revoked_at"`
 	CreatedBy   *uuid.UUID `json:"created_by"`
 	CreatedAt   time.Time  `json:"created_at"`
+}
+
+type CatalogMapSprite struct {
+	OnlyRow bool            `json:"only_row"`
+	IconSet int64           `json:"icon_set"`
+	Index   json.RawMessage `json:"index"`
+	Png     []byte          `json:"png"`
+	BuiltAt time.Time       `json:"built_at"`
 }
 
 type CatalogOauthAccount struct {
