@@ -297,3 +297,118 @@ func TestIconQuotasDeletionAndTheSpriteBuiltOnce(t *testing.T) {
 	}
 	upload(a, iconPNG(t, 64, 64, 3), 201) // room again
 }
+
+// PostgreSQL cannot store NUL in text: a request that holds it anywhere (a JSON string or key, a
+// form field, a query or path parameter) is refused with 422 by the request validation (400 on
+// the OGC API), before any handler, instead of failing as a server error in whichever statement
+// met it first. The text "\u0000" itself (an escaped backslash) is ordinary text.
+func TestNULIsRefusedBeforeAnyHandler(t *testing.T) {
+	u := newUser(t, "editor")
+	ds := createDataset(t, u, "private", false)["id"].(string)
+	cases := []struct {
+		name, method, path string
+		body               any
+		headers            []string
+		want               int
+	}{
+		{"map name", "POST", "/maps/", `{"name": "a\u0000b"}`, bearer(u.Access), 422},
+		{"nested map member", "POST", "/maps/", `{"name": "ok", "basemap_config": {"label": "x\u0000"}}`, bearer(u.Access), 422},
+		{"metadata", "PATCH", "/datasets/" + ds, `{"summary": "\u0000"}`, bearer(u.Access), 422},
+		{"object key", "POST", "/search/saved/", `{"name": "s", "params": {"q\u0000": "x"}}`, bearer(u.Access), 422},
+		{"form field", "POST", "/auth/login", url.Values{"username": {"ad\x00min"}, "password": {"x"}}, nil, 422},
+		{"query parameter", "GET", "/maps/icons?q=%00", nil, bearer(u.Access), 422},
+		{"OGC query parameter", "GET", "/collections/" + ds + "/items?filter=name%3D%27%00%27", nil, bearer(u.Access), 400},
+		{"escaped backslash", "POST", "/maps/", `{"name": "a\\u0000b"}`, bearer(u.Access), 201},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := call(t, c.method, c.path, c.body, c.headers...)
+			if c.want == 201 {
+				wantStatus(t, c.name, r, 201)
+				if r.JSON(t)["name"] != `a\u0000b` {
+					t.Fatalf("name stored as %v", r.JSON(t)["name"])
+				}
+				return
+			}
+			wantStatus(t, c.name, r, c.want)
+			if !strings.Contains(string(r.Body), "NUL") {
+				t.Fatalf("the problem does not name the NUL character: %s", r.Body)
+			}
+		})
+	}
+}
+
+// A distribution URL's scheme is case-insensitive: HTTPS:// is accepted and stored lower case
+// (it answered 500 from the table's check), on creation and on update.
+func TestDistributionSchemesInAnyCase(t *testing.T) {
+	owner := newUser(t, "editor")
+	record := createDataset(t, owner, "public", true)["record_id"].(string)
+	r := call(t, "POST", "/records/"+record+"/distributions/", map[string]any{"distribution_type": "download", "format": "GPKG",
+		"url": "HTTPS://Data.Example.org/A.gpkg"}, bearer(owner.Access)...)
+	wantStatus(t, "upper-case scheme", r, 201)
+	if got := r.JSON(t)["url"]; got != "https://Data.Example.org/A.gpkg" {
+		t.Fatalf("stored url %v", got)
+	}
+	id := r.JSON(t)["id"].(string)
+	u := call(t, "PATCH", "/records/"+record+"/distributions/"+id+"/", map[string]any{"url": "Http://data.example.org/b.gpkg"}, bearer(owner.Access)...)
+	wantStatus(t, "update with a mixed-case scheme", u, 200)
+	if got := u.JSON(t)["url"]; got != "http://data.example.org/b.gpkg" {
+		t.Fatalf("updated url %v", got)
+	}
+	wantStatus(t, "another scheme in upper case", call(t, "POST", "/records/"+record+"/distributions/", map[string]any{
+		"distribution_type": "download", "format": "GPKG", "url": "FTP://data.example.org/a.gpkg"}, bearer(owner.Access)...), 422)
+}
+
+// source_url and a keyword's vocabulary_uri are absolute http(s) URLs: javascript:, file:,
+// data: and relative references answer 422, and nothing is stored.
+func TestSourceAndVocabularyURLsAreHTTP(t *testing.T) {
+	owner := newUser(t, "editor")
+	d := createDataset(t, owner, "public", true)
+	id, record := d["id"].(string), d["record_id"].(string)
+	for _, bad := range []string{"javascript:alert(1)", "JavaScript://%0aalert(1)", "file:///etc/passwd", "data:text/html,x", "/relative", "https://", "http:/x"} {
+		wantStatus(t, "source_url "+bad, call(t, "PATCH", "/datasets/"+id, map[string]any{"source_url": bad}, bearer(owner.Access)...), 422)
+		wantStatus(t, "vocabulary_uri "+bad, call(t, "POST", "/records/"+record+"/keywords/", map[string]any{"keyword": "k" + randomHex(2),
+			"vocabulary_uri": bad}, bearer(owner.Access)...), 422)
+	}
+	if got := call(t, "GET", "/datasets/"+id, nil, bearer(owner.Access)...).JSON(t)["source_url"]; got != nil {
+		t.Fatalf("a refused source_url was stored: %v", got)
+	}
+	if kw := call(t, "GET", "/records/"+record+"/keywords/", nil, bearer(owner.Access)...).JSON(t); kw["total"] != float64(0) {
+		t.Fatalf("a refused keyword was stored: %v", kw)
+	}
+	for _, good := range []string{"https://data.example.org/source?x=1#top", "HTTP://example.org"} {
+		wantStatus(t, "source_url "+good, call(t, "PATCH", "/datasets/"+id, map[string]any{"source_url": good}, bearer(owner.Access)...), 200)
+		wantStatus(t, "vocabulary_uri "+good, call(t, "POST", "/records/"+record+"/keywords/", map[string]any{"keyword": "k" + randomHex(2),
+			"vocabulary_uri": good}, bearer(owner.Access)...), 201)
+	}
+}
+
+// Saved searches have quotas (settings saved_searches.*): params of at most max_params_bytes as
+// JSON (422) and max_per_user searches per user (409), each refusal naming its setting; nothing
+// stored is lost, and deleting one makes room.
+func TestSavedSearchQuotas(t *testing.T) {
+	adm, u := admin(t), newUser(t, "viewer")
+	set := func(v any) {
+		t.Helper()
+		wantStatus(t, "quota", call(t, "PUT", "/settings/", map[string]any{"settings": map[string]any{"saved_searches.max_per_user": v}},
+			bearer(adm.Access)...), 200)
+	}
+	set(3)
+	t.Cleanup(func() { set(nil) })
+	save := func(params map[string]any, want int, detail ...string) reply {
+		t.Helper()
+		r := call(t, "POST", "/search/saved/", map[string]any{"name": "s", "params": params}, bearer(u.Access)...)
+		wantStatus(t, "save", r, want, detail...)
+		return r
+	}
+	save(map[string]any{"q": strings.Repeat("x", 17000)}, 422, "saved_searches.max_params_bytes")
+	save(map[string]any{"q": strings.Repeat("x", 16000)}, 201)
+	first := save(map[string]any{"q": "a"}, 201).JSON(t)["id"].(string)
+	save(map[string]any{"q": "b"}, 201)
+	save(map[string]any{"q": "c"}, 409, "saved_searches.max_per_user")
+	if l := call(t, "GET", "/search/saved/", nil, bearer(u.Access)...).JSON(t); l["total"] != float64(3) {
+		t.Fatalf("saved searches after the refusals: %v", l["total"])
+	}
+	wantStatus(t, "delete one", call(t, "DELETE", "/search/saved/"+first, nil, bearer(u.Access)...), 204)
+	save(map[string]any{"q": "c"}, 201)
+}

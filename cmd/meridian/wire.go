@@ -46,7 +46,7 @@ func services(c config.Config, pool *pgxpool.Pool, log *slog.Logger, queue *inge
 		storage = s3
 	}
 	box := secretbox.New(c.JWTSecretKey)
-	cat := &catalog.Service{Pool: pool, Q: q, Log: log}
+	cat := &catalog.Service{Pool: pool, Q: q, Log: log, Settings: settings.Reader{Q: q}}
 	mapService := &maps.Service{Pool: pool, Q: q, Box: box, Settings: settings.Reader{Q: q}, Catalog: cat, Log: log, BaseURL: c.BaseURL}
 	cat.Refs = mapService // column operations keep map layers' references
 	cat.Announced = mapService.Announced

@@ -21,6 +21,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/features"
+	"meridian/internal/settings"
 	"meridian/store"
 )
 
@@ -30,6 +31,8 @@ type Service struct {
 	Q    *store.Queries
 	Log  *slog.Logger
 	Refs ColumnRefs // map layers' references to columns (internal/maps)
+	// Settings are the runtime settings (the saved search quotas).
+	Settings settings.Reader
 	// Announced hears every change announced by PostgreSQL (watch.go), for other caches kept
 	// in memory: the channel, or "" with live telling that the listener went up or down.
 	Announced func(channel string, live bool)
