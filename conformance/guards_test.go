@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"image"
 	"image/color"
 	"image/png"
@@ -411,4 +412,67 @@ func TestSavedSearchQuotas(t *testing.T) {
 	}
 	wantStatus(t, "delete one", call(t, "DELETE", "/search/saved/"+first, nil, bearer(u.Access)...), 204)
 	save(map[string]any{"q": "c"}, 201)
+}
+
+// No existence oracle: for a caller who may not see a dataset, every dataset-addressed GET
+// answers a private dataset exactly as an id nobody uses (status and detail, the id itself aside
+// when it is echoed), anonymously and signed in, and so does each entry of the batch tile tokens.
+func TestPrivateAndUnknownDatasetsAnswerAlike(t *testing.T) {
+	owner, other := newUser(t, "editor"), newUser(t, "editor")
+	private := ogcDataset(t, owner, "private")
+	record := call(t, "GET", "/datasets/"+private, nil, bearer(owner.Access)...).JSON(t)["record_id"].(string)
+	unknown, unknownRecord := uuid.NewString(), uuid.NewString()
+	paths := []string{
+		"/datasets/{id}", "/datasets/{id}/history", "/datasets/{id}/quicklook", "/datasets/{id}/refresh-runs",
+		"/datasets/{id}/export?format=geojson", "/datasets/{id}/maps/", "/datasets/{id}/rows/", "/datasets/{id}/related/",
+		"/datasets/{id}/validate/", "/datasets/{id}/download/cog", "/datasets/{id}/dcat/", "/datasets/{id}/dcat-us/3.0/",
+		"/datasets/{id}/geodcat-ap/", "/datasets/{id}/dcat/validation/", "/datasets/{id}/dcat-us/3.0/validation/",
+		"/datasets/{id}/geodcat-ap/validation/", "/datasets/{id}/attributes/", "/datasets/{id}/attributes/{other}/",
+		"/datasets/{id}/columns/name/stats/", "/datasets/{id}/columns/name/values/", "/datasets/{id}/versions/",
+		"/datasets/{id}/relationships/", "/datasets/{id}/features/1/related/{other}/", "/datasets/{id}/vrt/status/",
+		"/datasets/{id}/vrt/generations/", "/datasets/{id}/vrt-sources/", "/jobs/by-dataset/{id}",
+		"/audit/datasets/{id}/column-ddl", "/layers/{id}/columns/name/references", "/datasets/{id}/grants/",
+		"/records/{id}/contacts/", "/records/{id}/distributions/", "/records/{id}/keywords/", "/records/{id}/translations/",
+		"/records/{record}/contacts/", "/records/{record}/keywords/", "/collections/datasets/items/{id}",
+		"/collections/datasets/items/{record}", "/collections/{id}", "/collections/{id}/items", "/collections/{id}/items/1",
+		"/collections/{id}/queryables", "/collections/{id}/sortables", "/collections/{id}/schema", "/datasets/{id}/features/",
+		"/datasets/{id}/features/1", "/datasets/{id}/features.geojson", "/stac/collections/{id}", "/stac/collections/{id}/items",
+		"/stac/collections/{id}/items/1", "/tiles/{id}/0/0/0.pbf", "/tiles/clusters/{id}/0/0/0.pbf",
+		"/tiles/raster-proxy/{id}/0/0/0.png", "/tiles/token/{id}/",
+	}
+	other2 := uuid.NewString()
+	answer := func(path, id, rec string, headers []string) (int, string) {
+		t.Helper()
+		p := strings.NewReplacer("{id}", id, "{record}", rec, "{other}", other2).Replace(path)
+		r := callAt(t, http.DefaultClient, server.APIRoot, "GET", p, nil, headers...)
+		detail := string(r.Body)
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/problem+json") {
+			var pr map[string]any
+			_ = json.Unmarshal(r.Body, &pr)
+			b, _ := json.Marshal(pr["detail"])
+			detail = string(b)
+		}
+		return r.Status, strings.NewReplacer(id, "{id}", rec, "{record}").Replace(detail)
+	}
+	for who, headers := range map[string][]string{"anonymous": nil, "signed in": bearer(other.Access)} {
+		for _, path := range paths {
+			ps, pd := answer(path, private, record, headers)
+			us, ud := answer(path, unknown, unknownRecord, headers)
+			if ps != us || pd != ud {
+				t.Errorf("%s GET %s: private %d %s, unknown %d %s", who, path, ps, pd, us, ud)
+			}
+			if ps < 400 {
+				t.Errorf("%s GET %s: the private dataset answered %d", who, path, ps)
+			}
+		}
+		b := call(t, "POST", "/tiles/tokens/", map[string]any{"dataset_ids": []string{private, unknown}}, headers...)
+		if b.Status == 200 {
+			tokens := b.JSON(t)["tokens"].(map[string]any)
+			pe, _ := json.Marshal(tokens[private])
+			ue, _ := json.Marshal(tokens[unknown])
+			if strings.ReplaceAll(string(pe), private, "{id}") != strings.ReplaceAll(string(ue), unknown, "{id}") {
+				t.Errorf("%s batch tile tokens: private %s, unknown %s", who, pe, ue)
+			}
+		}
+	}
 }
