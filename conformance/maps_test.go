@@ -525,11 +525,12 @@ func TestMapLimits(t *testing.T) {
 	}
 }
 
-// An embed token lends what its creator chose to show and may still read: when another user's
-// dataset on the map turns private, or the creator loses the map, the token lends it no more.
+// An embed token lends what its creator chose to show and may still lend: when another user's
+// public dataset on the map turns private, or the creator loses the map, the token lends it no
+// more (what a grant or internal visibility opens is never lent: TestGrantsNeverWidenADatasetsAudience).
 func TestEmbedTokensLendOnlyWhatTheirCreatorMayRead(t *testing.T) {
 	creator, other := newUser(t, "editor"), newUser(t, "editor")
-	theirs := ogcDataset(t, other, "internal")
+	theirs := ogcDataset(t, other, "public")
 	mapID := call(t, "POST", "/maps/", map[string]any{"name": "Borrowed " + randomHex(3), "visibility": "internal"}, bearer(creator.Access)...).JSON(t)["id"].(string)
 	wantStatus(t, "add their layer", call(t, "POST", "/maps/"+mapID+"/layers", map[string]any{"dataset_id": theirs}, bearer(creator.Access)...), 201)
 	r := call(t, "POST", "/maps/"+mapID+"/embed-tokens/", map[string]any{"name": "site"}, bearer(creator.Access)...)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -26,6 +27,8 @@ import (
 //   - cached z14: 64 tiles requested over and over, the cache warm; the baseline renders them
 //     (the cheapest tiles to render: this measures the HTTP floor more than the cache);
 //   - cached z6-z14: the same for 64 tiles of a map session's zooms;
+//   - signed cached z14: the cached z14 tiles through a signed template (sig, exp, scope), the
+//     way maps of share links and embeds ask for them;
 //   - clusters z6: cluster tiles of the points, uncached (p95 target 150 ms);
 //   - cache-bound: random tiles at z8..z14 under a 16 MiB cache bound, reporting the cache's
 //     use and the server's RSS.
@@ -45,6 +48,7 @@ func BenchmarkTiles(b *testing.B) {
 		zooms    []int
 		cached   bool
 		cluster  bool
+		signed   bool
 		requests int
 	}{
 		{name: "points/z6", zooms: []int{6}, requests: 64},
@@ -54,6 +58,7 @@ func BenchmarkTiles(b *testing.B) {
 		{name: "polygons/z10", polygons: true, zooms: []int{10}, requests: 400},
 		{name: "polygons/z14", polygons: true, zooms: []int{14}, requests: 2000},
 		{name: "points/z14-cached", zooms: []int{14}, cached: true, requests: 20000},
+		{name: "points/z14-cached-signed", zooms: []int{14}, cached: true, signed: true, requests: 20000},
 		{name: "points/z6-z14-cached", zooms: []int{6, 8, 10, 12, 14}, cached: true, requests: 8000},
 		{name: "points/clusters-z6", zooms: []int{6}, cluster: true, requests: 64},
 	}
@@ -78,6 +83,9 @@ func BenchmarkTiles(b *testing.B) {
 			query := ""
 			if c.cluster {
 				prefix, query = "/tiles/clusters/", "?cluster_radius=48&cluster_max_zoom=14"
+			}
+			if c.signed {
+				query = "?" + tileBenchSigned(b, hc, token, t.id)
 			}
 			ours := func(ctx context.Context, p ogcParams) (int64, bool, error) {
 				u := fmt.Sprintf("%s%s%s/%d/%d/%d.pbf%s", server.APIRoot, prefix, t.id, p.tile[0], p.tile[1], p.tile[2], query)
@@ -152,6 +160,22 @@ func BenchmarkTiles(b *testing.B) {
 		b.ReportMetric(procStatusKB(b, server.cmd.Process.Pid, "VmRSS")/1024, "server-rss-MiB")
 	})
 	tileBenchCache(b, hc, token, true, 128<<20)
+}
+
+// tileBenchSigned is the query of a signed template of dataset id.
+func tileBenchSigned(b *testing.B, hc *http.Client, token, id string) string {
+	b.Helper()
+	res, err := hc.Do(authed(http.MethodGet, server.APIRoot+"/tiles/token/"+id+"/", "", token))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tok struct {
+		Sig   string `json:"sig"`
+		Exp   int64  `json:"exp"`
+		Scope string `json:"scope"`
+	}
+	decode(b, res, &tok)
+	return fmt.Sprintf("sig=%s&exp=%d&scope=%s", tok.Sig, tok.Exp, url.QueryEscape(tok.Scope))
 }
 
 // tileBenchConfig reads the tile configuration the server uses.

@@ -338,7 +338,12 @@ func TestTilesFollowChangesMadeOnAnotherReplica(t *testing.T) {
 	eventually("the dataset turn private", func() bool {
 		return callAt(t, http.DefaultClient, second.APIRoot, "GET", anon, nil).Status == 404
 	})
-	// The signed template still serves: it was issued to someone who could read the dataset.
+	// The anonymous caller's template ends with the audience it was issued to (issue 28); the
+	// owner's new one serves on the other server too.
+	eventually("the template issued before turn void", func() bool {
+		return callAt(t, http.DefaultClient, second.APIRoot, "GET", signed, nil).Status == 404
+	})
+	signed = "/tiles/" + id + "/0/0/0.pbf?" + signedQuery(tileToken(t, id, bearer(owner.Access)...))
 	getTile(t, second.APIRoot, signed, 200)
 	if r := call(t, "DELETE", "/datasets/"+id, nil, bearer(owner.Access)...); r.Status != 200 && r.Status != 204 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)

@@ -81,25 +81,30 @@ func (s *Server) RefreshToken(ctx context.Context, request gen.RefreshTokenReque
 }
 
 // Logout: Logout (POST /auth/logout/). Rule 4a: a dead access token does not stop it; the refresh
-// credential (cookie or body) names the session to end, else a live access token does. 401 only
-// when nothing presented resolves. API keys are never affected.
+// credential (cookie or body) names the session to end, else a live access token does;
+// all_sessions ends every session of that user. 401 only when nothing presented resolves. API
+// keys are never affected.
 func (s *Server) Logout(ctx context.Context, request gen.LogoutRequestObject) (gen.LogoutResponseObject, error) {
 	meta := web.MetaFrom(ctx)
 	p := auth.From(ctx)
 	token := meta.Cookie(refreshCookie)
-	if token == "" && request.Body != nil && request.Body.RefreshToken != nil {
-		token = *request.Body.RefreshToken
+	all := false
+	if request.Body != nil {
+		all = val(request.Body.AllSessions)
+		if token == "" && request.Body.RefreshToken != nil {
+			token = *request.Body.RefreshToken
+		}
 	}
 	resolved := false
 	if token != "" {
-		ok, err := s.auth.Logout(ctx, token, client(ctx))
+		ok, err := s.auth.Logout(ctx, token, all, client(ctx))
 		if err != nil {
 			return nil, err
 		}
 		resolved = ok
 	}
 	if !resolved && p.Via == auth.ViaBearer {
-		if err := s.auth.EndSession(ctx, p, client(ctx)); err != nil {
+		if err := s.auth.EndSession(ctx, p, all, client(ctx)); err != nil {
 			return nil, err
 		}
 		resolved = true

@@ -201,6 +201,15 @@ func (s *Server) GetMapIconAsset(ctx context.Context, request gen.GetMapIconAsse
 		etag: `"` + request.IconId.String() + `"`}, err
 }
 
+// DeleteMapIcon: Delete Map Icon (DELETE /maps/icons/{icon_id}), an extension beyond
+// operations.tsv: its uploader or an admin.
+func (s *Server) DeleteMapIcon(ctx context.Context, request gen.DeleteMapIconRequestObject) (gen.DeleteMapIconResponseObject, error) {
+	if err := s.maps.DeleteIcon(ctx, auth.From(ctx), request.IconId); err != nil {
+		return nil, err
+	}
+	return gen.DeleteMapIcon204Response{}, nil
+}
+
 // ImportMapStyle: Import Map Style (POST /maps/import).
 func (s *Server) ImportMapStyle(ctx context.Context, request gen.ImportMapStyleRequestObject) (gen.ImportMapStyleResponseObject, error) {
 	st, err := merged[maps.Style](request.Body)

@@ -1,8 +1,13 @@
 -- name: InsertEmbedToken :one
--- The scope is the datasets the map's layers show now.
+-- The scope is the datasets the map's layers show now that the creator may lend
+-- (catalog.dataset_lendable: their own, or public and published; any for an admin): a grant or
+-- internal visibility lets the creator read a dataset, not hand it to anonymous callers.
 INSERT INTO catalog.embed_tokens (map_id, name, token_sha256, token_hint, scoped_dataset_ids, allowed_origins, expires_at, created_by)
 VALUES (@map_id, @name, @token_sha256, @token_hint,
-    ARRAY(SELECT DISTINCT l.dataset_id FROM catalog.map_layers l WHERE l.map_id = @map_id), @allowed_origins, @expires_at, @created_by)
+    ARRAY(SELECT DISTINCT l.dataset_id FROM catalog.map_layers l JOIN catalog.datasets d ON d.id = l.dataset_id
+          WHERE l.map_id = @map_id
+            AND catalog.dataset_lendable(d.visibility, d.record_status, d.created_by, sqlc.narg(created_by)::uuid, @creator_is_admin::bool)),
+    @allowed_origins, @expires_at, sqlc.narg(created_by))
 RETURNING *;
 
 -- name: ListEmbedTokens :many
@@ -25,8 +30,9 @@ RETURNING *;
 -- name: UseEmbedToken :one
 -- A request carrying the token from origin: counted when the token is live, allows the origin and
 -- its creator may still read the map; nothing when not. It lends the datasets of its scope that
--- its creator may still read (another owner may have made theirs private since; a creator no
--- longer active reads as anyone).
+-- its creator may still lend (catalog.dataset_lendable: another owner may have made theirs
+-- private since, the creator may have lost the admin role; a creator no longer active lends only
+-- what is public and published).
 WITH live AS (
     SELECT t.id, c.id AS creator, c.role AS creator_role
     FROM catalog.embed_tokens t
@@ -40,7 +46,7 @@ UPDATE catalog.embed_tokens t SET use_count = t.use_count + 1, last_used_at = no
 FROM live
 WHERE t.id = live.id
 RETURNING t.map_id, ARRAY(SELECT d.id FROM catalog.datasets d WHERE d.id = ANY(t.scoped_dataset_ids)
-    AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, live.creator, live.creator_role,
+    AND catalog.dataset_lendable(d.visibility, d.record_status, d.created_by, live.creator,
         coalesce(live.creator_role = 'admin', false)))::uuid[] AS scoped_dataset_ids,
     t.allowed_origins, t.expires_at;
 

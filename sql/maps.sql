@@ -146,6 +146,14 @@ FROM catalog.datasets d
 WHERE d.id = ANY(@ids::uuid[])
   AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool);
 
+-- name: DatasetsLendableBy :many
+-- Which of the datasets the creator of a share link may lend to its anonymous readers
+-- (catalog.dataset_lendable), with their tables for the signed tile templates.
+SELECT d.id, d.table_schema, d.table_name
+FROM catalog.datasets d
+WHERE d.id = ANY(@ids::uuid[])
+  AND catalog.dataset_lendable(d.visibility, d.record_status, d.created_by, sqlc.narg(creator)::uuid, @creator_is_admin::bool);
+
 -- name: CopyMapLayers :execrows
 -- A duplicate's layers: those of the source whose datasets the caller may read, in order.
 INSERT INTO catalog.map_layers (map_id, dataset_id, sort_order, visible, opacity, paint, layout, display_name,
@@ -198,5 +206,35 @@ SELECT * FROM catalog.map_icons WHERE id = @id;
 -- The raster icons of the sprite sheet, in a stable order.
 SELECT id, data, width, height FROM catalog.map_icons WHERE media_type = 'image/png' ORDER BY created_at, id;
 
--- name: SpriteVersion :one
-SELECT count(*)::bigint AS icons, coalesce(max(created_at), 'epoch')::timestamptz AS latest FROM catalog.map_icons;
+-- name: LockIconSet :one
+-- Uploads and deletions of icons take turns, so that quotas count what is there.
+SELECT version FROM catalog.map_icon_set FOR UPDATE;
+
+-- name: IconUsage :one
+-- What a user's icons and all icons hold, against the quotas: counts, and pixels of the raster
+-- icons (the sprite sheet's area).
+SELECT count(*) FILTER (WHERE created_by = @user_id)::bigint AS user_icons,
+    coalesce(sum(width::bigint * height) FILTER (WHERE created_by = @user_id), 0)::bigint AS user_pixels,
+    count(*)::bigint AS all_icons,
+    coalesce(sum(width::bigint * height), 0)::bigint AS all_pixels
+FROM catalog.map_icons;
+
+-- name: DeleteMapIcon :one
+DELETE FROM catalog.map_icons WHERE id = @id RETURNING id, name, created_by;
+
+-- name: IconSetVersion :one
+SELECT version FROM catalog.map_icon_set;
+
+-- name: SpriteState :one
+-- The icon set's version and that of the stored sheet (0: none), without the sheet.
+SELECT v.version AS icon_set, coalesce((SELECT s.icon_set FROM catalog.map_sprite s), 0)::bigint AS built
+FROM catalog.map_icon_set v;
+
+-- name: StoredSprite :one
+SELECT icon_set, index, png FROM catalog.map_sprite;
+
+-- name: StoreSprite :exec
+-- A sheet replaces the stored one unless that was built from a later icon set (two builders racing).
+INSERT INTO catalog.map_sprite (icon_set, index, png) VALUES (@icon_set, @index, @png)
+ON CONFLICT (only_row) DO UPDATE SET icon_set = excluded.icon_set, index = excluded.index, png = excluded.png, built_at = now()
+WHERE catalog.map_sprite.icon_set <= excluded.icon_set;

@@ -17,3 +17,8 @@ DELETE FROM catalog.saved_searches WHERE id = @id AND user_id = @user_id;
 
 -- name: CountSavedSearches :one
 SELECT count(*) FROM catalog.saved_searches WHERE user_id = @user_id;
+
+-- name: LockUserSavedSearches :exec
+-- Saved searches of one user are created one at a time, so that the quota counts what is there
+-- (until the transaction ends).
+SELECT pg_advisory_xact_lock(hashtextextended('catalog.saved_searches:' || CAST(sqlc.arg(user_id) AS uuid)::text, 0));

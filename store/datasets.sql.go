@@ -125,7 +125,7 @@ func (q *Queries) FindDatasetByTable(ctx context.Context, arg FindDatasetByTable
 }
 
 const getDatasetRecord = `-- name: GetDatasetRecord :one
-SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, d.tile_version, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
+SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, d.tile_version, d.signed_tiles_floor, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
     d.xmin::text::bigint AS version,
     coalesce((SELECT g.level FROM catalog.dataset_grants g
       WHERE g.dataset_id = d.id AND (g.user_id = $1 OR g.role = $2)
@@ -222,6 +222,7 @@ func (q *Queries) GetDatasetRecord(ctx context.Context, arg GetDatasetRecordPara
 		&i.CatalogDataset.IDColumn,
 		&i.CatalogDataset.GeometryColumn,
 		&i.CatalogDataset.TileVersion,
+		&i.CatalogDataset.SignedTilesFloor,
 		&i.CreatedByDisplay,
 		&i.LastEditedByDisplay,
 		&i.Version,
@@ -554,7 +555,7 @@ func (q *Queries) ListDatasetHistory(ctx context.Context, arg ListDatasetHistory
 }
 
 const listVisibleDatasets = `-- name: ListVisibleDatasets :many
-SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, d.tile_version, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
+SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, d.tile_version, d.signed_tiles_floor, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
     count(*) OVER () AS total
 FROM catalog.datasets d
 LEFT JOIN catalog.users cu ON cu.id = d.created_by
@@ -685,6 +686,7 @@ func (q *Queries) ListVisibleDatasets(ctx context.Context, arg ListVisibleDatase
 			&i.CatalogDataset.IDColumn,
 			&i.CatalogDataset.GeometryColumn,
 			&i.CatalogDataset.TileVersion,
+			&i.CatalogDataset.SignedTilesFloor,
 			&i.CreatedByDisplay,
 			&i.LastEditedByDisplay,
 			&i.Total,
@@ -846,7 +848,7 @@ UPDATE catalog.datasets SET
     updated_by = $21,
     updated_at = now()
 WHERE id = $22
-RETURNING id, record_id, table_schema, table_name, registered, title, summary, record_type, visibility, record_status, origin, origin_uri, origin_ref, source_format, source_filename, source_url, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max, feature_count, extent_bbox, column_info, tile_columns, license, attribution, source_organization, quality_statement, lineage_summary, update_frequency, usage_constraints, access_constraints, sensitivity_classification, owner_org, language, theme_category, data_vintage_start, data_vintage_end, current_version, source_health, source_health_detail, schema_drift_status, last_refreshed_at, last_checked_at, published_at, created_by, updated_by, last_edited_by, last_edited_at, created_at, updated_at, quality_detail, id_column, geometry_column, tile_version
+RETURNING id, record_id, table_schema, table_name, registered, title, summary, record_type, visibility, record_status, origin, origin_uri, origin_ref, source_format, source_filename, source_url, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max, feature_count, extent_bbox, column_info, tile_columns, license, attribution, source_organization, quality_statement, lineage_summary, update_frequency, usage_constraints, access_constraints, sensitivity_classification, owner_org, language, theme_category, data_vintage_start, data_vintage_end, current_version, source_health, source_health_detail, schema_drift_status, last_refreshed_at, last_checked_at, published_at, created_by, updated_by, last_edited_by, last_edited_at, created_at, updated_at, quality_detail, id_column, geometry_column, tile_version, signed_tiles_floor
 `
 
 type UpdateDatasetMetadataParams struct {
@@ -962,6 +964,7 @@ func (q *Queries) UpdateDatasetMetadata(ctx context.Context, arg UpdateDatasetMe
 		&i.IDColumn,
 		&i.GeometryColumn,
 		&i.TileVersion,
+		&i.SignedTilesFloor,
 	)
 	return i, err
 }

@@ -74,7 +74,10 @@ func (q *Queries) GetEmbedToken(ctx context.Context, arg GetEmbedTokenParams) (C
 const insertEmbedToken = `-- name: InsertEmbedToken :one
 INSERT INTO catalog.embed_tokens (map_id, name, token_sha256, token_hint, scoped_dataset_ids, allowed_origins, expires_at, created_by)
 VALUES ($1, $2, $3, $4,
-    ARRAY(SELECT DISTINCT l.dataset_id FROM catalog.map_layers l WHERE l.map_id = $1), $5, $6, $7)
+    ARRAY(SELECT DISTINCT l.dataset_id FROM catalog.map_layers l JOIN catalog.datasets d ON d.id = l.dataset_id
+          WHERE l.map_id = $1
+            AND catalog.dataset_lendable(d.visibility, d.record_status, d.created_by, $5::uuid, $6::bool)),
+    $7, $8, $5)
 RETURNING id, map_id, name, token_sha256, token_hint, scoped_dataset_ids, allowed_origins, expires_at, revoked_at, use_count, last_used_at, created_by, created_at
 `
 
@@ -83,21 +86,25 @@ type InsertEmbedTokenParams struct {
 	Name           *string    `json:"name"`
 	TokenSha256    []byte     `json:"token_sha256"`
 	TokenHint      string     `json:"token_hint"`
+	CreatedBy      *uuid.UUID `json:"created_by"`
+	CreatorIsAdmin bool       `json:"creator_is_admin"`
 	AllowedOrigins []string   `json:"allowed_origins"`
 	ExpiresAt      time.Time  `json:"expires_at"`
-	CreatedBy      *uuid.UUID `json:"created_by"`
 }
 
-// The scope is the datasets the map's layers show now.
+// The scope is the datasets the map's layers show now that the creator may lend
+// (catalog.dataset_lendable: their own, or public and published; any for an admin): a grant or
+// internal visibility lets the creator read a dataset, not hand it to anonymous callers.
 func (q *Queries) InsertEmbedToken(ctx context.Context, arg InsertEmbedTokenParams) (CatalogEmbedToken, error) {
 	row := q.db.QueryRow(ctx, insertEmbedToken,
 		arg.MapID,
 		arg.Name,
 		arg.TokenSha256,
 		arg.TokenHint,
+		arg.CreatedBy,
+		arg.CreatorIsAdmin,
 		arg.AllowedOrigins,
 		arg.ExpiresAt,
-		arg.CreatedBy,
 	)
 	var i CatalogEmbedToken
 	err := row.Scan(
@@ -341,7 +348,7 @@ UPDATE catalog.embed_tokens t SET use_count = t.use_count + 1, last_used_at = no
 FROM live
 WHERE t.id = live.id
 RETURNING t.map_id, ARRAY(SELECT d.id FROM catalog.datasets d WHERE d.id = ANY(t.scoped_dataset_ids)
-    AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, live.creator, live.creator_role,
+    AND catalog.dataset_lendable(d.visibility, d.record_status, d.created_by, live.creator,
         coalesce(live.creator_role = 'admin', false)))::uuid[] AS scoped_dataset_ids,
     t.allowed_origins, t.expires_at
 `
@@ -360,8 +367,9 @@ type UseEmbedTokenRow struct {
 
 // A request carrying the token from origin: counted when the token is live, allows the origin and
 // its creator may still read the map; nothing when not. It lends the datasets of its scope that
-// its creator may still read (another owner may have made theirs private since; a creator no
-// longer active reads as anyone).
+// its creator may still lend (catalog.dataset_lendable: another owner may have made theirs
+// private since, the creator may have lost the admin role; a creator no longer active lends only
+// what is public and published).
 func (q *Queries) UseEmbedToken(ctx context.Context, arg UseEmbedTokenParams) (UseEmbedTokenRow, error) {
 	row := q.db.QueryRow(ctx, useEmbedToken, arg.TokenSha256, arg.Origin)
 	var i UseEmbedTokenRow

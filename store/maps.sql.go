@@ -57,6 +57,47 @@ func (q *Queries) CountMapLayers(ctx context.Context, mapID uuid.UUID) (int64, e
 	return count, err
 }
 
+const datasetsLendableBy = `-- name: DatasetsLendableBy :many
+SELECT d.id, d.table_schema, d.table_name
+FROM catalog.datasets d
+WHERE d.id = ANY($1::uuid[])
+  AND catalog.dataset_lendable(d.visibility, d.record_status, d.created_by, $2::uuid, $3::bool)
+`
+
+type DatasetsLendableByParams struct {
+	Ids            []uuid.UUID `json:"ids"`
+	Creator        *uuid.UUID  `json:"creator"`
+	CreatorIsAdmin bool        `json:"creator_is_admin"`
+}
+
+type DatasetsLendableByRow struct {
+	ID          uuid.UUID `json:"id"`
+	TableSchema string    `json:"table_schema"`
+	TableName   string    `json:"table_name"`
+}
+
+// Which of the datasets the creator of a share link may lend to its anonymous readers
+// (catalog.dataset_lendable), with their tables for the signed tile templates.
+func (q *Queries) DatasetsLendableBy(ctx context.Context, arg DatasetsLendableByParams) ([]DatasetsLendableByRow, error) {
+	rows, err := q.db.Query(ctx, datasetsLendableBy, arg.Ids, arg.Creator, arg.CreatorIsAdmin)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DatasetsLendableByRow{}
+	for rows.Next() {
+		var i DatasetsLendableByRow
+		if err := rows.Scan(&i.ID, &i.TableSchema, &i.TableName); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const datasetsReadableBy = `-- name: DatasetsReadableBy :many
 SELECT d.id, d.title, d.record_type, d.visibility, d.record_status, d.table_schema, d.table_name
 FROM catalog.datasets d
@@ -123,6 +164,23 @@ DELETE FROM catalog.maps WHERE id = $1
 func (q *Queries) DeleteMap(ctx context.Context, id uuid.UUID) error {
 	_, err := q.db.Exec(ctx, deleteMap, id)
 	return err
+}
+
+const deleteMapIcon = `-- name: DeleteMapIcon :one
+DELETE FROM catalog.map_icons WHERE id = $1 RETURNING id, name, created_by
+`
+
+type DeleteMapIconRow struct {
+	ID        uuid.UUID  `json:"id"`
+	Name      string     `json:"name"`
+	CreatedBy *uuid.UUID `json:"created_by"`
+}
+
+func (q *Queries) DeleteMapIcon(ctx context.Context, id uuid.UUID) (DeleteMapIconRow, error) {
+	row := q.db.QueryRow(ctx, deleteMapIcon, id)
+	var i DeleteMapIconRow
+	err := row.Scan(&i.ID, &i.Name, &i.CreatedBy)
+	return i, err
 }
 
 const deleteMapLayers = `-- name: DeleteMapLayers :many
@@ -268,6 +326,46 @@ func (q *Queries) GetMapRecord(ctx context.Context, id uuid.UUID) (CatalogMap, e
 		&i.CreatedBy,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const iconSetVersion = `-- name: IconSetVersion :one
+SELECT version FROM catalog.map_icon_set
+`
+
+func (q *Queries) IconSetVersion(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, iconSetVersion)
+	var version int64
+	err := row.Scan(&version)
+	return version, err
+}
+
+const iconUsage = `-- name: IconUsage :one
+SELECT count(*) FILTER (WHERE created_by = $1)::bigint AS user_icons,
+    coalesce(sum(width::bigint * height) FILTER (WHERE created_by = $1), 0)::bigint AS user_pixels,
+    count(*)::bigint AS all_icons,
+    coalesce(sum(width::bigint * height), 0)::bigint AS all_pixels
+FROM catalog.map_icons
+`
+
+type IconUsageRow struct {
+	UserIcons  int64 `json:"user_icons"`
+	UserPixels int64 `json:"user_pixels"`
+	AllIcons   int64 `json:"all_icons"`
+	AllPixels  int64 `json:"all_pixels"`
+}
+
+// What a user's icons and all icons hold, against the quotas: counts, and pixels of the raster
+// icons (the sprite sheet's area).
+func (q *Queries) IconUsage(ctx context.Context, userID *uuid.UUID) (IconUsageRow, error) {
+	row := q.db.QueryRow(ctx, iconUsage, userID)
+	var i IconUsageRow
+	err := row.Scan(
+		&i.UserIcons,
+		&i.UserPixels,
+		&i.AllIcons,
+		&i.AllPixels,
 	)
 	return i, err
 }
@@ -810,6 +908,18 @@ func (q *Queries) LockDatasetLayers(ctx context.Context, datasetID uuid.UUID) ([
 	return items, nil
 }
 
+const lockIconSet = `-- name: LockIconSet :one
+SELECT version FROM catalog.map_icon_set FOR UPDATE
+`
+
+// Uploads and deletions of icons take turns, so that quotas count what is there.
+func (q *Queries) LockIconSet(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, lockIconSet)
+	var version int64
+	err := row.Scan(&version)
+	return version, err
+}
+
 const lockMapRecord = `-- name: LockMapRecord :one
 SELECT id, name, description, notes, center_lng, center_lat, zoom, bearing, pitch, basemap_style, show_basemap_labels, basemap_config, terrain_config, visibility, plugins, legend_title, forked_from_id, created_by, created_at, updated_at FROM catalog.maps WHERE id = $1 FOR UPDATE
 `
@@ -1205,19 +1315,56 @@ func (q *Queries) SpriteIcons(ctx context.Context) ([]SpriteIconsRow, error) {
 	return items, nil
 }
 
-const spriteVersion = `-- name: SpriteVersion :one
-SELECT count(*)::bigint AS icons, coalesce(max(created_at), 'epoch')::timestamptz AS latest FROM catalog.map_icons
+const spriteState = `-- name: SpriteState :one
+SELECT v.version AS icon_set, coalesce((SELECT s.icon_set FROM catalog.map_sprite s), 0)::bigint AS built
+FROM catalog.map_icon_set v
 `
 
-type SpriteVersionRow struct {
-	Icons  int64     `json:"icons"`
-	Latest time.Time `json:"latest"`
+type SpriteStateRow struct {
+	IconSet int64 `json:"icon_set"`
+	Built   int64 `json:"built"`
 }
 
-func (q *Queries) SpriteVersion(ctx context.Context) (SpriteVersionRow, error) {
-	row := q.db.QueryRow(ctx, spriteVersion)
-	var i SpriteVersionRow
-	err := row.Scan(&i.Icons, &i.Latest)
+// The icon set's version and that of the stored sheet (0: none), without the sheet.
+func (q *Queries) SpriteState(ctx context.Context) (SpriteStateRow, error) {
+	row := q.db.QueryRow(ctx, spriteState)
+	var i SpriteStateRow
+	err := row.Scan(&i.IconSet, &i.Built)
+	return i, err
+}
+
+const storeSprite = `-- name: StoreSprite :exec
+INSERT INTO catalog.map_sprite (icon_set, index, png) VALUES ($1, $2, $3)
+ON CONFLICT (only_row) DO UPDATE SET icon_set = excluded.icon_set, index = excluded.index, png = excluded.png, built_at = now()
+WHERE catalog.map_sprite.icon_set <= excluded.icon_set
+`
+
+type StoreSpriteParams struct {
+	IconSet int64           `json:"icon_set"`
+	Index   json.RawMessage `json:"index"`
+	Png     []byte          `json:"png"`
+}
+
+// A sheet replaces the stored one unless that was built from a later icon set (two builders racing).
+func (q *Queries) StoreSprite(ctx context.Context, arg StoreSpriteParams) error {
+	_, err := q.db.Exec(ctx, storeSprite, arg.IconSet, arg.Index, arg.Png)
+	return err
+}
+
+const storedSprite = `-- name: StoredSprite :one
+SELECT icon_set, index, png FROM catalog.map_sprite
+`
+
+type StoredSpriteRow struct {
+	IconSet int64           `json:"icon_set"`
+	Index   json.RawMessage `json:"index"`
+	Png     []byte          `json:"png"`
+}
+
+func (q *Queries) StoredSprite(ctx context.Context) (StoredSpriteRow, error) {
+	row := q.db.QueryRow(ctx, storedSprite)
+	var i StoredSpriteRow
+	err := row.Scan(&i.IconSet, &i.Index, &i.Png)
 	return i, err
 }
 

@@ -118,6 +118,7 @@ type CatalogDataset struct {
 	IDColumn                  string      `json:"id_column"`
 	GeometryColumn            string      `json:"geometry_column"`
 	TileVersion               int64       `json:"tile_version"`
+	SignedTilesFloor          int64       `json:"signed_tiles_floor"`
 }
 
 type CatalogDatasetAttribute struct {
@@ -294,6 +295,11 @@ type CatalogMapIcon struct {
 	CreatedAt time.Time  `json:"created_at"`
 }
 
+type CatalogMapIconSet struct {
+	OnlyRow bool  `json:"only_row"`
+	Version int64 `json:"version"`
+}
+
 type CatalogMapImage struct {
 	MapID     uuid.UUID `json:"map_id"`
 	Kind      string    `json:"kind"`
@@ -330,6 +336,14 @@ type CatalogMapShareToken struct {
 	RevokedAt   *time.Time `json:"revoked_at"`
 	CreatedBy   *uuid.UUID `json:"created_by"`
 	CreatedAt   time.Time  `json:"created_at"`
+}
+
+type CatalogMapSprite struct {
+	OnlyRow bool            `json:"only_row"`
+	IconSet int64           `json:"icon_set"`
+	Index   json.RawMessage `json:"index"`
+	Png     []byte          `json:"png"`
+	BuiltAt time.Time       `json:"built_at"`
 }
 
 type CatalogOauthAccount struct {
@@ -437,6 +451,11 @@ type CatalogSqlGrant struct {
 	Token     uuid.UUID `json:"token"`
 	DatasetID uuid.UUID `json:"dataset_id"`
 	ExpiresAt time.Time `json:"expires_at"`
+}
+
+type CatalogSqlSandboxLimit struct {
+	OnlyOne       bool  `json:"only_one"`
+	MaxValueBytes int64 `json:"max_value_bytes"`
 }
 
 type CatalogSqlSandboxLogin struct {

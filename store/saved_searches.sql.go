@@ -134,3 +134,14 @@ func (q *Queries) ListSavedSearches(ctx context.Context, arg ListSavedSearchesPa
 	}
 	return items, nil
 }
+
+const lockUserSavedSearches = `-- name: LockUserSavedSearches :exec
+SELECT pg_advisory_xact_lock(hashtextextended('catalog.saved_searches:' || CAST($1 AS uuid)::text, 0))
+`
+
+// Saved searches of one user are created one at a time, so that the quota counts what is there
+// (until the transaction ends).
+func (q *Queries) LockUserSavedSearches(ctx context.Context, userID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, lockUserSavedSearches, userID)
+	return err
+}

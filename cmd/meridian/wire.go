@@ -53,7 +53,7 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		storage = s3
 	}
 	box := secretbox.New(c.JWTSecretKey)
-	cat := &catalog.Service{Pool: pool, CountPool: p.counts, Q: q, Log: log}
+	cat := &catalog.Service{Pool: pool, CountPool: p.counts, Q: q, Log: log, Settings: settings.Reader{Q: q}}
 	mapService := &maps.Service{Pool: pool, Q: q, Box: box, Settings: settings.Reader{Q: q}, Catalog: cat, Log: log, BaseURL: c.BaseURL}
 	cat.Refs = mapService // column operations keep map layers' references
 	cat.Announced = mapService.Announced

@@ -190,9 +190,9 @@ func (s *Service) Refresh(ctx context.Context, token string, c Client) (TokenPai
 	return s.openSession(ctx, u, rt.FamilyID, c)
 }
 
-// Logout revokes the session a refresh token belongs to and audits it as user.logout. It reports
-// whether the token resolved.
-func (s *Service) Logout(ctx context.Context, token string, c Client) (bool, error) {
+// Logout revokes the session a refresh token belongs to, or with all every session of its user,
+// and audits it as user.logout. It reports whether the token resolved.
+func (s *Service) Logout(ctx context.Context, token string, all bool, c Client) (bool, error) {
 	rt, err := s.Q.GetRefreshTokenByHash(ctx, HashToken(token))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
@@ -203,28 +203,38 @@ func (s *Service) Logout(ctx context.Context, token string, c Client) (bool, err
 	if rt.RevokedAt != nil || time.Now().After(rt.ExpiresAt) {
 		return false, nil
 	}
-	if err := s.Q.RevokeRefreshFamily(ctx, rt.FamilyID); err != nil {
+	if err := s.revoke(ctx, rt.UserID, rt.FamilyID, all); err != nil {
 		return false, err
 	}
 	// The session is over either way; a user that cannot be read only costs the audit its name.
 	u, _ := s.Q.GetUserByID(ctx, rt.UserID)
-	s.auditLogout(ctx, Principal{UserID: rt.UserID, Username: u.Username}, rt.FamilyID, c)
+	s.auditLogout(ctx, Principal{UserID: rt.UserID, Username: u.Username}, rt.FamilyID, all, c)
 	return true, nil
 }
 
-// EndSession revokes the session of p (the one its live access token names) and audits it as
-// user.logout.
-func (s *Service) EndSession(ctx context.Context, p Principal, c Client) error {
-	if err := s.Q.RevokeRefreshFamily(ctx, p.Session); err != nil {
+// EndSession revokes the session of p (the one its live access token names), or with all every
+// session of p's user, and audits it as user.logout.
+func (s *Service) EndSession(ctx context.Context, p Principal, all bool, c Client) error {
+	if err := s.revoke(ctx, p.UserID, p.Session, all); err != nil {
 		return err
 	}
-	s.auditLogout(ctx, p, p.Session, c)
+	s.auditLogout(ctx, p, p.Session, all, c)
 	return nil
 }
 
-func (s *Service) auditLogout(ctx context.Context, p Principal, session uuid.UUID, c Client) {
+// revoke ends one session (a refresh-token family) or every session of user. Access tokens name
+// their session and die with it (AuthenticateBearer); API keys are no session and stay (spec
+// section 5, rule 6).
+func (s *Service) revoke(ctx context.Context, user, session uuid.UUID, all bool) error {
+	if all {
+		return s.Q.RevokeUserRefreshTokens(ctx, user)
+	}
+	return s.Q.RevokeRefreshFamily(ctx, session)
+}
+
+func (s *Service) auditLogout(ctx context.Context, p Principal, session uuid.UUID, all bool, c Client) {
 	s.audit(ctx, audit.Entry{ActorID: p.UserID, ActorDisplay: p.Username, Action: "user.logout", ResourceType: "user",
-		ResourceID: p.UserID.String(), IP: c.IP, UA: c.UserAgent, Detail: map[string]any{"session": session.String()}})
+		ResourceID: p.UserID.String(), IP: c.IP, UA: c.UserAgent, Detail: map[string]any{"session": session.String(), "all_sessions": all}})
 }
 
 // errBadCredential is the one answer for every API key or access token that does not resolve.

@@ -22,6 +22,7 @@ import (
 	"meridian/internal/audit"
 	"meridian/internal/auth"
 	"meridian/internal/features"
+	"meridian/internal/settings"
 	"meridian/internal/sqlbuild"
 	"meridian/store"
 )
@@ -34,6 +35,8 @@ type Service struct {
 	Q         *store.Queries
 	Log       *slog.Logger
 	Refs      ColumnRefs // map layers' references to columns (internal/maps)
+	// Settings are the runtime settings (the saved search quotas).
+	Settings settings.Reader
 	// Announced hears every change announced by PostgreSQL (watch.go), for other caches kept
 	// in memory: the channel, or "" with live telling that the listener went up or down.
 	Announced func(channel string, live bool)
@@ -66,6 +69,11 @@ func resource(d store.CatalogDataset, grant string) auth.Resource {
 	return r
 }
 
+// errNotFound is the one answer for a dataset that does not exist, in the words auth.Authorize
+// answers one the caller may not see: the two must not differ, or the answer tells which ids
+// exist (issue 28).
+func errNotFound() error { return apperr.NotFound("dataset not found") }
+
 // Get returns the dataset when the caller may read it (write: change it); otherwise 404, or 403
 // for a visible dataset the caller may not change.
 func (s *Service) Get(ctx context.Context, p auth.Principal, id uuid.UUID, write bool) (Dataset, error) {
@@ -89,7 +97,7 @@ func (s *Service) read(ctx context.Context, q *store.Queries, p auth.Principal, 
 	caller, role := who(p)
 	r, err := q.GetDatasetRecord(ctx, store.GetDatasetRecordParams{ID: id, CallerID: caller, CallerRole: role})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Dataset{}, apperr.NotFound("dataset %s not found", id)
+		return Dataset{}, errNotFound()
 	}
 	if err != nil {
 		return Dataset{}, err

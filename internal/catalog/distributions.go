@@ -62,7 +62,7 @@ type DistributionPatch struct {
 	Present map[string]bool
 }
 
-func (d Distribution) check() error {
+func (d *Distribution) check() error {
 	if strings.TrimSpace(d.Type) == "" || strings.TrimSpace(d.Format) == "" {
 		return apperr.Unprocessable("distribution_type and format are required")
 	}
@@ -70,6 +70,9 @@ func (d Distribution) check() error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return apperr.Unprocessable("url %q is not an absolute http or https URL", d.URL)
 	}
+	// Schemes are case-insensitive (RFC 3986 3.1) and url.Parse reads them so; the URL is kept
+	// with it in lower case, the form the table holds them in (and checks).
+	d.URL = u.Scheme + d.URL[len(u.Scheme):]
 	return nil
 }
 

@@ -26,7 +26,7 @@ type Keyword struct {
 func (s *Service) recordDataset(ctx context.Context, q *store.Queries, p auth.Principal, recordID uuid.UUID, write bool) (Dataset, error) {
 	id, err := q.DatasetOfRecord(ctx, recordID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Dataset{}, apperr.NotFound("record %s not found", recordID)
+		return Dataset{}, errNotFound()
 	}
 	if err != nil {
 		return Dataset{}, err

@@ -39,7 +39,9 @@ func signedIn(p auth.Principal) error {
 	return nil
 }
 
-// SaveSearch stores a search of the caller under a name (1..255 characters; need not be unique).
+// SaveSearch stores a search of the caller under a name (1..255 characters; need not be unique),
+// within the quotas (settings saved_searches.*): params of at most max_params_bytes as JSON (422),
+// at most max_per_user saved searches (409). A refusal leaves the stored ones as they are.
 func (s *Service) SaveSearch(ctx context.Context, p auth.Principal, name string, params map[string]any) (SavedSearch, error) {
 	if err := signedIn(p); err != nil {
 		return SavedSearch{}, err
@@ -51,7 +53,31 @@ func (s *Service) SaveSearch(ctx context.Context, p auth.Principal, name string,
 	if err != nil {
 		return SavedSearch{}, err
 	}
-	r, err := s.Q.CreateSavedSearch(ctx, store.CreateSavedSearchParams{UserID: p.UserID, Name: name, Params: raw})
+	quotas, err := s.Settings.SavedSearchQuotas(ctx)
+	if err != nil {
+		return SavedSearch{}, err
+	}
+	if int64(len(raw)) > quotas.ParamsBytes {
+		return SavedSearch{}, apperr.Unprocessable("params: %d bytes as JSON, at most %d (setting saved_searches.max_params_bytes)",
+			len(raw), quotas.ParamsBytes)
+	}
+	var r store.CatalogSavedSearch
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := s.Q.WithTx(tx)
+		if err := q.LockUserSavedSearches(ctx, p.UserID); err != nil {
+			return err
+		}
+		n, err := q.CountSavedSearches(ctx, p.UserID)
+		if err != nil {
+			return err
+		}
+		if n >= quotas.PerUser {
+			return apperr.Conflict("saved search quota reached: you have %d saved searches, at most %d (setting saved_searches.max_per_user); delete one first",
+				n, quotas.PerUser)
+		}
+		r, err = q.CreateSavedSearch(ctx, store.CreateSavedSearchParams{UserID: p.UserID, Name: name, Params: raw})
+		return err
+	})
 	if err != nil {
 		return SavedSearch{}, err
 	}

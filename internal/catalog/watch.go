@@ -89,6 +89,10 @@ func (s *Service) Current(ctx context.Context, id uuid.UUID) (Dataset, error) {
 // grant (a restricted record then needs Get to tell whether a grant opens it).
 func (d Dataset) Resource() auth.Resource { return resource(d.row, "") }
 
+// SignedTilesFloor is the exp at or below which signed tile templates of the dataset are void:
+// its audience narrowed after they were issued (migration 66).
+func (d Dataset) SignedTilesFloor() int64 { return d.row.SignedTilesFloor }
+
 // DatasetOfTable is the id of the dataset whose data is the table schema.name.
 func (s *Service) DatasetOfTable(ctx context.Context, schema, name string) (uuid.UUID, error) {
 	id, err := s.Q.FindDatasetByTable(ctx, store.FindDatasetByTableParams{TableSchema: schema, TableName: name})

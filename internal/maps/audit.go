@@ -30,6 +30,7 @@ const (
 	AuditEmbedCreate    = "embed_token.create"
 	AuditEmbedUpdate    = "embed_token.update"
 	AuditEmbedRevoke    = "embed_token.revoke"
+	AuditIconDelete     = "map_icon.delete"
 )
 
 // auditOf is the audit action of a history action, "" for changes the audit log leaves to the

@@ -63,7 +63,9 @@ func (s *Service) shareable(ctx context.Context, p auth.Principal, id uuid.UUID)
 	return auth.AuthorizeManage(p, resource(m), "map", "manage its embed tokens")
 }
 
-// CreateEmbed issues an embed token of map id, scoped to the datasets its layers show now.
+// CreateEmbed issues an embed token of map id, scoped to the datasets its layers show now that p
+// may lend (catalog.dataset_lendable): a grant or internal visibility lets p read a dataset, never
+// hand it to the anonymous visitors of a page.
 func (s *Service) CreateEmbed(ctx context.Context, p auth.Principal, id uuid.UUID, in EmbedRequest, now time.Time) (EmbedToken, error) {
 	if err := s.shareable(ctx, p, id); err != nil {
 		return EmbedToken{}, err
@@ -85,7 +87,7 @@ func (s *Service) CreateEmbed(ctx context.Context, p auth.Principal, id uuid.UUI
 	token := "emb_" + base64.RawURLEncoding.EncodeToString(raw)
 	row, err := s.Q.InsertEmbedToken(ctx, store.InsertEmbedTokenParams{MapID: id, Name: in.Name, TokenSha256: tokenHash(token),
 		TokenHint: "emb_…" + token[len(token)-4:], AllowedOrigins: nonNil(in.AllowedOrigins),
-		ExpiresAt: now.Add(time.Duration(days) * 24 * time.Hour), CreatedBy: &p.UserID})
+		ExpiresAt: now.Add(time.Duration(days) * 24 * time.Hour), CreatedBy: &p.UserID, CreatorIsAdmin: p.IsAdmin()})
 	if err != nil {
 		return EmbedToken{}, err
 	}

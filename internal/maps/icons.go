@@ -5,9 +5,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
-	"fmt"
 	"image"
 	"image/draw"
 	"image/png"
@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,7 @@ import (
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
+	"meridian/internal/settings"
 	"meridian/store"
 )
 
@@ -49,7 +51,8 @@ type Icon struct {
 var slugDrop = regexp.MustCompile(`[^a-z0-9]+`)
 
 // UploadIcon stores an icon (create_layers). An icon with the same bytes as one stored answers
-// 409 naming it.
+// 409 naming it; one past the icon quotas (settings map_icons.*) answers 422 naming the quota. The
+// sprite sheet of the new icon set is built before it answers.
 func (s *Service) UploadIcon(ctx context.Context, p auth.Principal, name string, data []byte) (Icon, error) {
 	if !p.Can(auth.CapCreateLayers) {
 		return Icon{}, apperr.Forbidden("uploading icons needs the create_layers capability")
@@ -65,21 +68,93 @@ func (s *Service) UploadIcon(ctx context.Context, p auth.Principal, name string,
 	if name == "" || len(name) > 255 {
 		return Icon{}, apperr.Unprocessable("name must be 1 to 255 characters")
 	}
-	sum := sha256.Sum256(clean)
-	row, err := s.Q.InsertMapIcon(ctx, store.InsertMapIconParams{Name: name, Slug: strings.Trim(slugDrop.ReplaceAllString(strings.ToLower(name), "-"), "-"),
-		MediaType: mediaType, Data: clean, Sha256: sum[:], Width: w, Height: h, CreatedBy: &p.UserID})
-	if errors.Is(err, pgx.ErrNoRows) {
-		dup, err := s.Q.FindMapIconBySHA(ctx, sum[:])
-		if err != nil {
-			return Icon{}, err
-		}
-		return Icon{}, apperr.Conflict("the same icon is already uploaded as %q (%s)", dup.Name, dup.ID)
-	}
+	quotas, err := s.Settings.IconQuotas(ctx)
 	if err != nil {
 		return Icon{}, err
 	}
-	s.sprite.forget()
+	var pixels int64
+	if w != nil && h != nil {
+		pixels = int64(*w) * int64(*h)
+	}
+	sum := sha256.Sum256(clean)
+	var row store.InsertMapIconRow
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := s.Q.WithTx(tx)
+		if _, err := q.LockIconSet(ctx); err != nil {
+			return err
+		}
+		if dup, err := q.FindMapIconBySHA(ctx, sum[:]); err == nil {
+			return apperr.Conflict("the same icon is already uploaded as %q (%s)", dup.Name, dup.ID)
+		} else if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if err := withinIconQuotas(ctx, q, quotas, p.UserID, pixels); err != nil {
+			return err
+		}
+		row, err = q.InsertMapIcon(ctx, store.InsertMapIconParams{Name: name, Slug: strings.Trim(slugDrop.ReplaceAllString(strings.ToLower(name), "-"), "-"),
+			MediaType: mediaType, Data: clean, Sha256: sum[:], Width: w, Height: h, CreatedBy: &p.UserID})
+		return err
+	})
+	if err != nil {
+		return Icon{}, err
+	}
+	s.rebuildSprite(ctx)
 	return Icon{ID: row.ID, Name: row.Name, Slug: row.Slug, MediaType: row.MediaType, SizeBytes: int(row.SizeBytes), CreatedAt: row.CreatedAt}, nil
+}
+
+// withinIconQuotas refuses an icon of pixels (0 for SVG) that would take user or the deployment
+// past its icon quotas.
+func withinIconQuotas(ctx context.Context, q *store.Queries, quotas settings.IconQuotas, user uuid.UUID, pixels int64) error {
+	u, err := q.IconUsage(ctx, &user)
+	switch {
+	case err != nil:
+		return err
+	case u.UserIcons+1 > quotas.PerUser:
+		return apperr.Unprocessable("icon quota reached: you have %d icons, at most %d per user (setting map_icons.max_per_user); delete one first",
+			u.UserIcons, quotas.PerUser)
+	case u.AllIcons+1 > quotas.Total:
+		return apperr.Unprocessable("icon quota reached: the deployment holds %d icons, at most %d (setting map_icons.max_total)", u.AllIcons, quotas.Total)
+	case u.UserPixels+pixels > quotas.PixelsPerUser:
+		return apperr.Unprocessable("icon quota reached: your raster icons hold %d pixels and this one %d, at most %d per user (setting map_icons.max_pixels_per_user); delete one or upload a smaller one",
+			u.UserPixels, pixels, quotas.PixelsPerUser)
+	case u.AllPixels+pixels > quotas.PixelsTotal:
+		return apperr.Unprocessable("icon quota reached: the sprite sheet holds %d pixels and this icon %d, at most %d (setting map_icons.max_pixels_total)",
+			u.AllPixels, pixels, quotas.PixelsTotal)
+	}
+	return nil
+}
+
+// DeleteIcon deletes icon id: its uploader or an admin. Styles naming it draw nothing in its place
+// (MapLibre's missing image), as they would for any name the sprite lacks.
+func (s *Service) DeleteIcon(ctx context.Context, p auth.Principal, id uuid.UUID) error {
+	if p.Anonymous() {
+		return apperr.Unauthorized("authentication required")
+	}
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := s.Q.WithTx(tx)
+		if _, err := q.LockIconSet(ctx); err != nil {
+			return err
+		}
+		ic, err := q.GetMapIcon(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return apperr.NotFound("icon %s not found", id)
+		}
+		if err != nil {
+			return err
+		}
+		if !p.IsAdmin() && (ic.CreatedBy == nil || *ic.CreatedBy != p.UserID) {
+			return apperr.Forbidden("only the icon's uploader or an admin may delete it")
+		}
+		if _, err := q.DeleteMapIcon(ctx, id); err != nil {
+			return err
+		}
+		s.audit(ctx, q, p, AuditIconDelete, "map_icon", id, map[string]any{"name": ic.Name})
+		return nil
+	})
+	if err == nil {
+		s.rebuildSprite(ctx)
+	}
+	return err
 }
 
 // cleanIcon checks and rewrites an icon: its media type, bytes and (rasters) size.
@@ -230,76 +305,130 @@ type SpriteEntry struct {
 	PixelRatio          int
 }
 
-// spriteCache keeps the last sheet built, with the icon set it was built from.
+// spriteCache keeps the sheet of the icon set version last read.
 type spriteCache struct {
 	mu      sync.Mutex
-	version string
+	version int64
 	sheet   Sprite
 }
 
-func (c *spriteCache) forget() {
-	c.mu.Lock()
-	c.version = ""
-	c.mu.Unlock()
-}
-
-// Sprite answers the sheet, built again only when the icons changed (on any server).
+// Sprite answers the sheet of the current icon set. The sheet of each version is built once, by
+// the server whose upload or deletion made it, and stored (catalog.map_sprite); readers load it
+// and keep it in memory until the icon set moves on. Only a version nobody built (its writer's
+// build failed, or the first start after the upgrade) is built here, once per server.
 func (s *Service) Sprite(ctx context.Context) (Sprite, error) {
-	v, err := s.Q.SpriteVersion(ctx)
+	st, err := s.Q.SpriteState(ctx)
 	if err != nil {
 		return Sprite{}, err
 	}
-	version := fmt.Sprintf("%d-%d", v.Icons, v.Latest.UnixNano())
 	s.sprite.mu.Lock()
 	defer s.sprite.mu.Unlock()
-	if s.sprite.version == version {
+	if s.sprite.version == st.IconSet && s.sprite.sheet.PNG != nil {
 		return s.sprite.sheet, nil
 	}
-	icons, err := s.Q.SpriteIcons(ctx)
+	var sheet Sprite
+	version := st.IconSet
+	if st.Built == st.IconSet {
+		sheet, err = s.storedSprite(ctx)
+	} else {
+		sheet, version, err = s.buildSprite(ctx)
+	}
 	if err != nil {
 		return Sprite{}, err
 	}
-	sheet, err := packSprite(icons)
-	if err != nil {
-		return Sprite{}, err
-	}
-	sum := sha256.Sum256([]byte(version))
-	sheet.ETag = `"` + hex.EncodeToString(sum[:8]) + `"`
 	s.sprite.version, s.sprite.sheet = version, sheet
 	return sheet, nil
 }
 
-// packSprite lays the icons out in rows of a sheet at most 1024 pixels wide.
+// rebuildSprite builds and stores the sheet of the icon set a change just made, so that no
+// reader has to; a failure leaves the building to the first reader.
+func (s *Service) rebuildSprite(ctx context.Context) {
+	if _, _, err := s.buildSprite(ctx); err != nil {
+		s.Log.Warn("building the icon sprite sheet failed; the next reader builds it", "err", err)
+	}
+}
+
+// buildSprite builds the sheet of the current icon set and stores it.
+func (s *Service) buildSprite(ctx context.Context) (Sprite, int64, error) {
+	var version int64
+	var icons []store.SpriteIconsRow
+	err := pgx.BeginTxFunc(ctx, s.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		q := s.Q.WithTx(tx)
+		var err error
+		if version, err = q.IconSetVersion(ctx); err != nil {
+			return err
+		}
+		icons, err = q.SpriteIcons(ctx)
+		return err
+	})
+	if err != nil {
+		return Sprite{}, 0, err
+	}
+	sheet, err := packSprite(icons)
+	if err != nil {
+		return Sprite{}, 0, err
+	}
+	index, err := json.Marshal(sheet.Index)
+	if err != nil {
+		return Sprite{}, 0, err
+	}
+	sheet.ETag = spriteETag(version)
+	return sheet, version, s.Q.StoreSprite(ctx, store.StoreSpriteParams{IconSet: version, Index: index, Png: sheet.PNG})
+}
+
+// storedSprite reads the stored sheet.
+func (s *Service) storedSprite(ctx context.Context) (Sprite, error) {
+	row, err := s.Q.StoredSprite(ctx)
+	if err != nil {
+		return Sprite{}, err
+	}
+	out := Sprite{PNG: row.Png, ETag: spriteETag(row.IconSet)}
+	return out, json.Unmarshal(row.Index, &out.Index)
+}
+
+func spriteETag(version int64) string {
+	sum := sha256.Sum256([]byte("sprite-" + strconv.FormatInt(version, 10)))
+	return `"` + hex.EncodeToString(sum[:8]) + `"`
+}
+
+// packSprite lays the icons out in rows of a sheet at most 1024 pixels wide, by the sizes stored
+// with them, then decodes and draws one icon at a time, so the sheet is the only large image in
+// memory. An icon that does not decode to its stored size is left out.
 func packSprite(icons []store.SpriteIconsRow) (Sprite, error) {
 	const width = 1024
 	out := Sprite{Index: map[string]SpriteEntry{}}
 	type placed struct {
-		img  image.Image
+		ic   store.SpriteIconsRow
 		x, y int
 	}
 	var all []placed
 	x, y, rowH, sheetW := 0, 0, 0, 1
 	for _, ic := range icons {
-		img, err := png.Decode(bytes.NewReader(ic.Data))
-		if err != nil {
-			continue // stored icons were written by png.Encode; a bad one is left out
+		if ic.Width == nil || ic.Height == nil || *ic.Width <= 0 || *ic.Height <= 0 {
+			continue
 		}
-		b := img.Bounds()
-		if x+b.Dx() > width {
+		w, h := int(*ic.Width), int(*ic.Height)
+		if x+w > width {
 			x, y, rowH = 0, y+rowH, 0
 		}
-		all = append(all, placed{img, x, y})
-		out.Index["icon-"+ic.ID.String()] = SpriteEntry{Width: b.Dx(), Height: b.Dy(), X: x, Y: y, PixelRatio: 1}
-		x += b.Dx()
-		rowH = max(rowH, b.Dy())
+		all = append(all, placed{ic, x, y})
+		x += w
+		rowH = max(rowH, h)
 		sheetW = max(sheetW, x)
 	}
 	sheet := image.NewNRGBA(image.Rect(0, 0, sheetW, max(1, y+rowH)))
 	for _, p := range all {
-		draw.Draw(sheet, image.Rect(p.x, p.y, p.x+p.img.Bounds().Dx(), p.y+p.img.Bounds().Dy()), p.img, p.img.Bounds().Min, draw.Src)
+		img, err := png.Decode(bytes.NewReader(p.ic.Data))
+		if err != nil || img.Bounds().Dx() != int(*p.ic.Width) || img.Bounds().Dy() != int(*p.ic.Height) {
+			continue // stored icons were written by png.Encode at their size; a bad one is left out
+		}
+		b := img.Bounds()
+		draw.Draw(sheet, image.Rect(p.x, p.y, p.x+b.Dx(), p.y+b.Dy()), img, b.Min, draw.Src)
+		out.Index["icon-"+p.ic.ID.String()] = SpriteEntry{Width: b.Dx(), Height: b.Dy(), X: p.x, Y: p.y, PixelRatio: 1}
 	}
 	var buf bytes.Buffer
-	err := png.Encode(&buf, sheet)
+	// Fastest compression: the sheet is mostly transparent, and is built once per icon set.
+	err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, sheet)
 	out.PNG = buf.Bytes()
 	return out, err
 }

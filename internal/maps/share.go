@@ -248,8 +248,8 @@ type layerDoc struct {
 
 // SharedMap answers a share link: 404 for a token nobody issued and for a map that is not public
 // (whatever became of the link), 410 for a revoked or expired one. The map shows the layers its
-// owner may read now, each with a signed tile template; a map without a view of its own is shown
-// at the map defaults.
+// owner may read and lend now (their own datasets, public ones; an admin's: any), each with a
+// signed tile template; a map without a view of its own is shown at the map defaults.
 func (s *Service) SharedMap(ctx context.Context, token string, now time.Time, sign *tiles.Service) (Shared, error) {
 	row, err := s.Q.FindMapShareToken(ctx, tokenHash(token))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -293,19 +293,25 @@ func (s *Service) SharedMap(ctx context.Context, token string, now time.Time, si
 	}
 	out := view.Shared
 	out.CenterLng, out.CenterLat, out.Zoom = deref(view.CenterLng, d.CenterLng), deref(view.CenterLat, d.CenterLat), deref(view.Zoom, d.Zoom)
-	out.Layers = make([]SharedLayer, len(view.Layers))
-	scopes, err := s.scopes(ctx, view.Layers)
+	out.Layers = make([]SharedLayer, 0, len(view.Layers))
+	scopes, err := s.lendableScopes(ctx, owner, view.Layers)
 	if err != nil {
 		return Shared{}, err
 	}
-	for i, l := range view.Layers {
-		t, err := sign.Sign(ctx, scopes[l.DatasetID], now)
+	for _, l := range view.Layers {
+		scope, lendable := scopes[l.DatasetID]
+		if !lendable {
+			// The owner reads it by a grant or as a signed-in user: the link shows nothing of it,
+			// neither the layer nor its columns' sample values nor a template of its tiles.
+			continue
+		}
+		t, err := sign.Sign(ctx, scope, now)
 		if err != nil {
 			return Shared{}, err
 		}
 		l.SharedLayer.TableName, l.GeometryType, l.ColumnInfo, l.FeatureCount = l.TableName, l.Geometry, l.Columns, l.Features
 		l.TileURL = fmt.Sprintf("%s/api/tiles/%s/{z}/{x}/{y}.pbf?sig=%s&exp=%d&scope=%s", s.base(ctx), l.DatasetID, t.Sig, t.Exp, url.QueryEscape(t.Scope))
-		out.Layers[i] = l.SharedLayer
+		out.Layers = append(out.Layers, l.SharedLayer)
 		out.HasNonPublicLayers = out.HasNonPublicLayers || l.Visibility != auth.VisibilityPublic || l.Status != "published"
 	}
 	return out, nil
@@ -325,24 +331,44 @@ func (s *Service) ownerOf(ctx context.Context, id uuid.UUID) (auth.Principal, er
 		return auth.Principal{}, err // an owner gone: the link shows what anyone may see
 	}
 	u, err := s.Q.GetUserByID(ctx, *m.CreatedBy)
-	if err != nil {
-		return auth.Principal{}, err
+	if err != nil || u.Status != "active" {
+		return auth.Principal{}, err // as embed tokens: an owner no longer active lends what anyone may see
 	}
 	return auth.Principal{UserID: u.ID, Username: u.Username, Role: u.Role}, nil
 }
 
 // scopes are the tile scopes of the layers' datasets.
 func (s *Service) scopes(ctx context.Context, layers []layerDoc) (map[uuid.UUID]string, error) {
-	ids := make([]uuid.UUID, len(layers))
-	for i, l := range layers {
-		ids[i] = l.DatasetID
-	}
-	rows, err := s.Q.DatasetsReadableBy(ctx, store.DatasetsReadableByParams{Ids: ids, IsAdmin: true})
+	rows, err := s.Q.DatasetsReadableBy(ctx, store.DatasetsReadableByParams{Ids: layerDatasets(layers), IsAdmin: true})
 	out := make(map[uuid.UUID]string, len(rows))
 	for _, r := range rows {
 		out[r.ID] = tiles.ScopeOf(r.TableSchema, r.TableName)
 	}
 	return out, err
+}
+
+// lendableScopes are the tile scopes of the layers' datasets that owner may lend through a share
+// link (catalog.dataset_lendable); the others are missing.
+func (s *Service) lendableScopes(ctx context.Context, owner auth.Principal, layers []layerDoc) (map[uuid.UUID]string, error) {
+	var creator *uuid.UUID
+	if !owner.Anonymous() {
+		creator = &owner.UserID
+	}
+	rows, err := s.Q.DatasetsLendableBy(ctx, store.DatasetsLendableByParams{Ids: layerDatasets(layers), Creator: creator,
+		CreatorIsAdmin: owner.IsAdmin()})
+	out := make(map[uuid.UUID]string, len(rows))
+	for _, r := range rows {
+		out[r.ID] = tiles.ScopeOf(r.TableSchema, r.TableName)
+	}
+	return out, err
+}
+
+func layerDatasets(layers []layerDoc) []uuid.UUID {
+	ids := make([]uuid.UUID, len(layers))
+	for i, l := range layers {
+		ids[i] = l.DatasetID
+	}
+	return ids
 }
 
 // ShareFilter narrows the admin's list of share links.

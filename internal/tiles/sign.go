@@ -37,10 +37,21 @@ type Token struct {
 // Issue signs scope for at least ttl from now: exp is now+ttl rounded up to the next boundary,
 // and at least a minute away.
 func (s Signer) Issue(scope string, ttl time.Duration, now time.Time) Token {
+	return s.IssueAbove(scope, ttl, now, 0)
+}
+
+// IssueAbove is Issue for a dataset whose templates up to floor are void (its audience narrowed
+// since they were issued, catalog.Dataset.SignedTilesFloor): exp lies on the first boundary
+// above floor when Issue's would not. Templates issued before the narrowing and after it then
+// never share a URL, so the old ones can be refused while the new ones serve.
+func (s Signer) IssueAbove(scope string, ttl time.Duration, now time.Time, floor int64) Token {
 	at := now.Unix()
 	exp := (at + int64(ttl/time.Second) + expStep - 1) / expStep * expStep
 	for exp-at < minExpGap {
 		exp += expStep
+	}
+	if exp <= floor {
+		exp = (floor/expStep + 1) * expStep
 	}
 	return Token{Scope: scope, Exp: exp, Sig: s.sign(scope, exp), ExpiresIn: exp - at}
 }

@@ -168,7 +168,8 @@ func (s *Service) Tile(ctx context.Context, p auth.Principal, r Request, now tim
 }
 
 // dataset resolves a tile path to a dataset p may tile: a signed template for the dataset's
-// scope, or read access (the kept record decides, the database only for restricted records).
+// scope issued since its audience last narrowed, or read access (the kept record decides, the
+// database only for restricted records).
 func (s *Service) dataset(ctx context.Context, p auth.Principal, path string) (catalog.Dataset, error) {
 	id, err := s.resolve(ctx, path)
 	if err != nil {
@@ -181,9 +182,10 @@ func (s *Service) dataset(ctx context.Context, p auth.Principal, path string) (c
 	if err != nil {
 		return d, hidden(path, err)
 	}
-	if p.Via == auth.ViaTileSignature && p.Scope != Scope(d) {
-		// A template of another dataset authorizes nothing here: the request is anonymous (its
-		// credential, if any, was never read).
+	if p.Via == auth.ViaTileSignature && (p.Scope != Scope(d) || p.Exp <= d.SignedTilesFloor()) {
+		// A template of another dataset authorizes nothing here, nor one issued before the
+		// dataset's audience narrowed (a grant removed, a lower visibility: migration 66): the
+		// request is anonymous (its credential, if any, was never read).
 		p = auth.Principal{}
 	}
 	switch {

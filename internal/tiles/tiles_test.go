@@ -37,6 +37,26 @@ func TestIssueRoundsExpiry(t *testing.T) {
 	}
 }
 
+// Templates issued after a dataset's audience narrowed lie above its floor, so the ones issued
+// before (at or below it) can be refused without refusing these.
+func TestIssueAboveFloor(t *testing.T) {
+	s := NewSigner("a-secret-of-sufficient-length-for-tests")
+	cases := []struct {
+		now, floor, wantExp int64
+	}{
+		{now: 1000, floor: 0, wantExp: 5400},    // no narrowing: as Issue
+		{now: 1000, floor: 5400, wantExp: 6300}, // the floor is Issue's own exp: the next boundary
+		{now: 1000, floor: 4500, wantExp: 5400}, // Issue's exp is above the floor already
+		{now: 1000, floor: 7200, wantExp: 8100}, // floor moved twice in the quarter: above it still
+	}
+	for _, c := range cases {
+		tok := s.IssueAbove("roads", time.Hour, time.Unix(c.now, 0), c.floor)
+		if tok.Exp != c.wantExp || tok.Exp <= c.floor || tok.ExpiresIn != tok.Exp-c.now || tok.Sig != s.sign("roads", tok.Exp) {
+			t.Errorf("now %d floor %d: %+v, want exp %d", c.now, c.floor, tok, c.wantExp)
+		}
+	}
+}
+
 func TestSignatureValidity(t *testing.T) {
 	s := NewSigner("a-secret-of-sufficient-length-for-tests")
 	now := time.Unix(100000, 0)

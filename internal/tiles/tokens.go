@@ -3,12 +3,14 @@ package tiles
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
+	"meridian/internal/catalog"
 )
 
 // Token signs the tile template of dataset id for p, who must be able to read it: 401 for a
@@ -31,7 +33,7 @@ func (s *Service) Token(ctx context.Context, p auth.Principal, id uuid.UUID, now
 	if err := tileable(d); err != nil {
 		return Token{}, err
 	}
-	return s.Signer.Issue(Scope(d), time.Duration(conf.TokenTTLSeconds)*time.Second, now), nil
+	return s.Signer.IssueAbove(Scope(d), time.Duration(conf.TokenTTLSeconds)*time.Second, now, d.SignedTilesFloor()), nil
 }
 
 // Sign issues a template for scope to a caller already allowed to read its dataset by other
@@ -41,7 +43,26 @@ func (s *Service) Sign(ctx context.Context, scope string, now time.Time) (Token,
 	if err != nil {
 		return Token{}, err
 	}
-	return s.Signer.Issue(scope, time.Duration(conf.TokenTTLSeconds)*time.Second, now), nil
+	var floor int64
+	if d, err := s.scoped(ctx, scope); err == nil {
+		floor = d.SignedTilesFloor()
+	} else if apperr.KindOf(err) != apperr.KindNotFound {
+		return Token{}, err
+	}
+	return s.Signer.IssueAbove(scope, time.Duration(conf.TokenTTLSeconds)*time.Second, now, floor), nil
+}
+
+// scoped is the dataset a template scope names (a data-schema table by name, others qualified).
+func (s *Service) scoped(ctx context.Context, scope string) (catalog.Dataset, error) {
+	path := scope
+	if !strings.Contains(scope, ".") {
+		path = "data." + scope
+	}
+	id, err := s.resolve(ctx, path)
+	if err != nil {
+		return catalog.Dataset{}, err
+	}
+	return s.Catalog.Current(ctx, id)
 }
 
 // Issued is the outcome of one dataset of a batch: a token, or the problem that stands for it.

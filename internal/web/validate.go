@@ -45,6 +45,12 @@ func ValidateRequest(doc *openapi3.T, op *Operation) echo.MiddlewareFunc {
 			for i, n := range c.ParamNames() {
 				params[n] = c.ParamValues()[i]
 			}
+			if vf := nulFailure(c, op.Streaming); vf != nil {
+				if standards {
+					vf.Status = http.StatusBadRequest
+				}
+				return vf
+			}
 			in := &openapi3filter.RequestValidationInput{
 				Request: c.Request(), PathParams: params, Route: route, Options: opts,
 			}
