@@ -24,6 +24,7 @@ import (
 	"meridian/internal/apidocs"
 	"meridian/internal/config"
 	"meridian/internal/db"
+	"meridian/internal/gdalcmd"
 	"meridian/internal/ingest"
 	"meridian/internal/sqlquery"
 	"meridian/internal/web"
@@ -141,8 +142,12 @@ func serve() error {
 	if err != nil {
 		return err
 	}
+	if err := gdalcmd.CheckLimits(gdalLimits(cfg)); err != nil {
+		return err
+	}
+	staging := stagingOf(cfg, store.New(jobs), log)
 	importer := &ingest.Importer{Pool: jobs, Q: store.New(jobs), Log: log, DataDir: cfg.DataDir,
-		MaxUnpacked: ingest.UnpackLimit(cfg.MaxUploadBytes), Role: role, Stall: cfg.ImportStallTimeout}
+		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Staging: staging}
 	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers)
 	if err != nil {
 		return err
@@ -168,7 +173,7 @@ func serve() error {
 		log.Warn("read-only SQL: the sandbox role may still call "+fns+", which reach other sessions; run the migrations once as a superuser (migration 33)",
 			"role", sandboxRole)
 	}
-	deps, err := services(cfg, pool, log, queue, sandbox, sandboxRole)
+	deps, err := services(cfg, pool, log, queue, staging, sandbox, sandboxRole)
 	if err != nil {
 		return err
 	}

@@ -144,6 +144,24 @@ func (j *Jobs) completePresigned(ctx context.Context, p auth.Principal, id uuid.
 	for i, pt := range parts {
 		bp[i] = blob.Part{Number: pt.Number, ETag: pt.ETag}
 	}
+	// The declared size is claimed from the staging quota before the file is assembled there.
+	owner := p.UserID
+	if job.CreatedBy != nil {
+		owner = *job.CreatedBy
+	}
+	if err := j.Staging.reserve(ctx, id, owner, p.IsAdmin(), *job.DeclaredSize); err != nil {
+		return job, err
+	}
+	job, err = j.assemble(ctx, job, bp, count)
+	if err != nil && apperr.KindOf(err) != apperr.KindConflict { // a concurrent completion owns the directory
+		_ = j.Staging.remove(context.WithoutCancel(ctx), id)
+	}
+	return job, err
+}
+
+// assemble writes a presigned upload's parts into its staging file and attaches it to the job.
+func (j *Jobs) assemble(ctx context.Context, job store.CatalogIngestJob, bp []blob.Part, count int) (store.CatalogIngestJob, error) {
+	id := job.ID
 	dst := filepath.Join(StageDir(j.DataDir, id), deref(job.SourceFilename))
 	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
 		return job, err
