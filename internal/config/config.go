@@ -243,6 +243,10 @@ func load(get func(string) string) (Config, error) {
 func (p *parser) fileLimits(maxUpload int64, cpus int) FileLimits {
 	previews := max(2, cpus)
 	exports := max(4, 2*cpus)
+	unpacked := p.int64("ARCHIVE_MAX_UNPACKED_BYTES", 4*maxUpload)
+	// One largest upload and everything it may unpack to, and no more: an upload just under
+	// the ratio cannot be repeated until the disk is full.
+	perUser := p.int64("STAGING_QUOTA_PER_USER", maxUpload+unpacked)
 	return FileLimits{
 		GDALMemory:         p.int64("GDAL_MEMORY_LIMIT", 1<<30),
 		GDALCPU:            p.duration("GDAL_CPU_LIMIT", 30*time.Minute),
@@ -253,11 +257,11 @@ func (p *parser) fileLimits(maxUpload int64, cpus int) FileLimits {
 		ExportPerClient:    p.integer("EXPORT_CONCURRENCY_PER_CLIENT", 2, 1, 256),
 		ExportMaxBytes:     p.int64("EXPORT_MAX_BYTES", 20<<30),
 		ArchiveMaxRatio:    p.integer("ARCHIVE_MAX_RATIO", 100, 2, 10000),
-		ArchiveMaxUnpacked: p.int64("ARCHIVE_MAX_UNPACKED_BYTES", 4*maxUpload),
+		ArchiveMaxUnpacked: unpacked,
 		XLSXMaxInflated:    p.int64("XLSX_MAX_INFLATED_BYTES", 256<<20),
 		KMLMaxBytes:        p.int64("KML_MAX_BYTES", 64<<20),
-		StagingPerUser:     p.int64("STAGING_QUOTA_PER_USER", 5<<30),
-		StagingTotal:       p.int64("STAGING_QUOTA_TOTAL", 50<<30),
+		StagingPerUser:     perUser,
+		StagingTotal:       p.int64("STAGING_QUOTA_TOTAL", max(20<<30, 4*perUser)),
 		StagingTTL:         p.duration("STAGING_TTL", 24*time.Hour),
 		ImageMaxPixels:     p.int64("IMAGE_MAX_PIXELS", 4096*4096),
 		ImageConcurrency:   p.integer("IMAGE_DECODE_CONCURRENCY", 2, 1, 64),

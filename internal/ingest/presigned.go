@@ -149,14 +149,20 @@ func (j *Jobs) completePresigned(ctx context.Context, p auth.Principal, id uuid.
 	if job.CreatedBy != nil {
 		owner = *job.CreatedBy
 	}
-	if err := j.Staging.reserve(ctx, id, owner, p.IsAdmin(), *job.DeclaredSize); err != nil {
+	c, err := j.Staging.begin(ctx, owner, p.IsAdmin())
+	if err != nil {
 		return job, err
 	}
-	job, err = j.assemble(ctx, job, bp, count)
-	if err != nil && apperr.KindOf(err) != apperr.KindConflict { // a concurrent completion owns the directory
-		_ = j.Staging.remove(context.WithoutCancel(ctx), id)
+	if err := c.take(*job.DeclaredSize); err != nil {
+		return job, err
 	}
-	return job, err
+	// A failed completion keeps the parts received (they live in the job's staging directory)
+	// for the client to complete again; only the claim goes.
+	if job, err = j.assemble(ctx, job, bp, count); err != nil {
+		c.drop()
+		return job, err
+	}
+	return job, c.record(ctx, id)
 }
 
 // assemble writes a presigned upload's parts into its staging file and attaches it to the job.

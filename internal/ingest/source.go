@@ -331,7 +331,11 @@ func inflate(m *zip.File, w io.Writer) error {
 	}
 	defer r.Close()
 	n, err := io.Copy(w, io.LimitReader(r, int64(min(m.UncompressedSize64, 1<<62))+1))
-	if err == nil && uint64(n) != m.UncompressedSize64 {
+	switch {
+	case errors.Is(err, zip.ErrFormat) || errors.Is(err, zip.ErrChecksum):
+		// Go's reader stops a member at the size its header declares and checks its CRC.
+		return apperr.Unprocessable("archive member %s does not hold what its header declares (%d bytes)", m.Name, m.UncompressedSize64)
+	case err == nil && uint64(n) != m.UncompressedSize64:
 		return apperr.Unprocessable("archive member %s holds %d bytes where its header declares %d", m.Name, n, m.UncompressedSize64)
 	}
 	return err
