@@ -89,8 +89,8 @@ func (g *Gate) leave(client string) {
 func (g *Gate) refusal(client bool) error {
 	e := &apperr.Error{Kind: apperr.KindUnavailable, Title: "Service Unavailable", RetryAfter: g.retry}
 	if client {
-		e.Detail = fmt.Sprintf("you already have %d %s in progress, the most one client may (%s); retry when one has finished",
-			g.per, g.what, g.perSetting)
+		e.Detail = fmt.Sprintf("you already have as many %s in progress as one client may (%d, %s); retry when one has finished",
+			g.what, g.per, g.perSetting)
 	} else {
 		e.Detail = fmt.Sprintf("the server is running as many %s as it allows at once (%d, %s); retry in a few seconds",
 			g.what, g.max, g.setting)

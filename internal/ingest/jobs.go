@@ -111,7 +111,7 @@ func (j *Jobs) open(ctx context.Context, p auth.Principal, job store.CatalogInge
 	b := j.Bounds
 	if dir, ok := stagingDir(*job.StagingPath); ok && job.CreatedBy != nil {
 		owner := *job.CreatedBy
-		b.Reserve = func(n int64) error { return j.Staging.reserve(ctx, dir, owner, p.IsAdmin(), n) }
+		b.Reserve = func(n int64) (func(bool), error) { return j.Staging.reserve(ctx, dir, owner, p.IsAdmin(), n) }
 	}
 	src, err := Prepare(*job.StagingPath, b)
 	if err != nil {

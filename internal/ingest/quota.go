@@ -108,16 +108,23 @@ func (c *claim) record(ctx context.Context, dir uuid.UUID) error {
 	return err
 }
 
-// reserve claims and records n bytes for the directory of dir (an archive about to be unpacked).
-func (s *Staging) reserve(ctx context.Context, dir, owner uuid.UUID, admin bool, n int64) error {
+// reserve claims n bytes for the directory of dir (an archive about to be unpacked); done
+// records them once they are written, or gives them back.
+func (s *Staging) reserve(ctx context.Context, dir, owner uuid.UUID, admin bool, n int64) (done func(kept bool), err error) {
 	c, err := s.begin(ctx, owner, admin)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := c.take(n); err != nil {
-		return err
+		return nil, err
 	}
-	return c.record(ctx, dir)
+	return func(kept bool) {
+		if !kept {
+			c.drop()
+		} else if err := c.record(context.WithoutCancel(ctx), dir); err != nil {
+			s.Log.Warn("could not record staged bytes", "job_id", dir, "err", err)
+		}
+	}, nil
 }
 
 // remove deletes a staging directory and its accounting.

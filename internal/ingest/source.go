@@ -68,8 +68,9 @@ type Bounds struct {
 	MaxXLSXInflated int64 // bytes the parts of a spreadsheet may inflate to (XLSX_MAX_INFLATED_BYTES)
 	MaxKML          int64 // bytes of a KML document (KML_MAX_BYTES)
 	// Reserve, when set, claims n more bytes of the staging quota before an archive is unpacked;
-	// its refusal is the answer.
-	Reserve func(n int64) error
+	// its refusal is the answer. done records the claim once the members are written (kept) or
+	// gives it back.
+	Reserve func(n int64) (done func(kept bool), err error)
 }
 
 // Source is a staged upload as GDAL opens it.
@@ -254,12 +255,15 @@ func prepareArchive(staged string, b Bounds) (Source, error) {
 	}
 	dir := unpackedDir(staged)
 	if _, err := os.Stat(dir); err != nil {
+		done := func(bool) {}
 		if b.Reserve != nil {
-			if err := b.Reserve(kept); err != nil {
+			if done, err = b.Reserve(kept); err != nil {
 				return Source{}, err
 			}
 		}
-		if err := unpack(keep, dir, name); err != nil {
+		err := unpack(keep, dir, name)
+		done(err == nil)
+		if err != nil {
 			return Source{}, err
 		}
 	}
