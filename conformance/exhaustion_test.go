@@ -202,7 +202,9 @@ func TestFormatBombsAreRefusedBeforeGDAL(t *testing.T) {
 		})
 	}
 	// An ordinary spreadsheet within the bounds still imports.
-	small := xlsxOf(t, func(w io.Writer) { _, _ = io.WriteString(w, `<row r="2"><c r="A2"><v>5</v></c><c r="B2"><v>50</v></c></row>`) })
+	small := xlsxOf(t, func(w io.Writer) {
+		_, _ = io.WriteString(w, `<row r="2"><c r="A2"><v>5</v></c><c r="B2"><v>50</v></c></row>`)
+	})
 	id := f.upload(t, u, "small.xlsx", small)
 	if r := f.call(t, "POST", "/ingest/preview/"+id, u, map[string]any{}); r.Status != 200 {
 		t.Fatalf("an ordinary spreadsheet: %d %s", r.Status, r.Body)

@@ -412,7 +412,7 @@ func (e *Exporter) spool(tmp string, cmd *exec.Cmd, stderr *capped, cancel conte
 		close(sp.done)
 	}()
 	if err := sp.first(); err != nil {
-		sp.Close()
+		_ = sp.Close()
 		return nil, 0, err
 	}
 	return sp, 0, nil
