@@ -2,7 +2,10 @@ package conformance
 
 import (
 	"bytes"
+	"compress/zlib"
 	"encoding/base64"
+	"encoding/binary"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/png"
@@ -131,4 +134,51 @@ func TestMapIcons(t *testing.T) {
 	if err != nil || img.Bounds().Dx() < 32 || sheet.Header.Get("ETag") == "" {
 		t.Fatalf("sprite sheet: %v %v", err, sheet.Header)
 	}
+}
+
+// png16 is a w x h 16-bit RGBA PNG of zeros, written row by row without building the image: a
+// few hundred KB that decode to w*h*8 bytes.
+func png16(t *testing.T, w, h int) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	chunk := func(kind string, data []byte) {
+		_ = binary.Write(&out, binary.BigEndian, uint32(len(data)))
+		c := crc32.NewIEEE()
+		c.Write([]byte(kind))
+		c.Write(data)
+		out.WriteString(kind)
+		out.Write(data)
+		_ = binary.Write(&out, binary.BigEndian, c.Sum32())
+	}
+	out.WriteString("\x89PNG\r\n\x1a\n")
+	ihdr := make([]byte, 13)
+	binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
+	ihdr[8], ihdr[9] = 16, 6 // 16 bits a channel, RGBA
+	chunk("IHDR", ihdr)
+	var idat bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&idat, zlib.BestCompression)
+	row := make([]byte, 1+8*w) // filter byte 0, then the pixels
+	for range h {
+		_, _ = zw.Write(row)
+	}
+	_ = zw.Close()
+	chunk("IDAT", idat.Bytes())
+	chunk("IEND", nil)
+	return out.Bytes()
+}
+
+// A picture's dimensions are read from its header and capped (IMAGE_MAX_PIXELS, 4096 x 4096 by
+// default) before any pixel is decoded: a 4200 x 4200 16-bit PNG of about 140 KB, which
+// decodes to 140 MB, is refused at once, and one within the cap is still taken.
+func TestPictureDimensionsAreReadBeforeDecoding(t *testing.T) {
+	owner := newUser(t, "editor")
+	m := call(t, "POST", "/maps/", map[string]any{"name": "Card"}, bearer(owner.Access)...).JSON(t)
+	base := "/maps/" + m["id"].(string)
+	big := png16(t, 4200, 4200)
+	// Thumbnails take the same path, but their data URIs are at most 100,000 characters.
+	r := call(t, "PUT", base+"/og-image/", map[string]any{"data_uri": dataURI("image/png", big)}, bearer(owner.Access)...)
+	wantStatus(t, "an og image of 4200 x 4200 at 16 bits", r, 422, "IMAGE_MAX_PIXELS")
+	wantStatus(t, "an og image within the cap", call(t, "PUT", base+"/og-image/",
+		map[string]any{"data_uri": dataURI("image/png", png16(t, 1200, 630))}, bearer(owner.Access)...), 204)
 }

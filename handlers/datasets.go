@@ -396,7 +396,7 @@ func (s *Server) CommitImport(ctx context.Context, request gen.CommitImportReque
 		}
 		opts = ingest.Options{Title: val(b.Title), Summary: val(b.Summary), LayerName: val(b.LayerName),
 			Visibility: string(val(b.Visibility)), RecordStatus: val(b.RecordStatus), SourceSRID: val(b.SourceSrid), XColumn: val(b.XColumn), YColumn: val(b.YColumn),
-			GeomColumn: val(b.GeomColumn), VintageStart: b.TemporalStart, VintageEnd: b.TemporalEnd}
+			GeomColumn: val(b.GeomColumn), VintageStart: b.TemporalStart, VintageEnd: b.TemporalEnd, Mode: string(val(b.Mode))}
 		if b.SridOverride != nil {
 			opts.SourceSRID = *b.SridOverride
 		}
@@ -446,6 +446,7 @@ func (s *Server) ExportDataset(ctx context.Context, request gen.ExportDatasetReq
 	if err != nil {
 		return nil, err
 	}
+	req.Client = exportClient(ctx, p)
 	body, size, err := s.exporter.Open(ctx, req)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"meridian/gen"
+	"meridian/internal/auth"
 )
 
 // DcatUS3Catalog: DCAT-US 3 catalog (GET /datasets/dcat-us/3.0/).
@@ -75,6 +76,15 @@ func (s *Server) GeodcatAPRecord(ctx context.Context, request gen.GeodcatAPRecor
 // ValidateGeoDCATAPRecord: Validate GeoDCAT-AP record (GET /datasets/{dataset_id}/geodcat-ap/validation/).
 func (s *Server) ValidateGeoDCATAPRecord(ctx context.Context, request gen.ValidateGeoDCATAPRecordRequestObject) (gen.ValidateGeoDCATAPRecordResponseObject, error) {
 	return nil, notImplemented("validateGeoDCATAPRecord")
+}
+
+// exportClient names the caller of an export for its per-client bound: the user, or the client
+// address of an anonymous caller.
+func exportClient(ctx context.Context, p auth.Principal) string {
+	if p.Anonymous() {
+		return "ip:" + client(ctx).IP
+	}
+	return "user:" + p.UserID.String()
 }
 
 // exportResponse streams an export; Close ends the process or removes the temporary file.

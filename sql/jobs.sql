@@ -52,9 +52,10 @@ UPDATE catalog.ingest_jobs SET status = 'failed', error_message = @error_message
 WHERE id = @id AND status = 'pending';
 
 -- name: RequeueIngestJob :one
+-- A failed job whose staging was released (STAGING_TTL) has nothing to run again.
 UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL,
     error_message = NULL, can_retry = false, retry_reason = NULL, completed_at = NULL, updated_at = now()
-WHERE id = @id AND status = 'failed'
+WHERE id = @id AND status = 'failed' AND staging_path IS NOT NULL
 RETURNING *;
 
 -- name: LatestJobOfDataset :one
@@ -123,3 +124,50 @@ WHERE presigned AND status = 'pending' AND staging_path IS NULL AND expires_at <
 UPDATE catalog.ingest_jobs SET status = 'cancelled', error_message = 'the upload was never completed before its URLs expired',
     completed_at = now(), updated_at = now()
 WHERE id = ANY(@ids::uuid[]) AND presigned AND status = 'pending' AND staging_path IS NULL;
+
+-- name: OpenStagingArea :exec
+-- An upload starts: its directory is accounted from now on.
+INSERT INTO catalog.staging_areas (job_id, owner_id) VALUES (@job_id, @owner_id)
+ON CONFLICT (job_id) DO NOTHING;
+
+-- name: AddStagedBytes :exec
+-- Bytes written into a staging directory (an upload, an unpacked archive); a directory staged
+-- before the accounting existed is adopted.
+INSERT INTO catalog.staging_areas (job_id, owner_id, bytes) VALUES (@job_id, @owner_id, @bytes)
+ON CONFLICT (job_id) DO UPDATE SET bytes = catalog.staging_areas.bytes + excluded.bytes;
+
+-- name: CloseStagingArea :exec
+DELETE FROM catalog.staging_areas WHERE job_id = @job_id;
+
+-- name: StagingUsage :one
+-- The bytes staged by one owner and by everyone.
+SELECT coalesce(sum(bytes) FILTER (WHERE owner_id = @owner_id), 0)::bigint AS mine,
+    coalesce(sum(bytes), 0)::bigint AS total
+FROM catalog.staging_areas;
+
+-- name: ListStagingAreas :many
+SELECT job_id, created_at FROM catalog.staging_areas;
+
+-- name: ExpireUncommittedJobs :many
+-- Uploads never committed within the staging TTL end, with the reason; their staging goes.
+UPDATE catalog.ingest_jobs SET status = 'failed', error_message = @error_message, can_retry = false,
+    retry_reason = NULL, staging_path = NULL, completed_at = now(), updated_at = now()
+WHERE status = 'pending' AND NOT committed AND staging_path IS NOT NULL
+  AND updated_at < now() - make_interval(secs => @ttl_seconds::float8)
+RETURNING id;
+
+-- name: ReleaseStaleFailedJobs :many
+-- Failed jobs not retried within the staging TTL give up their staging file (and their retry).
+UPDATE catalog.ingest_jobs SET staging_path = NULL, can_retry = false, retry_reason = NULL, updated_at = now()
+WHERE status = 'failed' AND staging_path IS NOT NULL
+  AND coalesce(completed_at, updated_at) < now() - make_interval(secs => @ttl_seconds::float8)
+RETURNING id;
+
+-- name: StagingInUse :one
+-- Whether a staging directory (named by the job that uploaded into it) is still needed: a job
+-- reading its file is pending, running, or failed and still retryable. known says whether the
+-- uploading job exists at all (an upload in progress has no job yet).
+SELECT EXISTS (SELECT 1 FROM catalog.ingest_jobs j, catalog.ingest_jobs u
+               WHERE u.id = @job_id AND j.staging_path = u.staging_path
+                 AND j.status IN ('pending', 'running', 'failed'))::bool AS in_use,
+    EXISTS (SELECT 1 FROM catalog.ingest_jobs WHERE id = @job_id)::bool AS known;

@@ -13,6 +13,24 @@ import (
 	"github.com/google/uuid"
 )
 
+const addStagedBytes = `-- name: AddStagedBytes :exec
+INSERT INTO catalog.staging_areas (job_id, owner_id, bytes) VALUES ($1, $2, $3)
+ON CONFLICT (job_id) DO UPDATE SET bytes = catalog.staging_areas.bytes + excluded.bytes
+`
+
+type AddStagedBytesParams struct {
+	JobID   uuid.UUID  `json:"job_id"`
+	OwnerID *uuid.UUID `json:"owner_id"`
+	Bytes   int64      `json:"bytes"`
+}
+
+// Bytes written into a staging directory (an upload, an unpacked archive); a directory staged
+// before the accounting existed is adopted.
+func (q *Queries) AddStagedBytes(ctx context.Context, arg AddStagedBytesParams) error {
+	_, err := q.db.Exec(ctx, addStagedBytes, arg.JobID, arg.OwnerID, arg.Bytes)
+	return err
+}
+
 const attachStagedFile = `-- name: AttachStagedFile :execrows
 UPDATE catalog.ingest_jobs SET staging_path = $1, updated_at = now()
 WHERE id = $2 AND presigned AND staging_path IS NULL AND status = 'pending'
@@ -111,6 +129,15 @@ func (q *Queries) ClaimIngestJob(ctx context.Context, id uuid.UUID) (CatalogInge
 		&i.Attempts,
 	)
 	return i, err
+}
+
+const closeStagingArea = `-- name: CloseStagingArea :exec
+DELETE FROM catalog.staging_areas WHERE job_id = $1
+`
+
+func (q *Queries) CloseStagingArea(ctx context.Context, jobID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, closeStagingArea, jobID)
+	return err
 }
 
 const commitIngestJob = `-- name: CommitIngestJob :one
@@ -321,6 +348,40 @@ func (q *Queries) CreatePresignedJob(ctx context.Context, arg CreatePresignedJob
 		&i.Attempts,
 	)
 	return i, err
+}
+
+const expireUncommittedJobs = `-- name: ExpireUncommittedJobs :many
+UPDATE catalog.ingest_jobs SET status = 'failed', error_message = $1, can_retry = false,
+    retry_reason = NULL, staging_path = NULL, completed_at = now(), updated_at = now()
+WHERE status = 'pending' AND NOT committed AND staging_path IS NOT NULL
+  AND updated_at < now() - make_interval(secs => $2::float8)
+RETURNING id
+`
+
+type ExpireUncommittedJobsParams struct {
+	ErrorMessage *string `json:"error_message"`
+	TtlSeconds   float64 `json:"ttl_seconds"`
+}
+
+// Uploads never committed within the staging TTL end, with the reason; their staging goes.
+func (q *Queries) ExpireUncommittedJobs(ctx context.Context, arg ExpireUncommittedJobsParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, expireUncommittedJobs, arg.ErrorMessage, arg.TtlSeconds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const expiredPresignedJobs = `-- name: ExpiredPresignedJobs :many
@@ -611,6 +672,35 @@ func (q *Queries) ListIngestJobs(ctx context.Context, arg ListIngestJobsParams) 
 	return items, nil
 }
 
+const listStagingAreas = `-- name: ListStagingAreas :many
+SELECT job_id, created_at FROM catalog.staging_areas
+`
+
+type ListStagingAreasRow struct {
+	JobID     uuid.UUID `json:"job_id"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func (q *Queries) ListStagingAreas(ctx context.Context) ([]ListStagingAreasRow, error) {
+	rows, err := q.db.Query(ctx, listStagingAreas)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListStagingAreasRow{}
+	for rows.Next() {
+		var i ListStagingAreasRow
+		if err := rows.Scan(&i.JobID, &i.CreatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listStalledIngestJobs = `-- name: ListStalledIngestJobs :many
 SELECT id FROM catalog.ingest_jobs
 WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => $1::float8)
@@ -635,6 +725,22 @@ func (q *Queries) ListStalledIngestJobs(ctx context.Context, silenceSeconds floa
 		return nil, err
 	}
 	return items, nil
+}
+
+const openStagingArea = `-- name: OpenStagingArea :exec
+INSERT INTO catalog.staging_areas (job_id, owner_id) VALUES ($1, $2)
+ON CONFLICT (job_id) DO NOTHING
+`
+
+type OpenStagingAreaParams struct {
+	JobID   uuid.UUID  `json:"job_id"`
+	OwnerID *uuid.UUID `json:"owner_id"`
+}
+
+// An upload starts: its directory is accounted from now on.
+func (q *Queries) OpenStagingArea(ctx context.Context, arg OpenStagingAreaParams) error {
+	_, err := q.db.Exec(ctx, openStagingArea, arg.JobID, arg.OwnerID)
+	return err
 }
 
 const otherJobsNeedStaging = `-- name: OtherJobsNeedStaging :one
@@ -675,13 +781,42 @@ func (q *Queries) RefuseIngestJob(ctx context.Context, arg RefuseIngestJobParams
 	return result.RowsAffected(), nil
 }
 
+const releaseStaleFailedJobs = `-- name: ReleaseStaleFailedJobs :many
+UPDATE catalog.ingest_jobs SET staging_path = NULL, can_retry = false, retry_reason = NULL, updated_at = now()
+WHERE status = 'failed' AND staging_path IS NOT NULL
+  AND coalesce(completed_at, updated_at) < now() - make_interval(secs => $1::float8)
+RETURNING id
+`
+
+// Failed jobs not retried within the staging TTL give up their staging file (and their retry).
+func (q *Queries) ReleaseStaleFailedJobs(ctx context.Context, ttlSeconds float64) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, releaseStaleFailedJobs, ttlSeconds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const requeueIngestJob = `-- name: RequeueIngestJob :one
 UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL,
     error_message = NULL, can_retry = false, retry_reason = NULL, completed_at = NULL, updated_at = now()
-WHERE id = $1 AND status = 'failed'
+WHERE id = $1 AND status = 'failed' AND staging_path IS NOT NULL
 RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts
 `
 
+// A failed job whose staging was released (STAGING_TTL) has nothing to run again.
 func (q *Queries) RequeueIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngestJob, error) {
 	row := q.db.QueryRow(ctx, requeueIngestJob, id)
 	var i CatalogIngestJob
@@ -742,4 +877,45 @@ func (q *Queries) SetIngestJobStep(ctx context.Context, arg SetIngestJobStepPara
 		arg.ID,
 	)
 	return err
+}
+
+const stagingInUse = `-- name: StagingInUse :one
+SELECT EXISTS (SELECT 1 FROM catalog.ingest_jobs j, catalog.ingest_jobs u
+               WHERE u.id = $1 AND j.staging_path = u.staging_path
+                 AND j.status IN ('pending', 'running', 'failed'))::bool AS in_use,
+    EXISTS (SELECT 1 FROM catalog.ingest_jobs WHERE id = $1)::bool AS known
+`
+
+type StagingInUseRow struct {
+	InUse bool `json:"in_use"`
+	Known bool `json:"known"`
+}
+
+// Whether a staging directory (named by the job that uploaded into it) is still needed: a job
+// reading its file is pending, running, or failed and still retryable. known says whether the
+// uploading job exists at all (an upload in progress has no job yet).
+func (q *Queries) StagingInUse(ctx context.Context, jobID uuid.UUID) (StagingInUseRow, error) {
+	row := q.db.QueryRow(ctx, stagingInUse, jobID)
+	var i StagingInUseRow
+	err := row.Scan(&i.InUse, &i.Known)
+	return i, err
+}
+
+const stagingUsage = `-- name: StagingUsage :one
+SELECT coalesce(sum(bytes) FILTER (WHERE owner_id = $1), 0)::bigint AS mine,
+    coalesce(sum(bytes), 0)::bigint AS total
+FROM catalog.staging_areas
+`
+
+type StagingUsageRow struct {
+	Mine  int64 `json:"mine"`
+	Total int64 `json:"total"`
+}
+
+// The bytes staged by one owner and by everyone.
+func (q *Queries) StagingUsage(ctx context.Context, ownerID *uuid.UUID) (StagingUsageRow, error) {
+	row := q.db.QueryRow(ctx, stagingUsage, ownerID)
+	var i StagingUsageRow
+	err := row.Scan(&i.Mine, &i.Total)
+	return i, err
 }

@@ -464,6 +464,13 @@ type CatalogSqlSandboxLogin struct {
 	Password string `json:"password"`
 }
 
+type CatalogStagingArea struct {
+	JobID     uuid.UUID  `json:"job_id"`
+	OwnerID   *uuid.UUID `json:"owner_id"`
+	Bytes     int64      `json:"bytes"`
+	CreatedAt time.Time  `json:"created_at"`
+}
+
 type CatalogUser struct {
 	ID            uuid.UUID  `json:"id"`
 	Username      string     `json:"username"`

@@ -24,6 +24,7 @@ import (
 	"meridian/internal/apidocs"
 	"meridian/internal/config"
 	"meridian/internal/db"
+	"meridian/internal/gdalcmd"
 	"meridian/internal/ingest"
 	"meridian/internal/sqlquery"
 	"meridian/internal/web"
@@ -146,8 +147,12 @@ func serve() error {
 	if err != nil {
 		return err
 	}
+	if err := gdalcmd.CheckLimits(gdalLimits(cfg)); err != nil {
+		return err
+	}
+	staging := stagingOf(cfg, store.New(jobs), log)
 	importer := &ingest.Importer{Pool: jobs, Q: store.New(jobs), Log: log, DataDir: cfg.DataDir,
-		MaxUnpacked: ingest.UnpackLimit(cfg.MaxUploadBytes), Role: role, Stall: cfg.ImportStallTimeout}
+		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Staging: staging}
 	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers)
 	if err != nil {
 		return err
@@ -176,7 +181,7 @@ func serve() error {
 		log.Warn("read-only SQL: the sandbox role may still use "+fns+"; run the migrations once as a superuser (migrations 33 and 53)",
 			"role", sandboxRole)
 	}
-	deps, err := services(cfg, pools{requests: pool, counts: counts, sandbox: sandbox}, log, queue, sandboxRole)
+	deps, err := services(cfg, pools{requests: pool, counts: counts, sandbox: sandbox}, log, queue, staging, sandboxRole)
 	if err != nil {
 		return err
 	}

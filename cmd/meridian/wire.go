@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,8 @@ import (
 	"meridian/internal/config"
 	"meridian/internal/export"
 	"meridian/internal/features"
+	"meridian/internal/gate"
+	"meridian/internal/gdalcmd"
 	"meridian/internal/health"
 	"meridian/internal/ingest"
 	"meridian/internal/mail"
@@ -40,7 +43,7 @@ type pools struct {
 
 // services builds every domain service the handlers use, over the request pool. Presigned
 // uploads go to S3 when it is configured, to the local backend otherwise.
-func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, sandboxRole string) (handlers.Deps, error) {
+func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, staging *ingest.Staging, sandboxRole string) (handlers.Deps, error) {
 	pool := p.requests
 	q := store.New(pool)
 	var storage blob.Storage = blob.NewLocal(c.DataDir, c.BaseURL, c.JWTSecretKey)
@@ -54,7 +57,9 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 	}
 	box := secretbox.New(c.JWTSecretKey)
 	cat := &catalog.Service{Pool: pool, CountPool: p.counts, Q: q, Log: log, Settings: settings.Reader{Q: q}}
-	mapService := &maps.Service{Pool: pool, Q: q, Box: box, Settings: settings.Reader{Q: q}, Catalog: cat, Log: log, BaseURL: c.BaseURL}
+	mapService := &maps.Service{Pool: pool, Q: q, Box: box, Settings: settings.Reader{Q: q}, Catalog: cat, Log: log, BaseURL: c.BaseURL,
+		Pictures: maps.Pictures{MaxPixels: c.Files.ImageMaxPixels, Decodes: gate.New(gate.Config{What: "image decodes",
+			Setting: "IMAGE_DECODE_CONCURRENCY", Max: c.Files.ImageConcurrency, Wait: 5 * time.Second, RetryAfter: 5 * time.Second})}}
 	cat.Refs = mapService // column operations keep map layers' references
 	cat.Announced = mapService.Announced
 	pageMax := &settings.ItemsPageMax{Reader: settings.Reader{Q: q}, Bound: c.OGCMaxLimit, MaxAge: time.Second}
@@ -76,14 +81,51 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		Catalog:   cat,
 		Jobs: &ingest.Jobs{Pool: pool, Q: q, Queue: queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes, Storage: storage,
 			PresignedThreshold: c.PresignedThresholdBytes, PresignedPartSize: c.PresignedPartBytes, Stall: c.ImportStallTimeout,
-			Catalog: cat, Settings: settings.Reader{Q: q}},
-		Exporter: &export.Exporter{Pool: pool, TmpDir: filepath.Join(c.DataDir, "exports"), Timeout: c.ExportTimeout, Log: log},
+			Catalog: cat, Settings: settings.Reader{Q: q}, Bounds: bounds(c), GDAL: gdalLimits(c), Staging: staging,
+			Previews: gate.New(gate.Config{What: "previews of uploaded files", Setting: "PREVIEW_CONCURRENCY",
+				PerClientSetting: "PREVIEW_CONCURRENCY_PER_CLIENT", Max: c.Files.PreviewConcurrency, PerClient: c.Files.PreviewPerClient,
+				Wait: previewWait, RetryAfter: 5 * time.Second})},
+		Exporter: exporter(c, pool, log),
 		Tables:   features.Reader{Pool: pool},
 		Tiles: &tiles.Service{Catalog: cat, Reader: features.Reader{Pool: pool}, Settings: settings.Reader{Q: q},
 			Signer: tiles.NewSigner(cmp.Or(c.TileSigningSecret, c.JWTSecretKey)), Cache: tiles.NewCache(0)},
 		Maps: mapService,
 		SQL:  &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
 	}, nil
+}
+
+// previewWait is how long a preview waits for a free slot before it is answered 503: most
+// previews take well under a second, so a short burst is queued rather than refused.
+const previewWait = 3 * time.Second
+
+// gdalLimits are the kernel limits of every GDAL process.
+func gdalLimits(c config.Config) gdalcmd.Limits {
+	return gdalcmd.Limits{Memory: c.Files.GDALMemory, CPU: c.Files.GDALCPU, CacheMB: c.Files.GDALCacheMB}
+}
+
+// bounds are what a staged file may expand to before GDAL opens it.
+func bounds(c config.Config) ingest.Bounds {
+	return ingest.Bounds{MaxUnpacked: c.Files.ArchiveMaxUnpacked, MaxRatio: int64(c.Files.ArchiveMaxRatio),
+		MaxXLSXInflated: c.Files.XLSXMaxInflated, MaxKML: c.Files.KMLMaxBytes}
+}
+
+// stagingOf accounts for staged uploads within the quotas and expires them after the TTL.
+func stagingOf(c config.Config, q *store.Queries, log *slog.Logger) *ingest.Staging {
+	return &ingest.Staging{Dir: c.DataDir, Q: q, Log: log, PerUser: c.Files.StagingPerUser, Total: c.Files.StagingTotal,
+		TTL: c.Files.StagingTTL, OrphanAfter: max(c.Files.StagingTTL, c.ReadTimeout)}
+}
+
+// exporter runs exports within the export bounds: a slot per running ogr2ogr (briefly waited
+// for), and a share per client held until its download ends (refused at once: it frees only as
+// fast as that client reads).
+func exporter(c config.Config, pool *pgxpool.Pool, log *slog.Logger) *export.Exporter {
+	lim := gdalLimits(c)
+	lim.FileSize = c.Files.ExportMaxBytes
+	return &export.Exporter{Pool: pool, TmpDir: filepath.Join(c.DataDir, "exports"), Timeout: c.ExportTimeout, Log: log, GDAL: lim,
+		Running: gate.New(gate.Config{What: "exports", Setting: "EXPORT_CONCURRENCY", Max: c.Files.ExportConcurrency,
+			Wait: 5 * time.Second, RetryAfter: 10 * time.Second}),
+		Clients: gate.New(gate.Config{What: "exports", Setting: "EXPORT_CONCURRENCY", PerClientSetting: "EXPORT_CONCURRENCY_PER_CLIENT",
+			Max: math.MaxInt32, PerClient: c.Files.ExportPerClient, RetryAfter: 10 * time.Second})}
 }
 
 // fixedSettings are the values of the settings screen's keys that the server takes from its

@@ -109,6 +109,47 @@ type Config struct {
 	SMTPPassword string
 	SMTPFrom     string
 	SMTPStartTLS string // auto, always or never
+
+	// Files bounds what untrusted files and the GDAL processes reading them may cost.
+	Files FileLimits
+}
+
+// FileLimits are the bounds of untrusted files (uploads, archives, spreadsheets, pictures) and of
+// the GDAL processes that read and write datasets (issue #28): each a setting with a default a
+// 2-core server survives, validated at start.
+type FileLimits struct {
+	// GDALMemory is the address space one GDAL process may map (RLIMIT_AS), GDALCPU the CPU time
+	// it may use (RLIMIT_CPU); a tool past either is stopped and its work fails naming the bound.
+	GDALMemory int64
+	GDALCPU    time.Duration
+	// GDALCacheMB is GDAL_CACHEMAX of every GDAL process, in MB.
+	GDALCacheMB int
+	// PreviewConcurrency bounds the GDAL looks at staged files running at once (previews and the
+	// check a commit makes), PreviewPerClient those of one user; more answer 503 with Retry-After.
+	PreviewConcurrency, PreviewPerClient int
+	// ExportConcurrency bounds the ogr2ogr exports running at once (each a process and a database
+	// session), ExportPerClient the exports one client (user, or IP when anonymous) has in flight,
+	// its downloads included; more answer 503 with Retry-After.
+	ExportConcurrency, ExportPerClient int
+	// ExportMaxBytes bounds one export's file (RLIMIT_FSIZE of its ogr2ogr).
+	ExportMaxBytes int64
+	// ArchiveMaxRatio bounds how many times an archive, and each of its members, may expand;
+	// ArchiveMaxUnpacked the bytes an archive may unpack to.
+	ArchiveMaxRatio    int
+	ArchiveMaxUnpacked int64
+	// XLSXMaxInflated bounds the bytes the parts of a spreadsheet (a zip of XML) inflate to, and
+	// KMLMaxBytes a KML document: GDAL reads both whole into memory.
+	XLSXMaxInflated int64
+	KMLMaxBytes     int64
+	// StagingPerUser and StagingTotal bound the bytes staged uploads (and their unpacked members)
+	// hold on disk for one user and for everyone; StagingTTL is how long an upload never
+	// committed, or a failed job never retried, keeps its staging before it is expired.
+	StagingPerUser, StagingTotal int64
+	StagingTTL                   time.Duration
+	// ImageMaxPixels bounds the pictures decoded (map thumbnails, OG images, icons), read from
+	// their headers first; ImageConcurrency the decodes running at once.
+	ImageMaxPixels   int64
+	ImageConcurrency int
 }
 
 // Version and Build are stamped at link time (-ldflags -X); health reports them.
@@ -211,10 +252,63 @@ func load(get func(string) string) (Config, error) {
 	// Half the request pool (at least 2): with one client at its share, the other half still
 	// serves everyone else.
 	c.ClientMaxInFlight = p.integer("CLIENT_MAX_IN_FLIGHT", max(2, int(c.DBMaxConns)/2), 0, 10000)
+	c.Files = p.fileLimits(c.MaxUploadBytes, runtime.GOMAXPROCS(0))
 	if p.err != nil {
 		return Config{}, p.err
 	}
 	return c, c.validate()
+}
+
+// fileLimits reads the bounds of untrusted files; the defaults scale with the largest upload and
+// the cores, which are what the server and its GDAL processes share.
+func (p *parser) fileLimits(maxUpload int64, cpus int) FileLimits {
+	previews := max(2, cpus)
+	exports := max(4, 2*cpus)
+	unpacked := p.int64("ARCHIVE_MAX_UNPACKED_BYTES", 4*maxUpload)
+	// One largest upload and everything it may unpack to, and no more: an upload just under
+	// the ratio cannot be repeated until the disk is full.
+	perUser := p.int64("STAGING_QUOTA_PER_USER", maxUpload+unpacked)
+	return FileLimits{
+		GDALMemory:         p.int64("GDAL_MEMORY_LIMIT", 1<<30),
+		GDALCPU:            p.duration("GDAL_CPU_LIMIT", 30*time.Minute),
+		GDALCacheMB:        p.integer("GDAL_CACHEMAX", 64, 8, 1<<16),
+		PreviewConcurrency: p.integer("PREVIEW_CONCURRENCY", previews, 1, 256),
+		PreviewPerClient:   p.integer("PREVIEW_CONCURRENCY_PER_CLIENT", max(1, previews/2), 1, 256),
+		ExportConcurrency:  p.integer("EXPORT_CONCURRENCY", exports, 1, 256),
+		ExportPerClient:    p.integer("EXPORT_CONCURRENCY_PER_CLIENT", 2, 1, 256),
+		ExportMaxBytes:     p.int64("EXPORT_MAX_BYTES", 20<<30),
+		ArchiveMaxRatio:    p.integer("ARCHIVE_MAX_RATIO", 100, 2, 10000),
+		ArchiveMaxUnpacked: unpacked,
+		XLSXMaxInflated:    p.int64("XLSX_MAX_INFLATED_BYTES", 256<<20),
+		KMLMaxBytes:        p.int64("KML_MAX_BYTES", 64<<20),
+		StagingPerUser:     perUser,
+		StagingTotal:       p.int64("STAGING_QUOTA_TOTAL", max(20<<30, 4*perUser)),
+		StagingTTL:         p.duration("STAGING_TTL", 24*time.Hour),
+		ImageMaxPixels:     p.int64("IMAGE_MAX_PIXELS", 4096*4096),
+		ImageConcurrency:   p.integer("IMAGE_DECODE_CONCURRENCY", 2, 1, 64),
+	}
+}
+
+func (f FileLimits) validate() error {
+	switch {
+	case f.GDALMemory < 256<<20:
+		// Below this GDAL's own libraries and PROJ's database do not fit: every tool would fail.
+		return fmt.Errorf("GDAL_MEMORY_LIMIT %d must be at least 268435456 (256 MB)", f.GDALMemory)
+	case f.GDALCPU < 10*time.Second:
+		return fmt.Errorf("GDAL_CPU_LIMIT %s must be at least 10s", f.GDALCPU)
+	case f.PreviewPerClient > f.PreviewConcurrency:
+		return fmt.Errorf("PREVIEW_CONCURRENCY_PER_CLIENT %d may not exceed PREVIEW_CONCURRENCY %d", f.PreviewPerClient, f.PreviewConcurrency)
+	case f.ExportPerClient > f.ExportConcurrency:
+		return fmt.Errorf("EXPORT_CONCURRENCY_PER_CLIENT %d may not exceed EXPORT_CONCURRENCY %d", f.ExportPerClient, f.ExportConcurrency)
+	case f.StagingPerUser > f.StagingTotal:
+		return fmt.Errorf("STAGING_QUOTA_PER_USER %d may not exceed STAGING_QUOTA_TOTAL %d", f.StagingPerUser, f.StagingTotal)
+	case f.StagingTTL < time.Second:
+		return fmt.Errorf("STAGING_TTL %s must be at least 1s", f.StagingTTL)
+	case f.ImageMaxPixels > 100_000_000:
+		// Beyond this one decode alone takes most of a small server's memory (8 bytes a pixel at 16 bits).
+		return fmt.Errorf("IMAGE_MAX_PIXELS %d may be at most 100000000", f.ImageMaxPixels)
+	}
+	return nil
 }
 
 // MinSecretLength is the shortest JWT_SECRET_KEY accepted (spec section 5 rule 9).
@@ -273,6 +367,9 @@ func (c Config) validate() error {
 		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
 			return fmt.Errorf("PPROF_ADDR %q must be a loopback address with a port (127.0.0.1:6060)", c.PprofAddr)
 		}
+	}
+	if err := c.Files.validate(); err != nil {
+		return err
 	}
 	if c.ImportStallTimeout < 2*time.Second {
 		// Runs beat every sixth of it; shorter would fail healthy imports on a busy database.

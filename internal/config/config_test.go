@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(kv map[string]string) func(string) string {
@@ -76,6 +77,18 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		{"RATE_LIMITS_PER_USER", "previewFile", "RATE_LIMITS_PER_USER"},
 		{"LOG_FORMAT", "xml", "LOG_FORMAT"},
 		{"DATABASE_URL", " ", "DATABASE_URL"},
+		{"GDAL_MEMORY_LIMIT", "1000000", "GDAL_MEMORY_LIMIT"},
+		{"GDAL_CPU_LIMIT", "1s", "GDAL_CPU_LIMIT"},
+		{"PREVIEW_CONCURRENCY", "0", "PREVIEW_CONCURRENCY"},
+		{"EXPORT_CONCURRENCY_PER_CLIENT", "500", "EXPORT_CONCURRENCY_PER_CLIENT"},
+		{"EXPORT_MAX_BYTES", "-5", "EXPORT_MAX_BYTES"},
+		{"ARCHIVE_MAX_RATIO", "1", "ARCHIVE_MAX_RATIO"},
+		{"XLSX_MAX_INFLATED_BYTES", "lots", "XLSX_MAX_INFLATED_BYTES"},
+		{"KML_MAX_BYTES", "0", "KML_MAX_BYTES"},
+		{"STAGING_QUOTA_TOTAL", "1000", "STAGING_QUOTA_TOTAL"},
+		{"STAGING_TTL", "forever", "STAGING_TTL"},
+		{"IMAGE_MAX_PIXELS", "200000000", "IMAGE_MAX_PIXELS"},
+		{"IMAGE_DECODE_CONCURRENCY", "0", "IMAGE_DECODE_CONCURRENCY"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.val, func(t *testing.T) {
@@ -89,6 +102,26 @@ func TestLoadRejectsBadValues(t *testing.T) {
 				t.Fatalf("want error naming %s, got %v", tt.want, err)
 			}
 		})
+	}
+}
+
+// The bounds of untrusted files have defaults a small server survives, derived from the
+// largest upload where they bound what one upload may become.
+func TestFileLimitDefaults(t *testing.T) {
+	c, err := load(env(map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET_KEY": goodSecret, "MAX_UPLOAD_BYTES": "1000"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := c.Files
+	if f.GDALMemory != 1<<30 || f.GDALCPU != 30*time.Minute || f.GDALCacheMB != 64 || f.ExportPerClient != 2 || f.ArchiveMaxRatio != 100 ||
+		f.XLSXMaxInflated != 256<<20 || f.KMLMaxBytes != 64<<20 || f.StagingTTL != 24*time.Hour || f.ImageMaxPixels != 4096*4096 || f.ImageConcurrency != 2 {
+		t.Errorf("defaults: %+v", f)
+	}
+	if f.ArchiveMaxUnpacked != 4000 || f.StagingPerUser != 5000 || f.StagingTotal != 20<<30 {
+		t.Errorf("bounds following MAX_UPLOAD_BYTES=1000: unpacked %d, per user %d, total %d", f.ArchiveMaxUnpacked, f.StagingPerUser, f.StagingTotal)
+	}
+	if f.PreviewPerClient > f.PreviewConcurrency || f.ExportPerClient > f.ExportConcurrency || f.PreviewConcurrency < 2 || f.ExportConcurrency < 4 {
+		t.Errorf("concurrency defaults: %+v", f)
 	}
 }
 

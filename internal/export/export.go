@@ -1,14 +1,16 @@
 // Package export writes a dataset table out as a file with ogr2ogr: GeoPackage, GeoJSON, CSV,
-// zipped Shapefile or FlatGeobuf. Formats GDAL can write to a pipe stream straight through; the
-// others are written to a temporary directory first and then streamed from disk, so memory
-// stays flat whatever the size.
+// zipped Shapefile or FlatGeobuf. Formats GDAL can write sequentially are streamed while
+// ogr2ogr writes them; the others are written to a temporary directory first and then sent
+// from disk, so memory stays flat whatever the size. Either way ogr2ogr writes to a file, never
+// to the client: it and its database session end at GDAL's speed, and a slow reader holds only
+// a file.
 package export
 
 import (
 	"archive/zip"
-	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,6 +31,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/cql2"
 	"meridian/internal/db"
+	"meridian/internal/gate"
 	"meridian/internal/gdalcmd"
 	"meridian/internal/sqlbuild"
 )
@@ -61,6 +64,11 @@ type Exporter struct {
 	TmpDir  string
 	Timeout time.Duration
 	Log     *slog.Logger
+	GDAL    gdalcmd.Limits // the kernel limits of ogr2ogr (FileSize bounds the export's file)
+	// Running bounds the ogr2ogr exports running at once (each a process and a database session);
+	// Clients the exports one client has in flight, from the start to the last byte sent.
+	Running, Clients *gate.Gate
+	tmpOnce          sync.Once
 }
 
 // Request says what to export.
@@ -84,6 +92,8 @@ type Request struct {
 	// written against the alias t).
 	Where *cql2.Filter
 	Props map[string]cql2.Property
+	// Client names the caller for the per-client bound: its user, or its address when anonymous.
+	Client string
 }
 
 // LayerName is the layer and file name an export gets from a dataset title: letters of every
@@ -155,19 +165,36 @@ func (e *Exporter) Open(ctx context.Context, r Request) (io.ReadCloser, int64, e
 	if err != nil {
 		return nil, 0, err
 	}
+	// The client's share first (it lasts until the last byte is sent), then a running slot (it
+	// lasts as long as ogr2ogr).
+	done, err := e.Clients.Enter(ctx, r.Client)
+	if err != nil {
+		return nil, 0, err
+	}
+	body, size, err := e.run(ctx, r, f, spat, sql, settings)
+	if err != nil {
+		done()
+		return nil, 0, err
+	}
+	return &released{ReadCloser: body, release: done}, size, nil
+}
+
+// run runs ogr2ogr within a running slot and returns what it writes.
+func (e *Exporter) run(ctx context.Context, r Request, f Format, spat []float64, sql, settings string) (io.ReadCloser, int64, error) {
+	tmp, err := e.tmp()
+	if err != nil {
+		return nil, 0, err
+	}
+	ran, err := e.Running.Enter(ctx, "")
+	if err != nil {
+		return nil, 0, err
+	}
 	var dir, out string
 	if f.Stream {
 		out = "/vsistdout/"
 	} else {
-		// ogr2ogr runs in /: its output path must not depend on the server's working directory.
-		tmp, err := filepath.Abs(e.TmpDir)
-		if err != nil {
-			return nil, 0, err
-		}
-		if err = os.MkdirAll(tmp, 0o750); err != nil {
-			return nil, 0, err
-		}
 		if dir, err = os.MkdirTemp(tmp, "export-"); err != nil {
+			ran()
 			return nil, 0, err
 		}
 		out = filepath.Join(dir, r.Name+"."+strings.TrimPrefix(f.Ext, "zip"))
@@ -179,14 +206,16 @@ func (e *Exporter) Open(ctx context.Context, r Request) (io.ReadCloser, int64, e
 	cmd, stderr, err := e.command(ctx, r, f, out, spat, sql, settings)
 	if err != nil {
 		cancel()
+		ran()
 		os.RemoveAll(dir)
 		return nil, 0, err
 	}
 	if f.Stream {
-		return e.stream(cmd, stderr, cancel, r)
+		return e.spool(tmp, cmd, stderr, cancel, ran, r)
 	}
 	err = cmd.Run()
 	cancel()
+	ran()
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, 0, e.failed(r, err, stderr)
@@ -206,6 +235,37 @@ func (e *Exporter) Open(ctx context.Context, r Request) (io.ReadCloser, int64, e
 	}
 	st, _ := fh.Stat()
 	return &fileReader{File: fh, dir: dir}, st.Size(), nil
+}
+
+// tmp is the absolute temporary directory (ogr2ogr runs in /: its output path must not depend on
+// the server's working directory). The first call removes what a previous process left there:
+// spools are unlinked at once, but the directories of file formats outlive a crash.
+func (e *Exporter) tmp() (string, error) {
+	tmp, err := filepath.Abs(e.TmpDir)
+	if err != nil {
+		return "", err
+	}
+	e.tmpOnce.Do(func() {
+		entries, _ := os.ReadDir(tmp)
+		for _, en := range entries {
+			if info, err := en.Info(); err == nil && time.Since(info.ModTime()) > 2*e.timeout() {
+				_ = os.RemoveAll(filepath.Join(tmp, en.Name()))
+			}
+		}
+	})
+	return tmp, os.MkdirAll(tmp, 0o750)
+}
+
+// released gives back the client's share once the export's body is closed.
+type released struct {
+	io.ReadCloser
+	release func()
+}
+
+func (r *released) Close() error {
+	err := r.ReadCloser.Close()
+	r.release()
+	return err
 }
 
 func (e *Exporter) timeout() time.Duration {
@@ -248,7 +308,7 @@ func (e *Exporter) command(ctx context.Context, r Request, f Format, out string,
 	extra := []string{"PGPASSWORD=" + password,
 		"PGOPTIONS=-c statement_timeout=" + strconv.FormatInt(e.timeout().Milliseconds(), 10) + settings,
 		"PGAPPNAME=meridian-export"}
-	cmd, err := gdalcmd.Command(ctx, []string{"PostgreSQL", f.Driver}, extra, "ogr2ogr", args...)
+	cmd, err := gdalcmd.Command(ctx, e.GDAL, []string{"PostgreSQL", f.Driver}, extra, "ogr2ogr", args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -321,27 +381,119 @@ var geometryTypes = map[string]bool{"POINT": true, "MULTIPOINT": true, "LINESTRI
 
 var integerTypes = map[string]bool{"integer": true, "bigint": true, "smallint": true}
 
-// stream starts cmd and waits for its first bytes (or its end).
-func (e *Exporter) stream(cmd *exec.Cmd, stderr *capped, cancel context.CancelFunc, r Request) (io.ReadCloser, int64, error) {
-	stdout, err := cmd.StdoutPipe()
+// spoolPoll is how often a reader that caught up with ogr2ogr looks for more.
+const spoolPoll = 10 * time.Millisecond
+
+// spool starts cmd writing its output into an unlinked file under tmp and waits for its first
+// bytes (or its end); cancel (which kills the process) and release are called once it has ended.
+// The file has no name from the start, so it is removed on every path, a crash included, once
+// the last descriptor closes.
+func (e *Exporter) spool(tmp string, cmd *exec.Cmd, stderr *capped, cancel context.CancelFunc, release func(), r Request) (io.ReadCloser, int64, error) {
+	end := func() { cancel(); release() }
+	w, err := os.CreateTemp(tmp, "spool-*")
 	if err != nil {
-		cancel()
+		end()
 		return nil, 0, err
 	}
-	if err := cmd.Start(); err != nil {
-		cancel()
+	rf, err := os.Open(w.Name())
+	_ = os.Remove(w.Name())
+	if err != nil {
+		w.Close()
+		end()
 		return nil, 0, err
 	}
-	br := bufio.NewReaderSize(stdout, 64<<10)
-	if _, err := br.Peek(1); err != nil {
-		werr := cmd.Wait()
-		cancel()
-		if werr == nil {
-			werr = fmt.Errorf("no output (%v)", err)
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close() // the process has its own descriptor
+	if err != nil {
+		rf.Close()
+		end()
+		return nil, 0, err
+	}
+	sp := &spoolReader{f: rf, done: make(chan struct{}), kill: cancel, e: e, req: r, stderr: stderr}
+	go func() {
+		sp.procErr = cmd.Wait()
+		end()
+		close(sp.done)
+	}()
+	if err := sp.first(); err != nil {
+		_ = sp.Close()
+		return nil, 0, err
+	}
+	return sp, 0, nil
+}
+
+// spoolReader reads a spool while ogr2ogr writes it. Its end is io.EOF only when the process
+// succeeded: a failed run turns the end into an error, so a cut file is never passed off as
+// complete.
+type spoolReader struct {
+	f       *os.File
+	done    chan struct{} // closed when the process has ended (procErr is then set)
+	procErr error
+	kill    context.CancelFunc
+	e       *Exporter
+	req     Request
+	stderr  *capped
+	closed  bool
+}
+
+// first waits until the spool holds a byte or the process has ended; a process that ended
+// without output is an error, answered before any response is sent.
+func (s *spoolReader) first() error {
+	for {
+		st, err := s.f.Stat()
+		if err != nil {
+			return err
 		}
-		return nil, 0, e.failed(r, werr, stderr)
+		if st.Size() > 0 {
+			return nil
+		}
+		select {
+		case <-s.done:
+			if st, err := s.f.Stat(); err == nil && st.Size() > 0 && s.procErr == nil {
+				return nil
+			}
+			err := s.procErr
+			if err == nil {
+				err = errors.New("no output")
+			}
+			return s.e.failed(s.req, err, s.stderr)
+		case <-time.After(spoolPoll):
+		}
 	}
-	return &procReader{r: br, pipe: stdout, cmd: cmd, cancel: cancel, stderr: stderr, e: e, req: r}, 0, nil
+}
+
+func (s *spoolReader) Read(b []byte) (int, error) {
+	for {
+		n, err := s.f.Read(b)
+		if n > 0 || err != nil && err != io.EOF {
+			return n, err
+		}
+		select {
+		case <-s.done:
+			// Everything the process wrote is in the file now.
+			if n, err := s.f.Read(b); n > 0 || err != io.EOF {
+				return n, err
+			}
+			if s.procErr != nil {
+				return 0, s.e.failed(s.req, s.procErr, s.stderr)
+			}
+			return 0, io.EOF
+		case <-time.After(spoolPoll):
+		}
+	}
+}
+
+// Close ends the process when the reader stopped early (the client went away) and drops the
+// spool.
+func (s *spoolReader) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.kill()
+	<-s.done
+	return s.f.Close()
 }
 
 // failed logs GDAL's stderr with the dataset and returns the error to answer: 422 when the
@@ -354,6 +506,9 @@ func (e *Exporter) failed(r Request, err error, stderr *capped) error {
 	}
 	if r.CRS != 0 && r.CRS != 4326 && strings.Contains(msg, "Failed to reproject") {
 		return apperr.Unprocessable("the features cannot be transformed to EPSG:%d", r.CRS)
+	}
+	if limit := e.GDAL.Exceeded(err, msg); limit != "" {
+		return apperr.Unprocessable("the export was stopped: it reached %s; export fewer features (bbox, where) or another format", limit)
 	}
 	return fmt.Errorf("ogr2ogr export of dataset %s: %v: %s", r.DatasetID, err, firstLine(msg))
 }

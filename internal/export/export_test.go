@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"meridian/internal/cql2"
 )
@@ -32,7 +34,7 @@ func TestStreamEnds(t *testing.T) {
 			stderr := &capped{max: 64}
 			cmd.Stderr = stderr
 			e := &Exporter{}
-			rc, _, err := e.stream(cmd, stderr, cancel, Request{DatasetID: "d"})
+			rc, _, err := e.spool(t.TempDir(), cmd, stderr, cancel, func() {}, Request{DatasetID: "d"})
 			if (err != nil) != tt.openErr {
 				t.Fatalf("open error %v, want error: %v", err, tt.openErr)
 			}
@@ -48,6 +50,37 @@ func TestStreamEnds(t *testing.T) {
 				t.Fatalf("read error %v, want error: %v", err, tt.readErr)
 			}
 		})
+	}
+}
+
+// A reader that takes nothing does not hold the process: it writes its whole output into the
+// spool and ends at its own speed, its slot given back; the reader then still gets every byte,
+// and the spool leaves nothing behind.
+func TestSpoolFreesTheProcessFromASlowReader(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	// 8 MB, far more than any pipe holds: written to a pipe, the process would block on it.
+	cmd := exec.CommandContext(ctx, "sh", "-c", "head -c 8388608 /dev/zero")
+	stderr := &capped{max: 64}
+	cmd.Stderr = stderr
+	released := make(chan struct{})
+	dir := t.TempDir()
+	e := &Exporter{}
+	rc, _, err := e.spool(dir, cmd, stderr, cancel, func() { close(released) }, Request{DatasetID: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	select {
+	case <-released:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the process still runs while its reader reads nothing")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("the spool has a name in %s: %v", dir, entries)
+	}
+	n, err := io.Copy(io.Discard, rc)
+	if err != nil || n != 8<<20 {
+		t.Fatalf("read %d bytes (%v), want the whole 8 MB", n, err)
 	}
 }
 

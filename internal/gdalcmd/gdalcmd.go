@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -98,14 +99,18 @@ func Env(allow []string, extra ...string) ([]string, error) {
 	return append(env, extra...), nil
 }
 
-// Command prepares tool with args under Env(allow, extra...). When ctx ends (its deadline is the
-// caller's time limit) the tool and every process it started are killed.
-func Command(ctx context.Context, allow []string, extra []string, tool string, args ...string) (*exec.Cmd, error) {
+// Command prepares tool with args under Env(allow, extra...) and the kernel limits lim. When ctx
+// ends (its deadline is the caller's time limit) the tool and every process it started are killed.
+func Command(ctx context.Context, lim Limits, allow []string, extra []string, tool string, args ...string) (*exec.Cmd, error) {
+	if lim.CacheMB > 0 {
+		extra = append(slices.Clip(extra), "GDAL_CACHEMAX="+strconv.Itoa(lim.CacheMB))
+	}
 	env, err := Env(allow, extra...)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, tool, args...)
+	name, args := lim.wrap(tool, args)
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = env
 	cmd.Dir = "/"
 	// Its own process group, so a timeout kills what it started too; and it dies with the server

@@ -57,7 +57,7 @@ func TestOnlyTheAllowedDriversOpenFiles(t *testing.T) {
 		{[]string{"GPKG"}, false},
 		{[]string{"CSV", "FlatGeobuf"}, false},
 	} {
-		cmd, err := Command(context.Background(), tc.allow, nil, "ogrinfo", "-ro", "-so", path)
+		cmd, err := Command(context.Background(), Limits{}, tc.allow, nil, "ogrinfo", "-ro", "-so", path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestGDALCannotReachTheNetwork(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cmd, err := Command(ctx, []string{"GeoJSON"}, nil, "ogrinfo", "-ro", "-so", url)
+	cmd, err := Command(ctx, Limits{}, []string{"GeoJSON"}, nil, "ogrinfo", "-ro", "-so", url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestTimeoutKillsTheProcessGroup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	// The shell starts a grandchild and prints its pid; killing only the shell would leave it.
-	cmd, err := Command(ctx, nil, nil, "sh", "-c", "sleep 60 & echo $!; wait")
+	cmd, err := Command(ctx, Limits{}, nil, nil, "sh", "-c", "sleep 60 & echo $!; wait")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,5 +128,60 @@ func TestTimeoutKillsTheProcessGroup(t *testing.T) {
 			t.Fatalf("grandchild %d still runs after the timeout", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The kernel stops a tool at each limit, and Exceeded names the limit it ran into; without the
+// limits the same commands succeed, so the test can fail.
+func TestLimitsStopTheToolAndAreNamed(t *testing.T) {
+	needGDAL(t)
+	dir := t.TempDir()
+	// GDAL's KML driver builds the whole document in memory, about ten times its size.
+	var kml strings.Builder
+	kml.WriteString(`<?xml version="1.0"?><kml xmlns="http://www.opengis.net/kml/2.2"><Document><Folder><name>p</name>`)
+	for i := range 250000 {
+		kml.WriteString("<Placemark><name>p" + strconv.Itoa(i) + "</name><Point><coordinates>5,50</coordinates></Point></Placemark>\n")
+	}
+	kml.WriteString(`</Folder></Document></kml>`)
+	big := filepath.Join(dir, "big.kml")
+	if err := os.WriteFile(big, []byte(kml.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	tests := []struct {
+		name       string
+		lim        Limits
+		allow      []string
+		tool       string
+		args       []string
+		wantInName string
+	}{
+		{"memory", Limits{Memory: 256 << 20}, []string{"KML"}, "ogrinfo", []string{"-ro", "-so", "-al", big}, "GDAL_MEMORY_LIMIT"},
+		{"cpu", Limits{CPU: time.Second}, nil, "sh", []string{"-c", "while :; do :; done"}, "GDAL_CPU_LIMIT"},
+		{"file size", Limits{FileSize: 1 << 20}, nil, "sh", []string{"-c", "exec head -c 4194304 /dev/zero > " + out}, "EXPORT_MAX_BYTES"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd, err := Command(ctx, tt.lim, tt.allow, nil, tt.tool, tt.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			output, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the tool ran to its end under %+v:\n%.500s", tt.lim, output)
+			}
+			if got := tt.lim.Exceeded(err, string(output)); !strings.Contains(got, tt.wantInName) {
+				t.Fatalf("Exceeded = %q, want the limit %s named (%v: %.300s)", got, tt.wantInName, err, output)
+			}
+			if tt.name == "cpu" {
+				return // it would never end without the limit
+			}
+			free, _ := Command(ctx, Limits{}, tt.allow, nil, tt.tool, tt.args...)
+			if out, err := free.CombinedOutput(); err != nil {
+				t.Fatalf("without limits the tool fails too, so the test proves nothing: %v %.300s", err, out)
+			}
+		})
 	}
 }

@@ -40,18 +40,22 @@ type Options struct {
 	// Vintage is the data's temporal extent, stored on the new dataset as its data vintage.
 	VintageStart *time.Time `json:"vintage_start,omitempty"`
 	VintageEnd   *time.Time `json:"vintage_end,omitempty"`
+	// Mode is what the commit asked for: only create (or nothing) is done here.
+	Mode string `json:"-"`
 }
 
 // Importer loads a staged file into a new table of the data schema with ogr2ogr and creates
 // its catalog record.
 type Importer struct {
-	Pool        *pgxpool.Pool
-	Q           *store.Queries
-	Log         *slog.Logger
-	DataDir     string
-	MaxUnpacked int64         // archives unpack to at most this many bytes
-	Role        ImportRole    // the database role ogr2ogr writes as
-	Stall       time.Duration // a run silent for this long is failed (see Sweep)
+	Pool    *pgxpool.Pool
+	Q       *store.Queries
+	Log     *slog.Logger
+	DataDir string
+	Bounds  Bounds         // what a staged file may expand to (Prepare)
+	GDAL    gdalcmd.Limits // the kernel limits of ogrinfo and ogr2ogr
+	Role    ImportRole     // the database role ogr2ogr writes as
+	Stall   time.Duration  // a run silent for this long is failed (see Sweep)
+	Staging *Staging       // staging accounting and expiry; nil: files are only removed
 }
 
 // ImportError is a failure the caller can act on; its message is shown as the job's error.
@@ -120,6 +124,9 @@ func (im *Importer) Run(ctx context.Context, id uuid.UUID, complete func(context
 	im.Log.Info("import complete", "job_id", id, "dataset_id", res.DatasetID, "rows", res.Rows)
 	// The staging file goes once no other job (a fan-out sibling, a failed one awaiting retry) needs it.
 	if busy, err := im.Q.OtherJobsNeedStaging(ctx, store.OtherJobsNeedStagingParams{StagingPath: job.StagingPath, ID: id}); err == nil && !busy {
+		if dir, ok := stagingDir(deref(job.StagingPath)); ok && im.Staging != nil {
+			return im.Staging.remove(ctx, dir)
+		}
 		return os.RemoveAll(filepath.Dir(deref(job.StagingPath)))
 	}
 	return nil
@@ -156,14 +163,16 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 	if _, err := os.Stat(path); err != nil {
 		return result{}, &ImportError{Msg: "the staging file is gone; upload the file again"}
 	}
-	src, err := Prepare(path, im.MaxUnpacked)
+	// The commit unpacked and checked the file already (under the staging quota); a retry
+	// finds it unpacked too.
+	src, err := Prepare(path, im.Bounds)
 	if err != nil {
 		return result{}, &ImportError{Msg: err.Error()}
 	}
 	// Leftovers of this run's name cannot exist, but a table must never be appended to.
 	im.drop(table)
 	_ = im.Q.SetIngestJobStep(ctx, store.SetIngestJobStepParams{ID: job.ID, CurrentStep: ptr("ogr2ogr"), Progress: ptr(0.0)})
-	layers, err := Inspect(ctx, src, false)
+	layers, err := Inspect(ctx, im.GDAL, src, false)
 	if err != nil {
 		return result{}, err
 	}
@@ -205,7 +214,7 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 	args = append(append(args, im.Role.conn, src.Path), positional...)
 	runCtx, cancel := context.WithTimeout(ctx, importTime)
 	defer cancel()
-	cmd, err := gdalcmd.Command(runCtx, []string{src.Driver, "PostgreSQL"}, []string{"PGPASSWORD=" + im.Role.password}, "ogr2ogr", args...)
+	cmd, err := gdalcmd.Command(runCtx, im.GDAL, []string{src.Driver, "PostgreSQL"}, []string{"PGPASSWORD=" + im.Role.password}, "ogr2ogr", args...)
 	if err != nil {
 		return result{}, err
 	}
@@ -236,6 +245,9 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 			return result{}, ctx.Err()
 		}
 		im.Log.Warn("ogr2ogr failed", "job_id", job.ID, "source", src.String(), "stderr", lastLines(stderr.String(), 20))
+		if limit := im.GDAL.Exceeded(err, stderr.String()); limit != "" {
+			return result{}, &ImportError{Msg: fmt.Sprintf("the import of %s was stopped: it reached %s", src.Name, limit)}
+		}
 		// GDAL cannot tell a broken file from a database that went away: a retry may help.
 		return result{}, &ImportError{Msg: ogrMessage(stderr.String(), src.Name), Retry: true}
 	}

@@ -33,7 +33,7 @@ func TestRecordAndCompletionAreOneUnit(t *testing.T) {
 	dir := t.TempDir()
 	id := uuid.New()
 	gj := `{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"n":1},"geometry":{"type":"Point","coordinates":[5,50]}}]}`
-	path, _, err := Stage(dir, id, "one.geojson", strings.NewReader(gj), 1<<20)
+	path, _, err := Stage(dir, id, "one.geojson", strings.NewReader(gj), 1<<20, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestRecordAndCompletionAreOneUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	im := &Importer{Pool: pool, Q: q, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DataDir: dir,
-		MaxUnpacked: 1 << 30, Role: role, Stall: time.Minute}
+		Bounds: Bounds{MaxUnpacked: 1 << 30}, Role: role, Stall: time.Minute}
 	count := func(sql string) int {
 		var n int
 		if err := pool.QueryRow(ctx, sql).Scan(&n); err != nil {

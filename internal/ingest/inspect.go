@@ -74,7 +74,7 @@ const (
 // Counts and extents cost a pass over the whole file for formats without a header that holds
 // them (CSV, GeoJSON, KML ...): only a preview asks for them (full); otherwise they are read
 // only where they are free.
-func Inspect(ctx context.Context, src Source, full bool) ([]Layer, error) {
+func Inspect(ctx context.Context, lim gdalcmd.Limits, src Source, full bool) ([]Layer, error) {
 	limit := commitTime
 	if full {
 		limit = previewTime
@@ -89,7 +89,7 @@ func Inspect(ctx context.Context, src Source, full bool) ([]Layer, error) {
 		}
 	}
 	args = append(append(args, src.openArgs(Options{})...), src.Path)
-	cmd, err := gdalcmd.Command(ctx, []string{src.Driver}, nil, "ogrinfo", args...)
+	cmd, err := gdalcmd.Command(ctx, lim, []string{src.Driver}, nil, "ogrinfo", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +98,9 @@ func Inspect(ctx context.Context, src Source, full bool) ([]Layer, error) {
 	if err := cmd.Run(); err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, &ImportError{Msg: fmt.Sprintf("%s took longer than %s to read and was given up", src.Name, limit)}
+		}
+		if what := lim.Exceeded(err, stderr.String()+out.String()); what != "" {
+			return nil, &ImportError{Msg: fmt.Sprintf("%s could not be read within %s", src.Name, what)}
 		}
 		return nil, &ImportError{Msg: ogrMessage(stderr.String()+out.String(), src.Name)}
 	}
@@ -155,7 +158,7 @@ func parseOgrinfo(text string) ([]Layer, string, error) {
 }
 
 // Samples returns the properties of the first n features of a layer.
-func Samples(ctx context.Context, src Source, layer string, several bool, n int) ([]Sample, error) {
+func Samples(ctx context.Context, lim gdalcmd.Limits, src Source, layer string, several bool, n int) ([]Sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, previewTime)
 	defer cancel()
 	opts, positional, err := selectLayer(layer, several)
@@ -164,7 +167,7 @@ func Samples(ctx context.Context, src Source, layer string, several bool, n int)
 	}
 	args := append([]string{"-f", "GeoJSON", "-limit", strconv.Itoa(n)}, opts...)
 	args = append(append(append(args, src.openArgs(Options{})...), "/vsistdout/", src.Path), positional...)
-	cmd, err := gdalcmd.Command(ctx, []string{src.Driver, "GeoJSON"}, nil, "ogr2ogr", args...)
+	cmd, err := gdalcmd.Command(ctx, lim, []string{src.Driver, "GeoJSON"}, nil, "ogr2ogr", args...)
 	if err != nil {
 		return nil, err
 	}

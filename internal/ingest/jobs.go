@@ -18,6 +18,8 @@ import (
 	"meridian/internal/auth"
 	"meridian/internal/blob"
 	"meridian/internal/catalog"
+	"meridian/internal/gate"
+	"meridian/internal/gdalcmd"
 	"meridian/internal/settings"
 	"meridian/store"
 )
@@ -35,6 +37,12 @@ type Jobs struct {
 	Stall              time.Duration // see Importer.Stall
 	Catalog            *catalog.Service
 	Settings           settings.Reader // the upload limits an admin sets (Limits)
+	Bounds             Bounds          // what a staged file may expand to (Prepare)
+	GDAL               gdalcmd.Limits  // the kernel limits of the GDAL tools a look at a file runs
+	// Previews bound the GDAL looks at staged files running at once (previews, and the check a
+	// commit makes), in all and per user.
+	Previews *gate.Gate
+	Staging  *Staging // the staging quotas
 }
 
 // upload stages a file for a new pending job owned by the caller.
@@ -50,17 +58,29 @@ func (j *Jobs) upload(ctx context.Context, p auth.Principal, filename string, r 
 		return store.CatalogIngestJob{}, err
 	}
 	id := uuid.New()
-	path, size, err := Stage(j.DataDir, id, filename, r, limits.MaxBytes)
+	// The staging quota is claimed chunk by chunk while the file is written, so an upload that
+	// would break it stops there instead of filling the disk first.
+	c, err := j.Staging.begin(ctx, p.UserID, p.IsAdmin())
+	if err == nil {
+		err = j.Q.OpenStagingArea(ctx, store.OpenStagingAreaParams{JobID: id, OwnerID: &p.UserID})
+	}
+	if err != nil {
+		return store.CatalogIngestJob{}, err
+	}
+	path, size, err := Stage(j.DataDir, id, filename, r, limits.MaxBytes, c.take)
 	if err == nil {
 		err = limits.admit(filename, size) // the storage quota, now that the size is known
 	}
-	if err != nil {
-		_ = Discard(j.DataDir, id)
-		return store.CatalogIngestJob{}, err
+	if err == nil {
+		err = c.record(ctx, id)
 	}
-	job, err := j.Q.CreateIngestJob(ctx, store.CreateIngestJobParams{ID: id, SourceFilename: &filename, StagingPath: &path, CreatedBy: &p.UserID})
+	var job store.CatalogIngestJob
+	if err == nil {
+		job, err = j.Q.CreateIngestJob(ctx, store.CreateIngestJobParams{ID: id, SourceFilename: &filename, StagingPath: &path, CreatedBy: &p.UserID})
+	}
 	if err != nil {
-		_ = Discard(j.DataDir, id) // no orphaned files
+		c.drop()
+		_ = j.Staging.remove(context.WithoutCancel(ctx), id) // no orphaned files
 	}
 	return job, err
 }
@@ -74,22 +94,30 @@ func (j *Jobs) get(ctx context.Context, p auth.Principal, id uuid.UUID) (store.C
 	return job, err
 }
 
-// UnpackLimit is how many bytes an archive may unpack to: four times the largest upload.
-func UnpackLimit(maxUpload int64) int64 { return 4 * maxUpload }
-
-// open prepares a job's staged file (signature, archive members) and lists its layers, with
-// counts and extents when full. A file that is refused answers 422, or 413 for an archive that
-// unpacks too large.
-func (j *Jobs) open(ctx context.Context, job store.CatalogIngestJob, full bool) (Source, []Layer, error) {
+// open prepares a job's staged file (signature, archive members, what it expands to) and lists
+// its layers, with counts and extents when full, for p. A file that is refused answers 422, or
+// 413 for one that expands past a bound; a server already running as many looks at files as
+// it allows (in all, or for p) answers 503 with Retry-After.
+func (j *Jobs) open(ctx context.Context, p auth.Principal, job store.CatalogIngestJob, full bool) (Source, []Layer, error) {
 	if job.StagingPath == nil {
 		// A presigned upload not completed yet: nothing to read, and nothing wrong with the job.
 		return Source{}, nil, apperr.Conflict("the upload of job %s is not complete yet; complete it before previewing or committing", job.ID)
 	}
-	src, err := Prepare(*job.StagingPath, UnpackLimit(j.MaxUpload))
+	release, err := j.Previews.Enter(ctx, p.UserID.String())
+	if err != nil {
+		return Source{}, nil, err
+	}
+	defer release()
+	b := j.Bounds
+	if dir, ok := stagingDir(*job.StagingPath); ok && job.CreatedBy != nil {
+		owner := *job.CreatedBy
+		b.Reserve = func(n int64) (func(bool), error) { return j.Staging.reserve(ctx, dir, owner, p.IsAdmin(), n) }
+	}
+	src, err := Prepare(*job.StagingPath, b)
 	if err != nil {
 		return src, nil, err
 	}
-	layers, err := Inspect(ctx, src, full)
+	layers, err := Inspect(ctx, j.GDAL, src, full)
 	var ie *ImportError
 	if errors.As(err, &ie) {
 		return src, nil, apperr.Unprocessable("%s", ie.Msg)
@@ -100,9 +128,9 @@ func (j *Jobs) open(ctx context.Context, job store.CatalogIngestJob, full bool) 
 // refuse ends a pending job whose file was refused, with the reason, and returns that refusal.
 // No retry can change the file, so it goes with the refusal: nothing refused (hostile archives
 // included) stays on disk, and the job is not retryable (its staging file is gone). Other errors
-// leave the job as it was.
+// (a full staging quota included: the file is not at fault) leave the job as it was.
 func (j *Jobs) refuse(ctx context.Context, id uuid.UUID, err error) error {
-	if k := apperr.KindOf(err); k == apperr.KindUnprocessable || k == apperr.KindTooLarge {
+	if k := apperr.KindOf(err); (k == apperr.KindUnprocessable || k == apperr.KindTooLarge) && !errors.Is(err, errQuota) {
 		msg := err.Error()
 		var ae *apperr.Error
 		if errors.As(err, &ae) {
@@ -113,7 +141,7 @@ func (j *Jobs) refuse(ctx context.Context, id uuid.UUID, err error) error {
 			return ferr
 		}
 		if n == 1 { // this call ended the job: no run of it can be reading the file
-			_ = Discard(j.DataDir, id)
+			_ = j.Staging.remove(ctx, id)
 		}
 	}
 	return err
@@ -136,7 +164,7 @@ func (j *Jobs) Preview(ctx context.Context, p auth.Principal, id uuid.UUID, samp
 	if err != nil {
 		return Preview{}, err
 	}
-	src, layers, err := j.open(ctx, job, true)
+	src, layers, err := j.open(ctx, p, job, true)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -144,7 +172,7 @@ func (j *Jobs) Preview(ctx context.Context, p auth.Principal, id uuid.UUID, samp
 	for i, l := range layers {
 		names, _, _ := planColumns(l.Columns)
 		// A layer GDAL cannot sample still previews its schema.
-		sample, _ := Samples(ctx, src, l.Name, len(layers) > 1, samples)
+		sample, _ := Samples(ctx, j.GDAL, src, l.Name, len(layers) > 1, samples)
 		pv.Samples[i] = renameSamples(sample, l.Columns, names)
 		for k := range l.Columns {
 			layers[i].Columns[k].Name = names[k]
@@ -175,6 +203,13 @@ func (j *Jobs) commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts 
 	if err != nil {
 		return cur, err
 	}
+	if opts.Mode != "" && opts.Mode != "create" {
+		// Writing into an existing dataset is Reupload's work (its version, schema check, map
+		// layers and attribute edits); done here it would skip all of them. The job stays pending.
+		return cur, apperr.Unprocessable("mode %q is not done by Commit Import, which always creates a new dataset: to %s the data of "+
+			"an existing dataset, upload the file with Reupload Dataset (POST /datasets/{dataset_id}/reupload) and commit it with "+
+			"Reupload Commit; or commit this job with mode create", opts.Mode, opts.Mode)
+	}
 	if cur.Status != "pending" || cur.Committed {
 		return cur, apperr.Conflict("job %s was already processed: it was committed before or is no longer pending", id)
 	}
@@ -183,7 +218,7 @@ func (j *Jobs) commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts 
 			return cur, err
 		}
 	}
-	src, layers, err := j.open(ctx, cur, false)
+	src, layers, err := j.open(ctx, p, cur, false)
 	if err != nil {
 		return cur, j.refuse(ctx, id, err)
 	}
@@ -231,7 +266,7 @@ func (j *Jobs) fanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choic
 	if cur.Status != "pending" || cur.Committed {
 		return nil, nil, apperr.Conflict("job %s was already processed: it was committed before or is no longer pending", id)
 	}
-	_, layers, err := j.open(ctx, cur, false)
+	_, layers, err := j.open(ctx, p, cur, false)
 	if err != nil {
 		return nil, nil, j.refuse(ctx, id, err)
 	}
@@ -342,7 +377,7 @@ func (j *Jobs) CleanupStale(ctx context.Context, olderThanMinutes int, dryRun bo
 		}
 		for _, id := range c.Pending {
 			c.StagedConsidered++
-			if Discard(j.DataDir, id) == nil {
+			if j.Staging.remove(ctx, id) == nil {
 				c.StagedReaped++
 			} else {
 				c.StagedFailures++

@@ -144,6 +144,30 @@ func (j *Jobs) completePresigned(ctx context.Context, p auth.Principal, id uuid.
 	for i, pt := range parts {
 		bp[i] = blob.Part{Number: pt.Number, ETag: pt.ETag}
 	}
+	// The declared size is claimed from the staging quota before the file is assembled there.
+	owner := p.UserID
+	if job.CreatedBy != nil {
+		owner = *job.CreatedBy
+	}
+	c, err := j.Staging.begin(ctx, owner, p.IsAdmin())
+	if err != nil {
+		return job, err
+	}
+	if err := c.take(*job.DeclaredSize); err != nil {
+		return job, err
+	}
+	// A failed completion keeps the parts received (they live in the job's staging directory)
+	// for the client to complete again; only the claim goes.
+	if job, err = j.assemble(ctx, job, bp, count); err != nil {
+		c.drop()
+		return job, err
+	}
+	return job, c.record(ctx, id)
+}
+
+// assemble writes a presigned upload's parts into its staging file and attaches it to the job.
+func (j *Jobs) assemble(ctx context.Context, job store.CatalogIngestJob, bp []blob.Part, count int) (store.CatalogIngestJob, error) {
+	id := job.ID
 	dst := filepath.Join(StageDir(j.DataDir, id), deref(job.SourceFilename))
 	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
 		return job, err

@@ -85,7 +85,32 @@ func NewQueue(pool *pgxpool.Pool, im *Importer, log *slog.Logger, workers int) (
 // Start runs the workers until Stop, and the sweeper of stalled imports until ctx ends.
 func (q *Queue) Start(ctx context.Context) error {
 	go q.sweep(ctx)
+	if q.im.Staging != nil {
+		go q.sweepStaging(ctx)
+	}
 	return q.client.Start(ctx)
+}
+
+// sweepStaging expires staging nobody will use (Staging.Sweep), at start-up and then every
+// quarter of the staging TTL (between a second and ten minutes), on every server: each removes
+// what lies on its own disk.
+func (q *Queue) sweepStaging(ctx context.Context) {
+	t := time.NewTicker(min(max(q.im.Staging.TTL/4, time.Second), 10*time.Minute))
+	defer t.Stop()
+	for {
+		n, err := q.im.Staging.Sweep(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			q.im.Log.Warn("sweeping expired staging failed", "err", err)
+		case n > 0:
+			q.im.Log.Info("removed expired staging", "directories", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // sweep fails, on every replica, imports whose run has been silent for the stall time (their

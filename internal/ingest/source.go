@@ -51,13 +51,27 @@ var sidecars = []string{".shx", ".dbf", ".prj", ".cpg", ".qix", ".sbn", ".sbx", 
 // archive and GDAL's virtual formats, which point at other files, databases or URLs.
 var refusedMembers = []string{".zip", ".gz", ".tgz", ".tar", ".7z", ".rar", ".bz2", ".xz", ".kmz", ".vrt", ".ovf"}
 
-const (
-	// maxRatio bounds how much an archive may expand: real vector archives compress about 3-10
-	// to 1; a bomb compresses thousands to one.
-	maxRatio = 100
-	// sniffBytes is how much of a file its signature check reads.
-	sniffBytes = 4096
-)
+// sniffBytes is how much of a file its signature check reads.
+const sniffBytes = 4096
+
+// ratioFloor is the size below which a single member's ratio is not judged: a small sidecar of
+// padding (a .dbf of empty fields, a .cpg) may compress far better than data, and costs nothing.
+const ratioFloor = 1 << 20
+
+// Bounds are what a staged file may expand to before any GDAL tool opens it. Archives are the
+// obvious bombs, but formats that are archives or are read whole into memory are too: a
+// spreadsheet is a zip of XML that GDAL's XLSX driver inflates and parses whole, and GDAL's KML
+// driver builds the whole document in memory (about ten times its size).
+type Bounds struct {
+	MaxUnpacked     int64 // bytes an archive may unpack to (ARCHIVE_MAX_UNPACKED_BYTES)
+	MaxRatio        int64 // times an archive, or one of its members, may expand (ARCHIVE_MAX_RATIO)
+	MaxXLSXInflated int64 // bytes the parts of a spreadsheet may inflate to (XLSX_MAX_INFLATED_BYTES)
+	MaxKML          int64 // bytes of a KML document (KML_MAX_BYTES)
+	// Reserve, when set, claims n more bytes of the staging quota before an archive is unpacked;
+	// its refusal is the answer. done records the claim once the members are written (kept) or
+	// gives it back.
+	Reserve func(n int64) (done func(kept bool), err error)
+}
 
 // Source is a staged upload as GDAL opens it.
 type Source struct {
@@ -68,14 +82,19 @@ type Source struct {
 }
 
 // Prepare checks a staged file before any GDAL tool sees it: its extension and its own
-// signature must agree, and an archive is listed and unpacked by this code, member by member,
-// within MaxUnpacked bytes. The unpacked copy is kept beside the staging file, so preview,
-// commit and import each open exactly what was checked.
-func Prepare(staged string, maxUnpacked int64) (Source, error) {
+// signature must agree, an archive is listed and unpacked by this code, member by member,
+// within the bounds, and what GDAL will open is checked for what it expands to (a spreadsheet's
+// parts, a KML's size). The unpacked copy is kept beside the staging file, so preview, commit
+// and import each open exactly what was checked.
+func Prepare(staged string, b Bounds) (Source, error) {
 	name := filepath.Base(staged)
 	ext := strings.ToLower(filepath.Ext(staged))
 	if ext == ".zip" {
-		return prepareArchive(staged, maxUnpacked)
+		src, err := prepareArchive(staged, b)
+		if err != nil {
+			return src, err
+		}
+		return src, b.checkContent(src)
 	}
 	f, ok := formats[ext]
 	if !ok || ext == ".shp" {
@@ -84,7 +103,88 @@ func Prepare(staged string, maxUnpacked int64) (Source, error) {
 	if err := checkSignature(staged, name, f); err != nil {
 		return Source{}, err
 	}
-	return Source{Path: staged, Driver: f.Driver, Format: f.Name, Name: name}, nil
+	src := Source{Path: staged, Driver: f.Driver, Format: f.Name, Name: name}
+	return src, b.checkContent(src)
+}
+
+// checkContent bounds what GDAL's driver will hold in memory for src.
+func (b Bounds) checkContent(src Source) error {
+	switch src.Driver {
+	case "XLSX":
+		return b.checkSpreadsheet(src.Path, src.Name)
+	case "KML":
+		st, err := os.Stat(src.Path)
+		if err != nil {
+			return err
+		}
+		return b.checkKML(src.Name, st.Size())
+	}
+	return nil
+}
+
+func (b Bounds) checkKML(name string, size int64) error {
+	if b.MaxKML > 0 && size > b.MaxKML {
+		return apperr.TooLarge("%s is a KML document of %d bytes; KML is read whole into memory, so documents of more than %d bytes "+
+			"are refused (KML_MAX_BYTES): convert it to GeoPackage or FlatGeobuf and upload that", name, size, b.MaxKML)
+	}
+	return nil
+}
+
+// checkSpreadsheet reads a spreadsheet's parts with the archive checks: the bytes they declare,
+// each part's ratio, and then the bytes they really inflate to (a header may lie), before GDAL
+// inflates and parses them.
+func (b Bounds) checkSpreadsheet(file, name string) error {
+	zr, err := zip.OpenReader(file)
+	if err != nil {
+		return apperr.Unprocessable("%s is not a readable XLSX spreadsheet (a spreadsheet is a zip archive of XML parts)", name)
+	}
+	defer zr.Close()
+	st, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
+	limit := expansionLimit{bytes: b.MaxXLSXInflated, setting: "XLSX_MAX_INFLATED_BYTES", what: "the spreadsheet's parts inflate"}
+	if _, err := b.checkExpansion(name, zr.File, st.Size(), limit); err != nil {
+		return err
+	}
+	for _, m := range zr.File {
+		if err := inflate(m, io.Discard); err != nil {
+			var ae *apperr.Error
+			if errors.As(err, &ae) {
+				return err
+			}
+			return apperr.Unprocessable("%s: part %s of the spreadsheet does not inflate: %v", name, m.Name, err)
+		}
+	}
+	return nil
+}
+
+// expansionLimit is the most bytes a zip's members may declare, and the setting that says so.
+type expansionLimit struct {
+	bytes         int64
+	setting, what string
+}
+
+// checkExpansion is the one check of what a zip (an archive, a spreadsheet) expands to, from
+// its members' headers: the bytes they declare in all, the ratio of each member above
+// ratioFloor, and the ratio of the whole. It answers the bytes declared.
+func (b Bounds) checkExpansion(name string, members []*zip.File, size int64, limit expansionLimit) (uint64, error) {
+	var total uint64
+	for _, m := range members {
+		total += m.UncompressedSize64
+		if limit.bytes > 0 && total > uint64(limit.bytes) {
+			return total, apperr.TooLarge("%s: %s to more than %d bytes (at member %s; %s)", name, limit.what, limit.bytes, m.Name, limit.setting)
+		}
+		if b.MaxRatio > 0 && m.UncompressedSize64 >= ratioFloor && m.UncompressedSize64/max(m.CompressedSize64, 1) > uint64(b.MaxRatio) {
+			return total, apperr.Unprocessable("%s: member %s would expand %d times; members that compress more than %d to 1 are refused (ARCHIVE_MAX_RATIO)",
+				name, m.Name, m.UncompressedSize64/max(m.CompressedSize64, 1), b.MaxRatio)
+		}
+	}
+	if b.MaxRatio > 0 && size > 0 && total/uint64(size) > uint64(b.MaxRatio) {
+		return total, apperr.Unprocessable("%s: the archive would expand %d times; archives that compress more than %d to 1 are refused (ARCHIVE_MAX_RATIO)",
+			name, total/uint64(size), b.MaxRatio)
+	}
+	return total, nil
 }
 
 func checkSignature(file, name string, f format) error {
@@ -111,7 +211,7 @@ func checkSignature(file, name string, f format) error {
 // unpackedDir holds the checked members of a staged archive.
 func unpackedDir(staged string) string { return filepath.Join(filepath.Dir(staged), "unpacked") }
 
-func prepareArchive(staged string, maxUnpacked int64) (Source, error) {
+func prepareArchive(staged string, b Bounds) (Source, error) {
 	name := filepath.Base(staged)
 	zr, err := zip.OpenReader(staged)
 	if err != nil {
@@ -122,16 +222,12 @@ func prepareArchive(staged string, maxUnpacked int64) (Source, error) {
 	if err != nil {
 		return Source{}, err
 	}
-	var total uint64
 	var keep []*zip.File
+	var kept int64
 	seen := map[string]string{}
 	for _, m := range zr.File {
 		if err := checkMember(m); err != nil {
 			return Source{}, err
-		}
-		total += m.UncompressedSize64
-		if total > uint64(maxUnpacked) {
-			return Source{}, apperr.TooLarge("%s: the archive unpacks to more than %d bytes (at member %s)", name, maxUnpacked, m.Name)
 		}
 		base := path.Base(strings.ReplaceAll(m.Name, `\`, "/"))
 		ext := strings.ToLower(filepath.Ext(base))
@@ -144,15 +240,30 @@ func prepareArchive(staged string, maxUnpacked int64) (Source, error) {
 			return Source{}, apperr.Unprocessable("%s: members %s and %s have the same file name", name, prev, m.Name)
 		}
 		seen[strings.ToLower(base)] = m.Name
+		if ext == ".kml" {
+			// Refused before it is unpacked, not after.
+			if err := b.checkKML(m.Name, int64(min(m.UncompressedSize64, 1<<62))); err != nil {
+				return Source{}, err
+			}
+		}
 		keep = append(keep, m)
+		kept += int64(min(m.UncompressedSize64, 1<<40))
 	}
-	if st.Size() > 0 && total/uint64(st.Size()) > maxRatio {
-		return Source{}, apperr.Unprocessable("%s: the archive would expand %d times; archives that compress more than %d to 1 are refused",
-			name, total/uint64(st.Size()), maxRatio)
+	limit := expansionLimit{bytes: b.MaxUnpacked, setting: "ARCHIVE_MAX_UNPACKED_BYTES", what: "the archive unpacks"}
+	if _, err := b.checkExpansion(name, zr.File, st.Size(), limit); err != nil {
+		return Source{}, err
 	}
 	dir := unpackedDir(staged)
 	if _, err := os.Stat(dir); err != nil {
-		if err := unpack(keep, dir, name); err != nil {
+		done := func(bool) {}
+		if b.Reserve != nil {
+			if done, err = b.Reserve(kept); err != nil {
+				return Source{}, err
+			}
+		}
+		err := unpack(keep, dir, name)
+		done(err == nil)
+		if err != nil {
 			return Source{}, err
 		}
 	}
@@ -204,20 +315,31 @@ func unpack(members []*zip.File, dir, archive string) error {
 }
 
 func unpackOne(m *zip.File, dst string) error {
+	w, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+	if err != nil {
+		return err
+	}
+	err = inflate(m, w)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// inflate writes member m to w, never more than its header declares, and refuses a member whose
+// content is not what its header declares: the declared sizes are what the checks judged.
+func inflate(m *zip.File, w io.Writer) error {
 	r, err := m.Open()
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	w, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
-	if err != nil {
-		return err
-	}
-	n, err := io.Copy(w, io.LimitReader(r, int64(m.UncompressedSize64)+1))
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && uint64(n) != m.UncompressedSize64 {
+	n, err := io.Copy(w, io.LimitReader(r, int64(min(m.UncompressedSize64, 1<<62))+1))
+	switch {
+	case errors.Is(err, zip.ErrFormat) || errors.Is(err, zip.ErrChecksum):
+		// Go's reader stops a member at the size its header declares and checks its CRC.
+		return apperr.Unprocessable("archive member %s does not hold what its header declares (%d bytes)", m.Name, m.UncompressedSize64)
+	case err == nil && uint64(n) != m.UncompressedSize64:
 		return apperr.Unprocessable("archive member %s holds %d bytes where its header declares %d", m.Name, n, m.UncompressedSize64)
 	}
 	return err

@@ -46,8 +46,10 @@ func StageDir(dataDir string, job uuid.UUID) string {
 }
 
 // Stage streams r into the job's staging directory, never holding the file in memory. More than
-// max bytes answers 413 and an empty file 422; either way nothing is left on disk.
-func Stage(dataDir string, job uuid.UUID, name string, r io.Reader, max int64) (string, int64, error) {
+// max bytes answers 413 and an empty file 422; either way nothing is left on disk. claim, when
+// set, is asked for every chunk before it is written (the staging quota) and its refusal is the
+// answer.
+func Stage(dataDir string, job uuid.UUID, name string, r io.Reader, max int64, claim func(n int64) error) (string, int64, error) {
 	if err := CheckFilename(name); err != nil {
 		return "", 0, err
 	}
@@ -60,7 +62,11 @@ func Stage(dataDir string, job uuid.UUID, name string, r io.Reader, max int64) (
 	if err != nil {
 		return "", 0, err
 	}
-	n, err := io.Copy(f, io.LimitReader(r, max+1))
+	var w io.Writer = f
+	if claim != nil {
+		w = claimFunc{w: f, claim: claim}
+	}
+	n, err := io.Copy(w, io.LimitReader(r, max+1))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -83,6 +89,19 @@ func Stage(dataDir string, job uuid.UUID, name string, r io.Reader, max int64) (
 		return "", 0, err
 	}
 	return path, n, nil
+}
+
+// claimFunc asks claim for every chunk before writing it.
+type claimFunc struct {
+	w     io.Writer
+	claim func(n int64) error
+}
+
+func (c claimFunc) Write(p []byte) (int, error) {
+	if err := c.claim(int64(len(p))); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 // Discard removes a job's staging directory.

@@ -60,7 +60,7 @@ func (s *Service) UploadIcon(ctx context.Context, p auth.Principal, name string,
 	if len(data) > maxIconBytes {
 		return Icon{}, apperr.TooLarge("an icon is at most %d bytes", maxIconBytes)
 	}
-	mediaType, clean, w, h, err := cleanIcon(data)
+	mediaType, clean, w, h, err := s.cleanIcon(ctx, data)
 	if err != nil {
 		return Icon{}, err
 	}
@@ -158,17 +158,15 @@ func (s *Service) DeleteIcon(ctx context.Context, p auth.Principal, id uuid.UUID
 }
 
 // cleanIcon checks and rewrites an icon: its media type, bytes and (rasters) size.
-func cleanIcon(data []byte) (string, []byte, *int32, *int32, error) {
+func (s *Service) cleanIcon(ctx context.Context, data []byte) (string, []byte, *int32, *int32, error) {
 	switch sniffed := http.DetectContentType(data); {
 	case sniffed == "image/png" || sniffed == "image/webp":
-		_, clean, img, err := cleanImage(sniffed, data, 0)
+		// The side is checked from the header, before the pixels are decoded.
+		_, clean, img, err := s.cleanImage(ctx, sniffed, data, 0, maxIconSide)
 		if err != nil {
 			return "", nil, nil, nil, err
 		}
 		b := img.Bounds()
-		if b.Dx() > maxIconSide || b.Dy() > maxIconSide {
-			return "", nil, nil, nil, apperr.Unprocessable("the icon is %dx%d pixels; at most %dx%d", b.Dx(), b.Dy(), maxIconSide, maxIconSide)
-		}
 		w, h := int32(b.Dx()), int32(b.Dy())
 		return "image/png", clean, &w, &h, nil
 	case strings.HasPrefix(sniffed, "text/"):

@@ -2,6 +2,7 @@ package maps
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -19,6 +20,7 @@ import (
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
+	"meridian/internal/gate"
 	"meridian/store"
 )
 
@@ -27,8 +29,18 @@ import (
 // stored is the image written anew by Go's encoders, so no metadata, comment or trailing payload
 // (a polyglot) survives. WebP, which Go decodes but does not write, is stored as PNG.
 
-// maxPixels bounds the images decoded (about 40 megapixels).
-const maxPixels = 40_000_000
+// Pictures bounds the decoding of uploaded pictures (thumbnails, OG images, icons): a small
+// file can claim a huge image, and a decoded 16-bit RGBA image takes 8 bytes a pixel, so the
+// dimensions are read from the header and capped before any pixel is decoded, and only so many
+// decodes run at once.
+type Pictures struct {
+	MaxPixels int64      // IMAGE_MAX_PIXELS; 0: defaultMaxPixels
+	Decodes   *gate.Gate // IMAGE_DECODE_CONCURRENCY; nil: unbounded
+}
+
+// defaultMaxPixels is 4096 x 4096: more than a map card or a thumbnail ever shows, and 128 MB
+// decoded at the worst (16-bit RGBA).
+const defaultMaxPixels = 4096 * 4096
 
 // Image kinds of a map.
 const (
@@ -51,8 +63,9 @@ func decodeDataURI(uri string) (string, []byte, error) {
 }
 
 // cleanImage decodes data as declared (image/png, image/jpeg or image/webp), scales it to
-// maxWidth when wider (0: never) and writes it anew: PNG for PNG and WebP, JPEG for JPEG.
-func cleanImage(declared string, data []byte, maxWidth int) (string, []byte, image.Image, error) {
+// maxWidth when wider (0: never) and writes it anew: PNG for PNG and WebP, JPEG for JPEG. An
+// image larger than maxSide on a side (0: any) or than the pixel cap is refused from its header.
+func (s *Service) cleanImage(ctx context.Context, declared string, data []byte, maxWidth, maxSide int) (string, []byte, image.Image, error) {
 	sniffed := http.DetectContentType(data)
 	if sniffed != declared && !(declared == "image/webp" && sniffed == "image/webp") {
 		return "", nil, nil, apperr.Unprocessable("the file is not a %s (its bytes say %s)", declared, sniffed)
@@ -76,8 +89,19 @@ func cleanImage(declared string, data []byte, maxWidth int) (string, []byte, ima
 	if err != nil {
 		return "", nil, nil, apperr.Unprocessable("the image does not decode: %v", err)
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width*cfg.Height > maxPixels {
-		return "", nil, nil, apperr.Unprocessable("the image is %dx%d pixels; at most %d pixels are accepted", cfg.Width, cfg.Height, maxPixels)
+	maxPixels := cmp.Or(s.Pictures.MaxPixels, defaultMaxPixels)
+	switch {
+	case cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > maxPixels:
+		return "", nil, nil, apperr.Unprocessable("the image is %dx%d pixels; at most %d pixels are accepted (IMAGE_MAX_PIXELS)", cfg.Width, cfg.Height, maxPixels)
+	case maxSide > 0 && (cfg.Width > maxSide || cfg.Height > maxSide):
+		return "", nil, nil, apperr.Unprocessable("the image is %dx%d pixels; at most %dx%d", cfg.Width, cfg.Height, maxSide, maxSide)
+	}
+	if s.Pictures.Decodes != nil {
+		release, err := s.Pictures.Decodes.Enter(ctx, "")
+		if err != nil {
+			return "", nil, nil, err
+		}
+		defer release()
 	}
 	img, err := decode(data)
 	if err != nil {
@@ -109,7 +133,7 @@ func (s *Service) PutImage(ctx context.Context, p auth.Principal, id uuid.UUID, 
 	if kind == ImageOG {
 		maxWidth = 0
 	}
-	mediaType, clean, _, err := cleanImage(declared, data, maxWidth)
+	mediaType, clean, _, err := s.cleanImage(ctx, declared, data, maxWidth, 0)
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,7 @@ type Service struct {
 	Catalog  *catalog.Service
 	Log      *slog.Logger // audit writes that fail are logged here
 	BaseURL  string       // the public base URL when no request names one (internal/publicurl)
+	Pictures Pictures     // bounds of the decoding of uploaded pictures
 
 	sprite spriteCache
 	docs   docCache
