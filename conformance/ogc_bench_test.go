@@ -10,7 +10,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -182,20 +181,7 @@ func ogcBenchGenerate(points int) (*ogcBenchData, error) {
 	return d, nil
 }
 
-func ogcAdminToken() (string, error) {
-	res, err := plain.PostForm(server.APIRoot+"/auth/login", url.Values{"username": {"admin"}, "password": {AdminPassword}})
-	if err != nil {
-		return "", err
-	}
-	defer res.Body.Close()
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err := json.NewDecoder(res.Body).Decode(&tok); err != nil || tok.AccessToken == "" {
-		return "", fmt.Errorf("admin login: %d %v", res.StatusCode, err)
-	}
-	return tok.AccessToken, nil
-}
+func ogcAdminToken() (string, error) { return ogcAdminTokenAt(server.APIRoot) }
 
 // ogcRegisterPublic registers public.<table> and publishes it for everyone, so that the load
 // runs anonymously (as QGIS and GDAL read open data) and no token expires during a long run.
