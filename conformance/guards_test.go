@@ -7,8 +7,6 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"io"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"slices"
@@ -212,21 +210,7 @@ func iconPNG(t *testing.T, w, h, i int) []byte {
 
 func uploadIconAt(t *testing.T, hc *http.Client, root, token string, data []byte) reply {
 	t.Helper()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	fw, _ := mw.CreateFormFile("file", "icon.png")
-	_, _ = fw.Write(data)
-	_ = mw.Close()
-	req, _ := http.NewRequest(http.MethodPost, root+"/maps/icons", &body)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return reply{Status: res.StatusCode, Header: res.Header, Body: b}
+	return postFileAt(t, hc, root+"/maps/icons", token, "icon.png", data)
 }
 
 // Icons have quotas (settings map_icons.*: count and raster pixels, per user and in all), which

@@ -29,6 +29,12 @@ func upload(t *testing.T, s session, filename string, content []byte) reply {
 // uploadAt sends one file to /ingest/upload of the server at root.
 func uploadAt(t *testing.T, hc *http.Client, root, token, filename string, content []byte) reply {
 	t.Helper()
+	return postFileAt(t, hc, root+"/ingest/upload", token, filename, content)
+}
+
+// postFileAt posts one file as the multipart/form-data field "file" to url.
+func postFileAt(t *testing.T, hc *http.Client, url, token, filename string, content []byte) reply {
+	t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	fw, err := mw.CreateFormFile("file", filename)
@@ -37,7 +43,7 @@ func uploadAt(t *testing.T, hc *http.Client, root, token, filename string, conte
 	}
 	_, _ = fw.Write(content)
 	_ = mw.Close()
-	req, _ := http.NewRequest(http.MethodPost, root+"/ingest/upload", &buf)
+	req, _ := http.NewRequest(http.MethodPost, url, &buf)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	req.Header.Set("Authorization", "Bearer "+token)
 	res, err := hc.Do(req)

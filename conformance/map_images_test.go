@@ -9,9 +9,6 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"io"
-	"mime/multipart"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -38,21 +35,7 @@ func dataURI(mediaType string, b []byte) string {
 // uploadIcon posts a multipart form with the file and answers the reply.
 func uploadIcon(t *testing.T, token, filename string, data []byte) reply {
 	t.Helper()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	fw, _ := mw.CreateFormFile("file", filename)
-	_, _ = fw.Write(data)
-	_ = mw.Close()
-	req, _ := http.NewRequest(http.MethodPost, server.APIRoot+"/maps/icons", &body)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := httpc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return reply{Status: res.StatusCode, Header: res.Header, Body: b}
+	return postFileAt(t, httpc, server.APIRoot+"/maps/icons", token, filename, data)
 }
 
 func TestMapPictures(t *testing.T) {
