@@ -10,7 +10,7 @@ SELECT * FROM catalog.collections WHERE id = @id;
 -- Every collection (they have no visibility of their own: migration 51), with the number, the
 -- WGS84 extent and the temporal extent of the member datasets the caller may read. A member box crossing the antimeridian (west > east)
 -- widens the collection's box to all longitudes rather than guessing a smaller crossing one.
-SELECT sqlc.embed(c), m.dataset_count, m.extent_bbox, m.temporal_start, m.temporal_end,
+SELECT sqlc.embed(c), m.dataset_count, m.extent_bbox, m.temporal_start, m.temporal_end, m.license_count, m.license,
     count(*) OVER () AS total
 FROM catalog.collections c
 CROSS JOIN LATERAL (
@@ -21,7 +21,9 @@ CROSS JOIN LATERAL (
             CASE WHEN bool_or(d.extent_bbox[1] > d.extent_bbox[3]) THEN 180 ELSE max(d.extent_bbox[3]) END,
             max(d.extent_bbox[4])] END)::float8[] AS extent_bbox,
         min(d.data_vintage_start)::date AS temporal_start,
-        max(coalesce(d.data_vintage_end, d.data_vintage_start))::date AS temporal_end
+        max(coalesce(d.data_vintage_end, d.data_vintage_start))::date AS temporal_end,
+        -- how many licences the members have (no licence counts as one), and the first of them
+        count(DISTINCT coalesce(d.license, ''))::bigint AS license_count, coalesce(min(coalesce(d.license, '')), '')::text AS license
     FROM catalog.collection_datasets cd JOIN catalog.datasets d ON d.id = cd.dataset_id
     WHERE cd.collection_id = c.id
       AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool)

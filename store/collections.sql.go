@@ -246,7 +246,7 @@ func (q *Queries) ListCollectionDatasets(ctx context.Context, arg ListCollection
 }
 
 const listCollections = `-- name: ListCollections :many
-SELECT c.id, c.name, c.description, c.visibility, c.created_by, c.created_at, c.updated_at, m.dataset_count, m.extent_bbox, m.temporal_start, m.temporal_end,
+SELECT c.id, c.name, c.description, c.visibility, c.created_by, c.created_at, c.updated_at, m.dataset_count, m.extent_bbox, m.temporal_start, m.temporal_end, m.license_count, m.license,
     count(*) OVER () AS total
 FROM catalog.collections c
 CROSS JOIN LATERAL (
@@ -257,7 +257,9 @@ CROSS JOIN LATERAL (
             CASE WHEN bool_or(d.extent_bbox[1] > d.extent_bbox[3]) THEN 180 ELSE max(d.extent_bbox[3]) END,
             max(d.extent_bbox[4])] END)::float8[] AS extent_bbox,
         min(d.data_vintage_start)::date AS temporal_start,
-        max(coalesce(d.data_vintage_end, d.data_vintage_start))::date AS temporal_end
+        max(coalesce(d.data_vintage_end, d.data_vintage_start))::date AS temporal_end,
+        -- how many licences the members have (no licence counts as one), and the first of them
+        count(DISTINCT coalesce(d.license, ''))::bigint AS license_count, coalesce(min(coalesce(d.license, '')), '')::text AS license
     FROM catalog.collection_datasets cd JOIN catalog.datasets d ON d.id = cd.dataset_id
     WHERE cd.collection_id = c.id
       AND catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, $1, $2, $3::bool)
@@ -284,6 +286,8 @@ type ListCollectionsRow struct {
 	ExtentBbox        []float64         `json:"extent_bbox"`
 	TemporalStart     pgtype.Date       `json:"temporal_start"`
 	TemporalEnd       pgtype.Date       `json:"temporal_end"`
+	LicenseCount      int64             `json:"license_count"`
+	License           string            `json:"license"`
 	Total             int64             `json:"total"`
 }
 
@@ -319,6 +323,8 @@ func (q *Queries) ListCollections(ctx context.Context, arg ListCollectionsParams
 			&i.ExtentBbox,
 			&i.TemporalStart,
 			&i.TemporalEnd,
+			&i.LicenseCount,
+			&i.License,
 			&i.Total,
 		); err != nil {
 			return nil, err

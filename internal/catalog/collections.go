@@ -27,6 +27,9 @@ type Collection struct {
 	DatasetCount         int
 	Extent               []float64     // WGS84 box of the readable members; nil when none has one
 	Temporal             [2]*time.Time // earliest vintage start and latest vintage end of the readable members
+	// License is the licence the readable members share ("" for none, or without members); nil
+	// when they differ.
+	License *string
 }
 
 func collectionOf(r store.CatalogCollection) Collection {
@@ -57,6 +60,9 @@ func (s *Service) Collections(ctx context.Context, p auth.Principal, q *string, 
 		out[i] = collectionOf(r.CatalogCollection)
 		out[i].DatasetCount, out[i].Extent = int(r.DatasetCount), r.ExtentBbox
 		out[i].Temporal = [2]*time.Time{dateOf(r.TemporalStart), dateOf(r.TemporalEnd)}
+		if r.LicenseCount <= 1 {
+			out[i].License = &r.License
+		}
 		total = int(r.Total)
 	}
 	return out, total, nil

@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +35,9 @@ const recordExtent = `CASE WHEN d.extent_bbox IS NULL OR cardinality(d.extent_bb
 	ELSE ST_Collect(ST_MakeEnvelope(d.extent_bbox[1], d.extent_bbox[2], 180, d.extent_bbox[4], 4326),
 		ST_MakeEnvelope(-180, d.extent_bbox[2], d.extent_bbox[3], d.extent_bbox[4], 4326)) END`
 
+// recordDatetime is the datetime queryable: a record's data vintage, else its creation.
+const recordDatetime = "coalesce(d.data_vintage_start, d.data_vintage_end, d.created_at::date)::timestamptz"
+
 // RecordFields are the queryables of the record collection.
 var RecordFields = []RecordField{
 	{Name: "title", SQL: "d.title", Type: "string", Sortable: true},
@@ -47,6 +52,9 @@ var RecordFields = []RecordField{
 	{Name: "license", SQL: "d.license", Type: "string", Sortable: true},
 	{Name: "geometry_type", SQL: "d.geometry_type", Type: "string", Sortable: true},
 	{Name: "feature_count", SQL: "d.feature_count", Type: "integer", Sortable: true},
+	// The record's one instant, as STAC items give it: the start of its data vintage (or its end),
+	// else when the record was created.
+	{Name: "datetime", SQL: recordDatetime, Type: "timestamp", Sortable: true},
 	{Name: "geometry", SQL: "(" + recordExtent + ")", Type: "geometry"},
 }
 
@@ -80,9 +88,13 @@ type RecordQuery struct {
 
 	GeometryType, SourceOrganization *string // case-insensitive equality
 	SRID                             *int
-	CollectionID                     *uuid.UUID // datasets in this catalog collection
-	UpdatedFrom, UpdatedTo           *time.Time // last update, by date
-	ExternalIDs                      []string   // the catalog keeps none: naming any matches nothing
+	CollectionID                     *uuid.UUID   // datasets in this catalog collection
+	CollectionIDs                    []uuid.UUID  // datasets in any of these catalog collections
+	TimeOrCreated                    bool         // Start/End test the vintage, else the creation date (STAC)
+	After                            *RecordAfter // keyset paging: the records after this one in the order of Sort
+	Keyed                            bool         // answer each record's SortValues, for the next page's After
+	UpdatedFrom, UpdatedTo           *time.Time   // last update, by date
+	ExternalIDs                      []string     // the catalog keeps none: naming any matches nothing
 }
 
 // AddFilter parses a CQL2 filter over the record fields and adds it to the query.
@@ -92,6 +104,13 @@ func (q *RecordQuery) AddFilter(lang, src string) error {
 		q.Filters = append(q.Filters, f)
 	}
 	return err
+}
+
+// RecordAfter is where a keyset page starts: the sort values of the last record of the previous
+// page (as Record.SortValues gave them) and its dataset id, which breaks ties.
+type RecordAfter struct {
+	Values []any
+	ID     uuid.UUID
 }
 
 // SortKey orders records by a field.
@@ -128,6 +147,7 @@ type Record struct {
 	Contacts                                    []byte // JSON array of OGC API Records contacts
 	TableSchema, TableName                      string
 	Distributions                               []byte // JSON array of the record's own distributions
+	SortValues                                  []any  // the values of the query's sort keys (RecordAfter)
 }
 
 // Generated are the distributions the service offers for the record's dataset.
@@ -177,17 +197,13 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 	if err != nil {
 		return nil, 0, err
 	}
-	order := make([]string, 0, len(q.Sort)+1)
-	for _, k := range q.Sort {
-		f, ok := recordField(k.Field)
-		if !ok || !f.Sortable {
-			return nil, 0, apperr.Invalid("sortby: %q is not a sortable of the record collection", k.Field)
-		}
-		if k.Desc {
-			order = append(order, f.SQL+" DESC NULLS LAST")
-		} else {
-			order = append(order, f.SQL)
-		}
+	keys, err := sortFields(q.Sort)
+	if err != nil {
+		return nil, 0, err
+	}
+	order := make([]string, 0, len(keys)+1)
+	for _, k := range keys {
+		order = append(order, k.order())
 	}
 	if len(order) == 0 && q.Text != "" {
 		order = append(order, searchRank(&b, q)+" DESC")
@@ -197,12 +213,31 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 	}
 	_, id := matchedRecord(q)
 	order = append(order, id)
+	from, match := recordsFrom(q), strings.Join(where, " AND ")
+	// A keyset page starts after the previous page's last record; its count is of the whole match.
+	counted, page := "count(*) OVER ()", match
+	if q.After != nil {
+		after, err := afterRecord(&b, keys, id, *q.After)
+		if err != nil {
+			return nil, 0, err
+		}
+		counted, page = "(SELECT count(*) FROM "+from+" WHERE "+match+")", match+" AND "+after
+	}
+	values := "NULL::jsonb"
+	if q.Keyed {
+		exprs := make([]string, len(keys))
+		for i, k := range keys {
+			exprs[i] = k.SQL
+		}
+		values = "jsonb_build_array(" + strings.Join(exprs, ", ") + ")"
+	}
 	lang := b.Cast(q.Language, "text")
 	// The page is chosen first (keys, order and the count of the whole match), and only its rows
 	// are then read in full: the extent's GeoJSON and the lookups are not computed for every
 	// matching record, which a search over thousands would otherwise pay.
-	sql := `WITH page AS (SELECT ` + id + ` AS id, row_number() OVER (ORDER BY ` + strings.Join(order, ", ") + `) AS n, count(*) OVER () AS total
-			FROM ` + recordsFrom(q) + ` WHERE ` + strings.Join(where, " AND ") + `
+	sql := `WITH page AS (SELECT ` + id + ` AS id, row_number() OVER (ORDER BY ` + strings.Join(order, ", ") + `) AS n, ` + counted + ` AS total,
+			` + values + ` AS sort_values
+			FROM ` + from + ` WHERE ` + page + `
 			ORDER BY n LIMIT ` + b.Arg(q.Limit) + ` OFFSET ` + b.Arg(q.Offset) + `)
 		SELECT d.record_id, d.id, coalesce(tr.title, d.title), d.record_type, d.record_status, coalesce(tr.summary, d.summary),
 		coalesce(tr.language, d.language), d.license,
@@ -215,7 +250,8 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		CASE WHEN jsonb_typeof(d.column_info) = 'array' THEN jsonb_array_length(d.column_info) END,
 		d.source_organization, d.source_format, d.quality_statement, d.lineage_summary, d.update_frequency,
 		d.access_constraints, d.usage_constraints, d.origin, d.quality_detail, d.source_health,
-		d.last_checked_at, d.last_refreshed_at, ` + recordContacts + `, d.table_schema, d.table_name, ` + recordDistributions + `, page.total
+		d.last_checked_at, d.last_refreshed_at, ` + recordContacts + `, d.table_schema, d.table_name, ` + recordDistributions + `,
+		page.sort_values, page.total
 		FROM page JOIN catalog.datasets d ON d.id = page.id
 		LEFT JOIN LATERAL (SELECT t.language, t.title, t.summary FROM catalog.record_translations t
 			WHERE t.dataset_id = d.id AND split_part(t.language, '-', 1) = split_part(` + lang + `, '-', 1)
@@ -235,7 +271,7 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 			&r.UpdatedBy, &r.NeverEdited, &r.SRID, &r.Geographic, &r.ColumnCount,
 			&r.SourceOrganization, &r.SourceFormat, &r.QualityStatement, &r.Lineage, &r.UpdateFrequency,
 			&r.AccessConstraints, &r.UsageConstraints, &r.Origin, &r.QualityDetail, &r.SourceHealth,
-			&r.LastCheckedAt, &r.LastRefreshedAt, &r.Contacts, &r.TableSchema, &r.TableName, &r.Distributions, &total); err != nil {
+			&r.LastCheckedAt, &r.LastRefreshedAt, &r.Contacts, &r.TableSchema, &r.TableName, &r.Distributions, &r.SortValues, &total); err != nil {
 			return nil, 0, err
 		}
 		out = append(out, r)
@@ -256,6 +292,59 @@ func visibleRecords(b *sqlbuild.Builder, p auth.Principal, q RecordQuery) ([]str
 	q.visible = func(alias string) string { return visible(alias, alias+".id") }
 	more, err := recordConditions(b, q)
 	return append([]string{visible(matchedRecord(q))}, more...), err
+}
+
+// sortKey is a sortable record field in a direction.
+type sortKey struct {
+	RecordField
+	desc bool
+}
+
+// order is the key as an ORDER BY item: nulls last either way, as the keyset test assumes.
+func (k sortKey) order() string {
+	if k.desc {
+		return k.SQL + " DESC NULLS LAST"
+	}
+	return k.SQL + " ASC NULLS LAST"
+}
+
+func sortFields(sort []SortKey) ([]sortKey, error) {
+	keys := make([]sortKey, len(sort))
+	for i, k := range sort {
+		f, ok := recordField(k.Field)
+		if !ok || !f.Sortable {
+			return nil, apperr.Invalid("sortby: %q is not a sortable of the record collection", k.Field)
+		}
+		keys[i] = sortKey{f, k.Desc}
+	}
+	return keys, nil
+}
+
+// afterRecord is the keyset test of the records that follow a.Values (then a.ID, which breaks
+// ties) in the order of keys, nulls last: some key beyond its value, every key before it equal.
+func afterRecord(b *sqlbuild.Builder, keys []sortKey, id string, a RecordAfter) (string, error) {
+	if len(a.Values) != len(keys) {
+		return "", apperr.Invalid("token: it was made for another order; start again without it")
+	}
+	types := map[string]string{"string": "text", "integer": "bigint", "timestamp": "timestamptz"}
+	var alternatives, equal []string
+	for i, k := range keys {
+		v := a.Values[i]
+		if v != nil {
+			beyond := ">"
+			if k.desc {
+				beyond = "<"
+			}
+			// Token values come as JSON wrote them (numbers and instants as text): typed by SQL.
+			val := b.Cast(fmt.Sprint(v), "text") + "::" + types[k.Type]
+			alternatives = append(alternatives, "("+strings.Join(append(slices.Clone(equal), "("+k.SQL+" "+beyond+" "+val+" OR "+k.SQL+" IS NULL)"), " AND ")+")")
+			equal = append(equal, k.SQL+" = "+val)
+		} else {
+			equal = append(equal, k.SQL+" IS NULL")
+		}
+	}
+	alternatives = append(alternatives, "("+strings.Join(append(equal, id+" > "+b.Cast(a.ID, "uuid")), " AND ")+")")
+	return "(" + strings.Join(alternatives, " OR ") + ")", nil
 }
 
 // recordConditions are the query's predicates over catalog.datasets d (a search tests the stored
@@ -286,17 +375,21 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 		}
 		where = append(where, "cardinality("+alias+".extent_bbox) = 4 AND "+box(2)+" <= "+north+
 			" AND "+box(4)+" >= "+south+" AND ("+strings.Join(spans, " OR ")+")")
-		if q.Text != "" {
+		if q.onDocuments() {
 			where = append(where, "("+strings.Join(boxes, " OR ")+")")
 		}
 	}
 	// A record matches a datetime when its data vintage overlaps it; records without a vintage
 	// have no time to match.
+	ends, starts := "coalesce(d.data_vintage_end, d.data_vintage_start", "coalesce(d.data_vintage_start, d.data_vintage_end"
+	if q.TimeOrCreated {
+		ends, starts = ends+", d.created_at::date", starts+", d.created_at::date"
+	}
 	if q.Start != nil {
-		where = append(where, "coalesce(d.data_vintage_end, d.data_vintage_start) >= "+b.Cast(*q.Start, "date"))
+		where = append(where, ends+") >= "+b.Cast(*q.Start, "date"))
 	}
 	if q.End != nil {
-		where = append(where, "coalesce(d.data_vintage_start, d.data_vintage_end) <= "+b.Cast(*q.End, "date"))
+		where = append(where, starts+") <= "+b.Cast(*q.End, "date"))
 	}
 	if len(q.Terms) > 0 {
 		var terms []string
@@ -371,6 +464,10 @@ func recordAttributes(b *sqlbuild.Builder, q RecordQuery) []string {
 	}
 	if q.CollectionID != nil {
 		where = append(where, "EXISTS (SELECT FROM catalog.collection_datasets cd WHERE cd.collection_id = "+b.Arg(*q.CollectionID)+" AND cd.dataset_id = d.id)")
+	}
+	if len(q.CollectionIDs) > 0 {
+		where = append(where, "EXISTS (SELECT FROM catalog.collection_datasets cd WHERE cd.collection_id = ANY("+
+			b.Cast(q.CollectionIDs, "uuid[]")+") AND cd.dataset_id = d.id)")
 	}
 	if q.UpdatedFrom != nil {
 		where = append(where, "d.updated_at >= "+b.Cast(*q.UpdatedFrom, "date"))

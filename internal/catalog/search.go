@@ -23,16 +23,21 @@ import (
 // (migration 34), which a search reads there (see matchedRecord): when nothing else of the record
 // is read before the page is chosen, PostgreSQL drops the join and reads only the page's records.
 func recordsFrom(q RecordQuery) string {
-	if q.Text == "" {
+	if !q.onDocuments() {
 		return "catalog.datasets d"
 	}
 	return "catalog.dataset_search s LEFT JOIN catalog.datasets d ON d.id = s.dataset_id"
 }
 
+// onDocuments reports whether a records query reads its matches on the documents: for a text,
+// and for a box, which the documents' extent index narrows (migration 32) before any record is
+// read; the records themselves have no index on their box.
+func (q RecordQuery) onDocuments() bool { return q.Text != "" || q.BBox != nil }
+
 // matchedRecord is where a records query reads a record's id, visibility and stored box, and the
 // facets' fields: the record (d), or in a search its document's copies (s; migrations 34 and 35).
 func matchedRecord(q RecordQuery) (alias, id string) {
-	if q.Text == "" {
+	if !q.onDocuments() {
 		return "d", "d.id"
 	}
 	return "s", "s.dataset_id"
