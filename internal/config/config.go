@@ -13,6 +13,15 @@ import (
 	"time"
 )
 
+// RemotePolicy is internal/remote's Policy as configured (REMOTE_*): that package converts it.
+type RemotePolicy struct {
+	AllowHosts, DenyHosts []string
+	AllowPrivate          bool
+	MaxBytes              int64
+	Timeout               time.Duration
+	MaxRedirects          int
+}
+
 // Config is every setting the server reads from its environment. Defaults live in Load.
 type Config struct {
 	DatabaseURL  string
@@ -66,6 +75,8 @@ type Config struct {
 	// backend's memory, so these bound what read-only SQL can take of the database host's.
 	SQLMaxConcurrent int
 	SQLMaxValueBytes int64
+	// Remote is what the service fetches of what users point it at: remote.Policy, field for field.
+	Remote RemotePolicy
 
 	RateLimitEnabled   bool
 	RateLimitPerSecond float64 // global per client IP
@@ -204,6 +215,9 @@ func load(get func(string) string) (Config, error) {
 		ClientQueueWait:         p.duration("CLIENT_QUEUE_WAIT", 10*time.Second),
 		SQLMaxConcurrent:        p.integer("SQL_MAX_CONCURRENT", 2, 1, 20),
 		SQLMaxValueBytes:        p.int64("SQL_MAX_VALUE_BYTES", 1<<20),
+		Remote: RemotePolicy{AllowHosts: p.list("REMOTE_ALLOW_HOSTS"), DenyHosts: p.list("REMOTE_DENY_HOSTS"),
+			AllowPrivate: p.boolean("REMOTE_ALLOW_PRIVATE", false), MaxBytes: p.int64("REMOTE_MAX_BYTES", 100<<20),
+			Timeout: p.duration("REMOTE_TIMEOUT", 60*time.Second), MaxRedirects: p.integer("REMOTE_MAX_REDIRECTS", 5, 0, 20)},
 
 		RateLimitEnabled:   p.boolean("RATE_LIMIT_ENABLED", true),
 		RateLimitPerSecond: p.float("RATE_LIMIT_PER_SECOND", 60),

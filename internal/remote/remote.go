@@ -1,0 +1,235 @@
+// Package remote fetches what users point the service at (STAC APIs and catalogs, remote
+// services, files by URL) as the untrusted input it is. A URL is only ever http or https; its
+// host passes the deployment's allow and deny lists; every address it resolves to is checked at
+// the moment of connecting (so a DNS answer cannot change between the check and the dial), and
+// loopback, private, link-local and other special addresses are refused unless the deployment
+// allows them; every redirect is checked again like a first request, and headers that carry
+// credentials never follow one to another host; a body is bounded (too large is an error, never a
+// silent cut) and so is the time.
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"meridian/internal/apperr"
+)
+
+// Policy is what a deployment allows (REMOTE_* settings).
+type Policy struct {
+	// AllowHosts, when not empty, are the only hosts fetched: a name, or "*.example.org" for it
+	// and its subdomains. A host allowed by name may be a private address (an intranet service
+	// an admin named). DenyHosts are never fetched, whatever else says.
+	AllowHosts, DenyHosts []string
+	// AllowPrivate lets any host resolve to loopback, private and link-local addresses (tests,
+	// intranet deployments); off by default.
+	AllowPrivate bool
+	MaxBytes     int64         // largest body read
+	Timeout      time.Duration // whole request, redirects included
+	MaxRedirects int
+}
+
+// Client fetches under a policy.
+type Client struct {
+	policy Policy
+	http   *http.Client
+}
+
+// Errors of the caller's making (what to tell the user), as opposed to a remote that failed.
+var (
+	ErrRefused  = errors.New("remote: the address is not one this service fetches")
+	ErrTooLarge = errors.New("remote: the answer is larger than this service reads")
+)
+
+// New makes a client for policy.
+func New(policy Policy) *Client {
+	if policy.MaxRedirects == 0 {
+		policy.MaxRedirects = 5
+	}
+	c := &Client{policy: policy}
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	transport := &http.Transport{
+		Proxy: nil, // never the environment's proxy: the checks are about where we connect
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			host, port, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+			if err != nil {
+				return nil, err
+			}
+			for _, ip := range ips {
+				if err := c.checkAddress(host, ip); err != nil {
+					continue
+				}
+				return dialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+			}
+			return nil, fmt.Errorf("%w: %s resolves only to addresses this service does not reach", ErrRefused, host)
+		},
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 30 * time.Second,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       30 * time.Second,
+	}
+	c.http = &http.Client{Transport: transport, CheckRedirect: c.checkRedirect}
+	return c
+}
+
+// Check refuses a URL this service does not fetch, before anything is sent.
+func (c *Client) Check(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, apperr.Unprocessable("url %q: an absolute http or https URL is needed", raw)
+	}
+	if u.User != nil {
+		return nil, apperr.Unprocessable("url: credentials in the URL are not accepted; give them as a header or an API key setting")
+	}
+	if err := c.checkHost(u.Hostname()); err != nil {
+		return nil, apperr.Unprocessable("url %q: %v", raw, err)
+	}
+	return u, nil
+}
+
+func (c *Client) checkHost(host string) error {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if matches(c.policy.DenyHosts, host) {
+		return fmt.Errorf("%w: %s is on the deny list (REMOTE_DENY_HOSTS)", ErrRefused, host)
+	}
+	if len(c.policy.AllowHosts) > 0 && !matches(c.policy.AllowHosts, host) {
+		return fmt.Errorf("%w: %s is not on the allow list (REMOTE_ALLOW_HOSTS)", ErrRefused, host)
+	}
+	return nil
+}
+
+// checkAddress refuses an address the host resolved to, unless the deployment allows private
+// addresses or named this host.
+func (c *Client) checkAddress(host string, ip netip.Addr) error {
+	if c.policy.AllowPrivate || (len(c.policy.AllowHosts) > 0 && matches(c.policy.AllowHosts, strings.ToLower(host))) {
+		return nil
+	}
+	ip = ip.Unmap()
+	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsMulticast() ||
+		ip.IsUnspecified() || ip.IsInterfaceLocalMulticast() || special(ip) {
+		return fmt.Errorf("%w: %s is a private or special address (REMOTE_ALLOW_PRIVATE)", ErrRefused, ip)
+	}
+	return nil
+}
+
+// specialNets are ranges netip has no predicate for: carrier-grade NAT, benchmarking,
+// documentation, the IPv6 discard and 6to4 relay ranges, and the cloud metadata service's.
+var specialNets = func() []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range []string{"100.64.0.0/10", "192.0.0.0/24", "198.18.0.0/15", "192.0.2.0/24", "198.51.100.0/24",
+		"203.0.113.0/24", "240.0.0.0/4", "100::/64", "2001:db8::/32", "64:ff9b::/96", "fd00:ec2::254/128"} {
+		out = append(out, netip.MustParsePrefix(p))
+	}
+	return out
+}()
+
+func special(ip netip.Addr) bool {
+	for _, p := range specialNets {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// matches reports whether host is one of patterns ("name" or "*.suffix").
+func matches(patterns []string, host string) bool {
+	for _, p := range patterns {
+		p = strings.ToLower(strings.TrimSpace(p))
+		if suffix, ok := strings.CutPrefix(p, "*."); ok {
+			if host == suffix || strings.HasSuffix(host, "."+suffix) {
+				return true
+			}
+		} else if host == p {
+			return true
+		}
+	}
+	return false
+}
+
+// credentialHeaders are the headers a request may carry credentials in; they never follow a
+// redirect to another host.
+var credentialHeaders = []string{"Authorization", "Cookie", "X-Api-Key", "Proxy-Authorization"}
+
+func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > c.policy.MaxRedirects {
+		return fmt.Errorf("%w: more than %d redirects", ErrRefused, c.policy.MaxRedirects)
+	}
+	if _, err := c.Check(req.URL.String()); err != nil {
+		return fmt.Errorf("%w: a redirect to %s", ErrRefused, req.URL.Redacted())
+	}
+	if !strings.EqualFold(req.URL.Host, via[0].URL.Host) {
+		for _, h := range credentialHeaders {
+			req.Header.Del(h)
+		}
+	}
+	return nil
+}
+
+// Response is a fetched answer with its body read (at most the policy's bytes).
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	URL    *url.URL // where the answer came from, after redirects
+}
+
+// Get fetches raw with header.
+func (c *Client) Get(ctx context.Context, raw string, header http.Header) (*Response, error) {
+	return c.Do(ctx, http.MethodGet, raw, header, nil)
+}
+
+// Do sends a request (GET, or POST with a body: STAC searches) and reads its answer.
+func (c *Client) Do(ctx context.Context, method, raw string, header http.Header, body []byte) (*Response, error) {
+	u, err := c.Check(raw)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.policy.Timeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = strings.NewReader(string(body))
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	if err != nil {
+		return nil, apperr.Unprocessable("url %q: %v", raw, err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("User-Agent", "Meridian")
+	res, err := c.http.Do(req)
+	if err != nil {
+		return nil, c.failure(raw, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(res.Body, c.policy.MaxBytes+1))
+	if err != nil {
+		return nil, c.failure(raw, err)
+	}
+	if int64(len(b)) > c.policy.MaxBytes || res.ContentLength > c.policy.MaxBytes {
+		return nil, c.failure(raw, fmt.Errorf("%w: more than %d bytes (REMOTE_MAX_BYTES)", ErrTooLarge, c.policy.MaxBytes))
+	}
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: b, URL: res.Request.URL}, nil
+}
+
+// failure says what went wrong: a refusal is the caller's (422), anything else the remote's (502).
+func (c *Client) failure(raw string, err error) error {
+	if errors.Is(err, ErrRefused) || errors.Is(err, ErrTooLarge) {
+		return &apperr.Error{Kind: apperr.KindUnprocessable, Title: "Unprocessable Entity", Detail: fmt.Sprintf("url %q: %v", raw, err), Err: err}
+	}
+	return &apperr.Error{Kind: apperr.KindUpstream, Title: "Bad Gateway", Detail: fmt.Sprintf("fetching %s failed: %v", raw, err)}
+}

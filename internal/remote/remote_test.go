@@ -1,0 +1,145 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"meridian/internal/apperr"
+	"meridian/internal/config"
+)
+
+func policy(p Policy) Policy {
+	p.MaxBytes, p.Timeout = 1<<20, 5*time.Second
+	return p
+}
+
+// hostOf is the host:port of a test server (127.0.0.1:port).
+func hostOf(t *testing.T, s *httptest.Server) string {
+	t.Helper()
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Hostname()
+}
+
+// Every test server here listens on loopback, which the default policy never reaches: the
+// refusals below are the SSRF cases, and the allowed fetches need the policy to say so.
+func TestPrivateAddressesAreRefusedByDefault(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("inside")) }))
+	defer srv.Close()
+	ctx := context.Background()
+	if _, err := New(policy(Policy{})).Get(ctx, srv.URL, nil); !errors.Is(err, ErrRefused) || apperr.KindOf(err) != apperr.KindUnprocessable {
+		t.Fatalf("loopback by default: %v", err)
+	}
+	for _, raw := range []string{"http://localhost:1/", "http://[::1]:1/", "http://169.254.169.254/latest/meta-data/",
+		"http://10.0.0.1/", "http://0.0.0.0:1/", "http://100.64.0.1/", "http://[fd00:ec2::254]/"} {
+		if _, err := New(policy(Policy{})).Get(ctx, raw, nil); !errors.Is(err, ErrRefused) {
+			t.Errorf("%s: %v, want refused", raw, err)
+		}
+	}
+	for _, raw := range []string{"file:///etc/passwd", "ftp://example.org/x", "gopher://x/", "http://user:pw@example.org/", "/relative"} {
+		if _, err := New(policy(Policy{})).Get(ctx, raw, nil); apperr.KindOf(err) != apperr.KindUnprocessable {
+			t.Errorf("%s: %v, want 422", raw, err)
+		}
+	}
+	r, err := New(policy(Policy{AllowPrivate: true})).Get(ctx, srv.URL, nil)
+	if err != nil || string(r.Body) != "inside" {
+		t.Fatalf("with REMOTE_ALLOW_PRIVATE: %v", err)
+	}
+	// A host the admin named may be private.
+	if r, err := New(policy(Policy{AllowHosts: []string{hostOf(t, srv)}})).Get(ctx, srv.URL, nil); err != nil || r.Status != 200 {
+		t.Fatalf("an allowed host: %v", err)
+	}
+}
+
+// A redirect is checked like a first request; credentials stay with their host.
+func TestRedirectsAreCheckedAgain(t *testing.T) {
+	var seen http.Header
+	inside := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = r.Header.Clone()
+		_, _ = w.Write([]byte("inside"))
+	}))
+	defer inside.Close()
+	outside := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, inside.URL+"/secret", http.StatusFound)
+	}))
+	defer outside.Close()
+	ctx := context.Background()
+	// Only the outside server is allowed (by its name "localhost"; the inside one is 127.0.0.1).
+	out := strings.Replace(outside.URL, "127.0.0.1", "localhost", 1)
+	c := New(policy(Policy{AllowHosts: []string{"localhost"}}))
+	if _, err := c.Get(ctx, out, nil); !errors.Is(err, ErrRefused) {
+		t.Fatalf("a redirect to a host not allowed: %v", err)
+	}
+	// Both reachable, different hosts: the credentials do not follow.
+	c = New(policy(Policy{AllowPrivate: true}))
+	h := http.Header{"Authorization": {"Bearer secret"}, "X-Api-Key": {"k"}, "Accept": {"application/json"}}
+	if _, err := c.Get(ctx, out, h); err != nil {
+		t.Fatal(err)
+	}
+	if seen.Get("Authorization") != "" || seen.Get("X-Api-Key") != "" || seen.Get("Accept") != "application/json" {
+		t.Fatalf("headers that reached the other host: %v", seen)
+	}
+	if _, err := New(policy(Policy{AllowPrivate: true, DenyHosts: []string{"127.0.0.1"}})).Get(ctx, out, nil); !errors.Is(err, ErrRefused) {
+		t.Fatalf("a redirect to a denied host: %v", err)
+	}
+}
+
+func TestBodiesAreBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte(strings.Repeat("x", 2<<20)))
+	}))
+	defer srv.Close()
+	_, err := New(policy(Policy{AllowPrivate: true})).Get(context.Background(), srv.URL, nil)
+	if !errors.Is(err, ErrTooLarge) || apperr.KindOf(err) != apperr.KindUnprocessable {
+		t.Fatalf("a 2 MB answer under a 1 MB bound: %v", err)
+	}
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(2 * time.Second)
+	}))
+	defer slow.Close()
+	p := policy(Policy{AllowPrivate: true})
+	p.Timeout = 200 * time.Millisecond
+	if _, err := New(p).Get(context.Background(), slow.URL, nil); apperr.KindOf(err) != apperr.KindUpstream {
+		t.Fatalf("a slow remote: %v", err)
+	}
+}
+
+func TestHostPatterns(t *testing.T) {
+	for _, tc := range []struct {
+		patterns []string
+		host     string
+		want     bool
+	}{
+		{[]string{"*.example.org"}, "data.example.org", true},
+		{[]string{"*.example.org"}, "example.org", true},
+		{[]string{"*.example.org"}, "evilexample.org", false},
+		{[]string{"example.org"}, "sub.example.org", false},
+		{[]string{" Example.ORG "}, "example.org", true},
+	} {
+		if got := matches(tc.patterns, tc.host); got != tc.want {
+			t.Errorf("%v %s: %v", tc.patterns, tc.host, got)
+		}
+	}
+	c := New(policy(Policy{}))
+	for _, ip := range []string{"127.0.0.1", "::1", "10.1.2.3", "192.168.0.1", "169.254.1.1", "100.64.3.3", "::ffff:127.0.0.1", "fd00:ec2::254"} {
+		if err := c.checkAddress("x", netip.MustParseAddr(ip)); err == nil {
+			t.Errorf("%s passed", ip)
+		}
+	}
+	if err := c.checkAddress("x", netip.MustParseAddr("93.184.215.14")); err != nil {
+		t.Errorf("a public address: %v", err)
+	}
+}
+
+// The configuration's policy converts to this package's, field for field.
+var _ = Policy(config.RemotePolicy{})
