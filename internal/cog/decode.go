@@ -6,8 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"image/color"
-	"image/jpeg"
+		"image/jpeg"
 	"io"
 	"math"
 	"sync"
@@ -326,30 +325,10 @@ func (im *Image) samplesOf(img image.Image) ([]byte, error) {
 			}
 			return out, nil
 		}
-		for y := 0; y < h; y++ {
-			for x := 0; x < w; x++ {
-				yi, ci := m.YOffset(x+b.Min.X, y+b.Min.Y), m.COffset(x+b.Min.X, y+b.Min.Y)
-				r, g, bl := color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
-				o := (y*w + x) * spp
-				out[o], out[o+1], out[o+2] = r, g, bl
-				if spp == 4 {
-					out[o+3] = 255
-				}
-			}
-		}
+		ycbcrPixels(m, nil, out, spp, im.Compression == CompressionWEBP)
 		return out, nil
 	case *image.NYCbCrA:
-		for y := 0; y < h; y++ {
-			for x := 0; x < w; x++ {
-				yi, ci := m.YOffset(x+b.Min.X, y+b.Min.Y), m.COffset(x+b.Min.X, y+b.Min.Y)
-				r, g, bl := color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
-				o := (y*w + x) * spp
-				out[o], out[o+1], out[o+2] = r, g, bl
-				if spp == 4 {
-					out[o+3] = m.A[m.AOffset(x+b.Min.X, y+b.Min.Y)]
-				}
-			}
-		}
+		ycbcrPixels(&m.YCbCr, m, out, spp, true)
 		return out, nil
 	case *image.NRGBA:
 		for y := 0; y < h; y++ {

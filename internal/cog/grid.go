@@ -9,9 +9,22 @@ import (
 // zoom 0 one tile over the whole world.
 const (
 	WebMercatorEPSG = 3857
-	worldHalf       = 20037508.342789244 // pi * 6378137
+	WorldHalf       = 20037508.342789244 // pi * 6378137, half the world's width in metres
+	worldHalf       = WorldHalf
 	worldSize       = 2 * worldHalf
 )
+
+// PixelSize is the width of a pixel of zoom z in metres.
+func PixelSize(z int) float64 { return worldSize / float64(int64(256)<<z) }
+
+// LonLatToMercator converts WGS 84 degrees to EPSG:3857 metres (latitudes clamped to the
+// grid's).
+func LonLatToMercator(lon, lat float64) (x, y float64) {
+	lat = math.Max(-85.05112878, math.Min(85.05112878, lat))
+	x = lon / 180 * worldHalf
+	y = math.Log(math.Tan((90+lat)*math.Pi/360)) * 6378137
+	return x, y
+}
 
 // Level is one directory of a COG on the web-mercator grid: its zoom and where its top-left
 // pixel lies in the global pixel grid of that zoom (256 x 2^zoom pixels a side). GDAL aligns the
