@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
-		"image/jpeg"
+	"image/jpeg"
 	"io"
 	"math"
 	"sync"

@@ -128,11 +128,16 @@ func (rs *Raster) render(z int, gx, gy int64, size int, step int64, p Params) (*
 	if u0 >= float64(im.Width) || v0 >= float64(im.Height) || u0+span <= 0 || v0+span <= 0 {
 		return nil, nil
 	}
-	// Level pixels to read, a pixel of margin for bilinear sampling.
-	ax := max(0, int64(math.Floor(u0))-1)
-	ay := max(0, int64(math.Floor(v0))-1)
-	bx := min(int64(im.Width), int64(math.Ceil(u0+span))+1)
-	by := min(int64(im.Height), int64(math.Ceil(v0+span))+1)
+	// Level pixels to read, with a pixel of margin for bilinear sampling when overzooming (at
+	// the zooms the COG holds a tile reads exactly its pixels, one internal tile when aligned).
+	var margin int64
+	if f*float64(step) < 1 {
+		margin = 1
+	}
+	ax := max(0, int64(math.Floor(u0))-margin)
+	ay := max(0, int64(math.Floor(v0))-margin)
+	bx := min(int64(im.Width), int64(math.Ceil(u0+span))+margin)
+	by := min(int64(im.Height), int64(math.Ceil(v0+span))+margin)
 	if bx <= ax || by <= ay {
 		return nil, nil
 	}
@@ -484,3 +489,6 @@ func (rs *Raster) dataRect(li int) (ax, ay, bx, by int64) {
 	by = min(int64(l.Image.Height), int64(math.Ceil((cog.WorldHalf-b[1])/pixel))-l.PY0)
 	return ax, ay, bx, by
 }
+
+// MaxQuicklookSide bounds a quicklook's longer side.
+const MaxQuicklookSide = 512
