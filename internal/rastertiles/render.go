@@ -145,6 +145,10 @@ func (rs *Raster) render(z int, gx, gy int64, size int, step int64, p Params) (*
 	if tiles > maxDownTiles {
 		return nil, nil
 	}
+	pt := rs.painter(p)
+	if f == 1 && step == 1 {
+		return rs.direct(li, int64(u0), int64(v0), size, pt)
+	}
 	win, any, err := rs.read(li, ax, ay, bx, by)
 	if err != nil || !any {
 		return nil, err
@@ -154,11 +158,11 @@ func (rs *Raster) render(z int, gx, gy int64, size int, step int64, p Params) (*
 	var drawn bool
 	switch {
 	case pf >= 1:
-		drawn = rs.box(win, out, u0, v0, pf, p)
+		drawn = rs.box(win, out, u0, v0, pf, pt)
 	case rs.meta.Categorical:
-		drawn = rs.nearest(win, out, u0, v0, pf, p)
+		drawn = rs.nearest(win, out, u0, v0, pf, pt)
 	default:
-		drawn = rs.bilinear(win, out, u0, v0, pf, p)
+		drawn = rs.bilinear(win, out, u0, v0, pf, pt)
 	}
 	if !drawn {
 		return nil, nil
@@ -237,7 +241,7 @@ func (w *window) at(x, y int64) []float32 {
 
 // box draws each output pixel as the mean of the valid level pixels it covers (pf >= 1: pf x pf
 // of them, one at the zooms the COG holds).
-func (rs *Raster) box(w *window, out *image.NRGBA, u0, v0, pf float64, p Params) bool {
+func (rs *Raster) box(w *window, out *image.NRGBA, u0, v0, pf float64, pt *painter) bool {
 	n := int64(pf)
 	size := out.Rect.Dx()
 	acc := make([]float64, w.c)
@@ -248,7 +252,7 @@ func (rs *Raster) box(w *window, out *image.NRGBA, u0, v0, pf float64, p Params)
 			lx := int64(math.Floor(u0 + float64(i)*pf))
 			if n == 1 {
 				if px := w.at(lx, ly); px != nil {
-					rs.paint(out, i, j, px, p)
+					pt.paint(out, i, j, px)
 					drawn = true
 				}
 				continue
@@ -276,7 +280,7 @@ func (rs *Raster) box(w *window, out *image.NRGBA, u0, v0, pf float64, p Params)
 				px[k] = float32(acc[k] / cnt)
 			}
 			px[w.c-1] = 255
-			rs.paint(out, i, j, px, p)
+			pt.paint(out, i, j, px)
 			drawn = true
 		}
 	}
@@ -284,7 +288,7 @@ func (rs *Raster) box(w *window, out *image.NRGBA, u0, v0, pf float64, p Params)
 }
 
 // nearest draws each output pixel as the level pixel under its centre.
-func (rs *Raster) nearest(w *window, out *image.NRGBA, u0, v0, pf float64, p Params) bool {
+func (rs *Raster) nearest(w *window, out *image.NRGBA, u0, v0, pf float64, pt *painter) bool {
 	size := out.Rect.Dx()
 	var drawn bool
 	for j := 0; j < size; j++ {
@@ -292,7 +296,7 @@ func (rs *Raster) nearest(w *window, out *image.NRGBA, u0, v0, pf float64, p Par
 		for i := 0; i < size; i++ {
 			lx := int64(math.Floor(u0 + (float64(i)+0.5)*pf))
 			if px := w.at(lx, ly); px != nil {
-				rs.paint(out, i, j, px, p)
+				pt.paint(out, i, j, px)
 				drawn = true
 			}
 		}
@@ -302,7 +306,7 @@ func (rs *Raster) nearest(w *window, out *image.NRGBA, u0, v0, pf float64, p Par
 
 // bilinear draws each output pixel interpolated between the four level pixels around its
 // centre; where one of them holds no data, the nearest valid one stands in for it.
-func (rs *Raster) bilinear(w *window, out *image.NRGBA, u0, v0, pf float64, p Params) bool {
+func (rs *Raster) bilinear(w *window, out *image.NRGBA, u0, v0, pf float64, pt *painter) bool {
 	size := out.Rect.Dx()
 	px := make([]float32, w.c)
 	var drawn bool
@@ -339,7 +343,7 @@ func (rs *Raster) bilinear(w *window, out *image.NRGBA, u0, v0, pf float64, p Pa
 				px[k] = s
 			}
 			px[w.c-1] = 255
-			rs.paint(out, i, j, px, p)
+			pt.paint(out, i, j, px)
 			drawn = true
 		}
 	}
@@ -348,29 +352,145 @@ func (rs *Raster) bilinear(w *window, out *image.NRGBA, u0, v0, pf float64, p Pa
 
 // paint colours output pixel (i, j) from a valid pixel's values.
 func (rs *Raster) paint(out *image.NRGBA, i, j int, px []float32, p Params) {
-	o := out.PixOffset(i, j)
-	d := out.Pix[o : o+4 : o+4]
-	switch rs.mode {
-	case modeRGB:
-		d[0], d[1], d[2], d[3] = byteOf(px[0]), byteOf(px[1]), byteOf(px[2]), 255
-	case modeRGBStretched:
-		for b := 0; b < 3; b++ {
-			d[b] = uint8(rs.unit(b, float64(px[b]), p)*255 + 0.5)
+	rs.painter(p).paint(out, i, j, px)
+}
+
+// painter is a request's colouring with the stretch's ranges worked out once.
+type painter struct {
+	mode     mode
+	encoding string
+	lut      *lut
+	lo, k    [3]float64 // value v maps to (v - lo) * k in 0..1
+}
+
+func (rs *Raster) painter(p Params) *painter {
+	pt := &painter{mode: rs.mode, encoding: p.Encoding, lut: luts[p.Colormap]}
+	for b := range rs.bands {
+		lo, hi := rs.Range(b, p)
+		pt.lo[b] = lo
+		if hi > lo {
+			pt.k[b] = 1 / (hi - lo)
 		}
+	}
+	return pt
+}
+
+// unit maps band b's value to 0..1.
+func (pt *painter) unit(b int, v float64) float64 {
+	if pt.k[b] == 0 {
+		if v > pt.lo[b] {
+			return 1
+		}
+		return 0
+	}
+	t := (v - pt.lo[b]) * pt.k[b]
+	switch {
+	case t <= 0 || math.IsNaN(t):
+		return 0
+	case t >= 1:
+		return 1
+	}
+	return t
+}
+
+func (pt *painter) paint(out *image.NRGBA, i, j int, px []float32) {
+	o := out.PixOffset(i, j)
+	if pt.mode == modeSingle {
+		pt.set(out.Pix[o:o+4:o+4], px[0], 0, 0)
+		return
+	}
+	pt.set(out.Pix[o:o+4:o+4], px[0], px[1], px[2])
+}
+
+// set writes the colour of values a (and b, c for three bands) to d.
+func (pt *painter) set(d []uint8, a, b, c float32) {
+	switch pt.mode {
+	case modeRGB:
+		d[0], d[1], d[2], d[3] = byteOf(a), byteOf(b), byteOf(c), 255
+	case modeRGBStretched:
+		d[0] = uint8(pt.unit(0, float64(a))*255 + 0.5)
+		d[1] = uint8(pt.unit(1, float64(b))*255 + 0.5)
+		d[2] = uint8(pt.unit(2, float64(c))*255 + 0.5)
 		d[3] = 255
 	default:
-		v := float64(px[0])
-		switch p.Encoding {
+		v := float64(a)
+		switch pt.encoding {
 		case "terrarium":
 			d[0], d[1], d[2] = terrarium(v)
 		case "mapbox":
 			d[0], d[1], d[2] = mapboxRGB(v)
 		default:
-			c := luts[p.Colormap][int(rs.unit(0, v, p)*255+0.5)]
-			d[0], d[1], d[2] = c[0], c[1], c[2]
+			col := pt.lut[int(pt.unit(0, v)*255+0.5)]
+			d[0], d[1], d[2] = col[0], col[1], col[2]
 		}
 		d[3] = 255
 	}
+}
+
+// direct draws a tile at a zoom the COG holds: each output pixel is one level pixel, read from
+// the decoded internal tiles as they are (no window of floats): (u0, v0) is the tile's top-left
+// in the level's pixels.
+func (rs *Raster) direct(li int, u0, v0 int64, size int, pt *painter) (*image.NRGBA, error) {
+	im := rs.levels[li].Image
+	ax, ay := max(0, u0), max(0, v0)
+	bx := min(int64(im.Width), u0+int64(size))
+	by := min(int64(im.Height), v0+int64(size))
+	out := image.NewNRGBA(image.Rect(0, 0, size, size))
+	var drawn bool
+	for row := ay / 256; row <= (by-1)/256; row++ {
+		for col := ax / 256; col <= (bx-1)/256; col++ {
+			t, mask, err := rs.readTile(li, int(col), int(row))
+			if err != nil {
+				return nil, err
+			}
+			if t.Empty {
+				continue
+			}
+			tx0, ty0 := col*256, row*256
+			sx, sy := max(ax, tx0), max(ay, ty0)
+			ex, ey := min(bx, tx0+256), min(by, ty0+256)
+			for py := sy; py < ey; py++ {
+				ti := int((py-ty0)*int64(t.Width) + (sx - tx0))
+				o := out.PixOffset(int(sx-u0), int(py-v0))
+				for px := sx; px < ex; px, ti, o = px+1, ti+1, o+4 {
+					if rs.drawPixel(t, mask, ti, out.Pix[o:o+4:o+4], pt) {
+						drawn = true
+					}
+				}
+			}
+		}
+	}
+	if !drawn {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// drawPixel colours d from pixel ti of a decoded tile, when it holds data.
+func (rs *Raster) drawPixel(t *cog.Tile, mask *cog.Tile, ti int, d []uint8, pt *painter) bool {
+	if mask != nil && !mask.Empty && mask.Data[ti] == 0 {
+		return false
+	}
+	if rs.mode == modeRGB && t.DType == cog.Uint8 {
+		s := t.Data[ti*t.Samples:]
+		if rs.alpha >= 0 && s[rs.alpha] == 0 {
+			return false
+		}
+		if nd := rs.nodata; nd != nil && float64(s[0]) == *nd && float64(s[1]) == *nd && float64(s[2]) == *nd {
+			return false
+		}
+		d[0], d[1], d[2], d[3] = s[0], s[1], s[2], 255
+		return true
+	}
+	if !rs.valid(t, mask, ti) {
+		return false
+	}
+	if rs.mode == modeSingle {
+		pt.set(d, float32(t.Float(ti, 0)), 0, 0)
+	} else {
+		pt.set(d, float32(t.Float(ti, 0)), float32(t.Float(ti, 1)), float32(t.Float(ti, 2)))
+	}
+	return true
 }
 
 func byteOf(v float32) uint8 {
@@ -381,25 +501,6 @@ func byteOf(v float32) uint8 {
 		return 255
 	}
 	return uint8(v + 0.5)
-}
-
-// unit maps band b's value v to 0..1 by the stretch.
-func (rs *Raster) unit(b int, v float64, p Params) float64 {
-	lo, hi := rs.Range(b, p)
-	if !(hi > lo) {
-		if v >= hi {
-			return 1
-		}
-		return 0
-	}
-	t := (v - lo) / (hi - lo)
-	switch {
-	case t <= 0 || math.IsNaN(t):
-		return 0
-	case t >= 1:
-		return 1
-	}
-	return t
 }
 
 // Range is the values of band b (0-based) that the stretch maps to the ends of the ramp.
@@ -463,10 +564,11 @@ func (rs *Raster) Quicklook(size int, p Params) (*image.NRGBA, error) {
 	}
 	out := image.NewNRGBA(image.Rect(0, 0, w, h))
 	var drawn bool
+	pt := rs.painter(p)
 	if pf >= 1 || rs.meta.Categorical {
-		drawn = rs.nearest(win, out, float64(ax), float64(ay), pf, p)
+		drawn = rs.nearest(win, out, float64(ax), float64(ay), pf, pt)
 	} else {
-		drawn = rs.bilinear(win, out, float64(ax), float64(ay), pf, p)
+		drawn = rs.bilinear(win, out, float64(ax), float64(ay), pf, pt)
 	}
 	if !drawn {
 		return nil, nil

@@ -378,7 +378,7 @@ func TestUint16TilesMatchGDAL(t *testing.T) {
 		}
 		o := want.PixOffset(i%256, i/256)
 		for b := 0; b < 3; b++ {
-			want.Pix[o+b] = uint8(rs.unit(b, ref[b][i], p)*255 + 0.5)
+			want.Pix[o+b] = uint8(rs.painter(p).unit(b, ref[b][i])*255 + 0.5)
 		}
 		want.Pix[o+3] = 255
 	}
