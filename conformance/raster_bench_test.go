@@ -84,7 +84,9 @@ func rasterBenchMake(b *testing.B) (*rasterBench, error) {
 		return tiles, os.Rename(path+".part", path)
 	}
 	rb.rgbTiles, err = make1(rb.rgb, rb.rgbZoom, 20000, rastertest.Spec{Bands: 3, DType: "Byte",
-		Value: func(x, y, band int) float64 { return math.Max(0, math.Min(255, rastertest.RGB(x, y, band)+noise(x, y))) }})
+		Value: func(x, y, band int) float64 {
+			return math.Max(0, math.Min(255, rastertest.RGB(x, y, band)+noise(x, y)))
+		}})
 	if err != nil {
 		return nil, err
 	}

@@ -28,10 +28,10 @@ import (
 	"meridian/internal/mail"
 	"meridian/internal/maps"
 	"meridian/internal/oauth"
+	"meridian/internal/rastertiles"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
 	"meridian/internal/sqlquery"
-	"meridian/internal/rastertiles"
 	"meridian/internal/tiles"
 	"meridian/store"
 )
@@ -91,10 +91,10 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 				Wait: previewWait, RetryAfter: 5 * time.Second})},
 		Exporter: exporter(c, pool, log),
 		Tables:   features.Reader{Pool: pool},
-		Tiles:   tileService,
-		Rasters: &rastertiles.Service{Tiles: tileService, Source: rastertiles.Files{Dir: c.DataDir}},
-		Maps: mapService,
-		SQL:  &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
+		Tiles:    tileService,
+		Rasters:  &rastertiles.Service{Tiles: tileService, Source: rastertiles.Files{Dir: c.DataDir}},
+		Maps:     mapService,
+		SQL:      &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
 	}, nil
 }
 

@@ -45,8 +45,8 @@ type Located struct {
 // Object is a stored file open for random access.
 type Object interface {
 	io.ReaderAt
+	io.Closer
 	Size() int64
-	Close() error
 }
 
 // Files is the Source of COGs stored as DATA_DIR/rasters/<id>/v<current_version>.tif, the
@@ -359,7 +359,7 @@ func (s *Service) rasterToken(ctx context.Context, d catalog.Dataset, t tiles.To
 	_, err = s.render(ctx, loc, func(rs *Raster) ([]byte, error) {
 		// sig, exp, scope in the order the document shows them (a signed vector tile URL's order).
 		q := "sig=" + t.Sig + "&exp=" + strconv.FormatInt(t.Exp, 10) + "&scope=" + url.QueryEscape(t.Scope)
-		rt = &RasterToken{Token: t, Bounds: rs.Bounds(), MinZoom: rs.MinZoom, MaxZoom: rs.MaxZoom, TileSize: TileSize, Format: fmt,
+		rt = &RasterToken{Token: t, Bounds: rs.Bounds(), MinZoom: rs.MinZoom, MaxZoom: min(rs.MaxZoom, MaxZoom), TileSize: TileSize, Format: fmt,
 			TileURL: base + "/api/tiles/raster-proxy/" + d.Entry.ID.String() + "/{z}/{x}/{y}." + fmt + "?" + q}
 		return nil, nil
 	})
