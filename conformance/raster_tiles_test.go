@@ -42,7 +42,7 @@ func rasterCOGs(t *testing.T) (rgb, dem, bad string) {
 	t.Helper()
 	f := &rasterFixtures
 	f.Do(func() {
-		f.dir, f.err = os.MkdirTemp("", "meridian-raster-fixtures-")
+		f.dir, f.err = os.MkdirTemp(server.dataDir, "raster-fixtures-") // removed with the server
 		if f.err != nil {
 			return
 		}
