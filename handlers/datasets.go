@@ -3,6 +3,7 @@ package handlers
 // Operations of the Datasets tag.
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"mime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -25,8 +27,18 @@ import (
 )
 
 // GetQuicklook: Get Quicklook (GET /datasets/{dataset_id}/quicklook).
+// A raster's is drawn from its COG's overviews, named by its version.
 func (s *Server) GetQuicklook(ctx context.Context, request gen.GetQuicklookRequestObject) (gen.GetQuicklookResponseObject, error) {
-	return nil, notImplemented("getQuicklook")
+	size := cmp.Or(val(request.Params.Size), 256)
+	q, err := s.rasters.Quicklook(ctx, auth.From(ctx), request.DatasetId, size, val(request.Params.IfNoneMatch), time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if q.NotModified {
+		return gen.GetQuicklook304Response{}, nil
+	}
+	return gen.GetQuicklook200ImagepngResponse{Body: bytes.NewReader(q.PNG), ContentLength: int64(len(q.PNG)),
+		Headers: gen.GetQuicklook200ResponseHeaders{ETag: &q.ETag, CacheControl: &q.CacheControl}}, nil
 }
 
 // ListDatasetRefreshRuns: List Dataset Refresh Runs (GET /datasets/{dataset_id}/refresh-runs).

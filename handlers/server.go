@@ -25,6 +25,7 @@ import (
 	"meridian/internal/ingest"
 	"meridian/internal/maps"
 	"meridian/internal/oauth"
+	"meridian/internal/rastertiles"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
 	"meridian/internal/sqlquery"
@@ -54,6 +55,7 @@ type Deps struct {
 	Exporter      *export.Exporter
 	Tables        features.Reader
 	Tiles         *tiles.Service
+	Rasters       *rastertiles.Service
 	Maps          *maps.Service
 	SQL           *sqlquery.Service
 }
@@ -82,6 +84,7 @@ type Server struct {
 	exporter       *export.Exporter
 	tables         features.Reader
 	tiles          *tiles.Service
+	rasters        *rastertiles.Service
 	maps           *maps.Service
 	sql            *sqlquery.Service
 }
@@ -93,7 +96,7 @@ func New(d Deps) *Server {
 	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, settingsAdmin: d.SettingsAdmin, pageMax: d.PageMax, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
-		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, maps: d.Maps, sql: d.SQL}
+		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, rasters: d.Rasters, maps: d.Maps, sql: d.SQL}
 }
 
 // Mount registers every contract operation under /api with the per-route middleware, in order:
@@ -115,7 +118,7 @@ func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Rou
 			limit = cfg.MaxFeatureBodyBytes
 		}
 		opts := web.AuthOptions{AcceptDeadCredential: op.ID == "logout"}
-		if op.ID == "tile" || op.ID == "clusterTile" {
+		if op.ID == "tile" || op.ID == "clusterTile" || op.ID == "rasterTileProxy" {
 			opts.Capabilities = []web.Capability{s.tileSignature}
 		}
 		if acceptsEmbedToken(op) {
@@ -135,7 +138,24 @@ func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Rou
 		return mws
 	})
 	gen.RegisterHandlersWithBaseURL(r, gen.NewStrictHandler(s, nil), "/api")
+	e.Pre(rasterEdgePath)
 	return r
+}
+
+// rasterEdgePath serves the raster tiles' edge path, /raster-tiles/{id}/tiles/{z}/{x}/{y}.{fmt},
+// as the raster tile proxy (/api/tiles/raster-proxy/{id}/{z}/{x}/{y}.{fmt}): the deployment's
+// edge maps it so, and a server without an edge in front answers it the same.
+func rasterEdgePath(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if rest, ok := strings.CutPrefix(req.URL.Path, "/raster-tiles/"); ok {
+			if id, tile, ok := strings.Cut(rest, "/tiles/"); ok && !strings.Contains(id, "/") {
+				req.URL.Path = "/api/tiles/raster-proxy/" + id + "/" + tile
+				req.URL.RawPath = ""
+			}
+		}
+		return next(c)
+	}
 }
 
 // outsideShare: operations a client's share of requests does not count. Tiles come many at once

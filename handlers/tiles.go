@@ -3,6 +3,7 @@ package handlers
 // Operations of the Tiles tag.
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"meridian/gen"
 	"meridian/internal/auth"
 	"meridian/internal/cql2"
+	"meridian/internal/rastertiles"
 	"meridian/internal/tiles"
 	"meridian/internal/web"
 )
@@ -43,8 +45,12 @@ func tileRequest(path string, z, x, y int, cols, filter, ifNoneMatch *string, li
 	return r, nil
 }
 
-// tileResponse writes a tile, an empty tile (204) or 304, with its cache headers.
-type tileResponse struct{ tiles.Tile }
+// tileResponse writes a tile, an empty tile (204) or 304, with its cache headers; mediaType is
+// the body's (vector tiles when empty).
+type tileResponse struct {
+	tiles.Tile
+	mediaType string
+}
 
 func (t tileResponse) write(w http.ResponseWriter) error {
 	w.Header().Set("ETag", t.ETag)
@@ -57,7 +63,7 @@ func (t tileResponse) write(w http.ResponseWriter) error {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	w.Header().Set("Content-Type", "application/vnd.mapbox-vector-tile")
+	w.Header().Set("Content-Type", cmp.Or(t.mediaType, "application/vnd.mapbox-vector-tile"))
 	w.Header().Set("Content-Length", strconv.Itoa(len(t.Body)))
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(t.Body)
@@ -66,6 +72,9 @@ func (t tileResponse) write(w http.ResponseWriter) error {
 
 func (t tileResponse) VisitTileResponse(w http.ResponseWriter) error        { return t.write(w) }
 func (t tileResponse) VisitClusterTileResponse(w http.ResponseWriter) error { return t.write(w) }
+func (t tileResponse) VisitRasterTileProxyResponse(w http.ResponseWriter) error {
+	return t.write(w)
+}
 
 // Tile: Tile (GET /tiles/{table_path}/{z}/{x}/{y}.pbf).
 func (s *Server) Tile(ctx context.Context, request gen.TileRequestObject) (gen.TileResponseObject, error) {
@@ -78,7 +87,7 @@ func (s *Server) Tile(ctx context.Context, request gen.TileRequestObject) (gen.T
 	if err != nil {
 		return nil, err
 	}
-	return tileResponse{t}, nil
+	return tileResponse{Tile: t}, nil
 }
 
 // ClusterTile: Cluster Tile (GET /tiles/clusters/{table_path}/{z}/{x}/{y}.pbf).
@@ -99,29 +108,54 @@ func (s *Server) ClusterTile(ctx context.Context, request gen.ClusterTileRequest
 	if err != nil {
 		return nil, err
 	}
-	return tileResponse{t}, nil
+	return tileResponse{Tile: t}, nil
 }
 
 // RasterTileProxy: Raster Tile Proxy (GET /tiles/raster-proxy/{dataset_id}/{z}/{x}/{y}.{fmt}).
+// Signed like Tile; rendered from the dataset's COG and kept in the tile cache by its version.
 func (s *Server) RasterTileProxy(ctx context.Context, request gen.RasterTileProxyRequestObject) (gen.RasterTileProxyResponseObject, error) {
-	return nil, notImplemented("rasterTileProxy")
+	p := request.Params
+	r := rastertiles.TileRequest{ID: request.DatasetId, Z: request.Z, X: request.X, Y: request.Y, Format: string(request.ImageFormat),
+		IfNoneMatch: val(p.IfNoneMatch), Params: rastertiles.Params{Colormap: string(val(p.ColormapName)),
+			Stretch: string(val(p.Stretch)), Encoding: string(val(p.Encoding)),
+			PMin: float64p(p.Pmin), PMax: float64p(p.Pmax), Sigma: float64p(p.Sigma)}}
+	t, err := s.rasters.Tile(ctx, auth.From(ctx), r, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return tileResponse{Tile: t, mediaType: rastertiles.MediaTypes[r.Format]}, nil
+}
+
+func float64p(v *float32) *float64 {
+	if v == nil {
+		return nil
+	}
+	f := float64(*v)
+	return &f
 }
 
 // GetTileToken: Get Tile Token (GET /tiles/token/{dataset_id}/).
 func (s *Server) GetTileToken(ctx context.Context, request gen.GetTileTokenRequestObject) (gen.GetTileTokenResponseObject, error) {
-	t, err := s.tiles.Token(ctx, auth.From(ctx), request.DatasetId, time.Now())
+	format := string(cmp.Or(val(request.Params.Format), gen.GetTileTokenParamsFormatPng))
+	t, rt, err := s.rasters.Token(ctx, auth.From(ctx), request.DatasetId, format, s.base(ctx), time.Now())
 	if err != nil {
 		return nil, err
 	}
 	var out gen.TileToken
-	err = out.FromTileVectorToken(gen.TileVectorToken{Sig: t.Sig, Exp: t.Exp, Scope: t.Scope, ExpiresIn: int(t.ExpiresIn)})
+	if rt != nil {
+		err = out.FromTileRasterToken(gen.TileRasterToken{Sig: t.Sig, Exp: t.Exp, Scope: t.Scope, ExpiresIn: int(t.ExpiresIn),
+			TileUrl: rt.TileURL, Bounds: rt.Bounds[:], Minzoom: rt.MinZoom, Maxzoom: rt.MaxZoom, TileSize: rt.TileSize,
+			Format: gen.TileRasterTokenFormat(rt.Format)})
+	} else {
+		err = out.FromTileVectorToken(gen.TileVectorToken{Sig: t.Sig, Exp: t.Exp, Scope: t.Scope, ExpiresIn: int(t.ExpiresIn)})
+	}
 	return gen.GetTileToken200JSONResponse(out), err
 }
 
 // GetTileTokensBatch: Get Tile Tokens Batch (POST /tiles/tokens/). Every id is a key of tokens:
 // its token, or why it has none (the map client reads the reason there); errors repeats those.
 func (s *Server) GetTileTokensBatch(ctx context.Context, request gen.GetTileTokensBatchRequestObject) (gen.GetTileTokensBatchResponseObject, error) {
-	issued, err := s.tiles.Tokens(ctx, auth.From(ctx), request.Body.DatasetIds, time.Now())
+	issued, err := s.rasters.Tokens(ctx, auth.From(ctx), request.Body.DatasetIds, s.base(ctx), time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +167,11 @@ func (s *Server) GetTileTokensBatch(ctx context.Context, request gen.GetTileToke
 			status := web.StatusOf(is.Err)
 			out.Errors[id.String()] = gen.TileTokenError{Status: status, Detail: is.Err.Detail}
 			err = tok.FromTileTokenFailure(gen.TileTokenFailure{Error: is.Err.Detail, Status: status})
+		} else if rt := is.Raster; rt != nil {
+			bounds := []float32{float32(rt.Bounds[0]), float32(rt.Bounds[1]), float32(rt.Bounds[2]), float32(rt.Bounds[3])}
+			err = tok.FromRasterTileToken(gen.RasterTileToken{Kind: gen.RasterTileTokenKindRaster, Sig: rt.Sig, Exp: int(rt.Exp),
+				Scope: rt.Scope, ExpiresIn: int(rt.ExpiresIn), TileUrl: rt.TileURL, Bounds: &bounds, Minzoom: rt.MinZoom,
+				Maxzoom: rt.MaxZoom, TileSize: rt.TileSize, Format: rt.Format})
 		} else {
 			err = tok.FromVectorTileToken(gen.VectorTileToken{Kind: gen.VectorTileTokenKindVector, Sig: is.Token.Sig,
 				Exp: int(is.Token.Exp), Scope: is.Token.Scope, ExpiresIn: int(is.Token.ExpiresIn)})

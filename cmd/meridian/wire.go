@@ -28,6 +28,7 @@ import (
 	"meridian/internal/mail"
 	"meridian/internal/maps"
 	"meridian/internal/oauth"
+	"meridian/internal/rastertiles"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
 	"meridian/internal/sqlquery"
@@ -62,6 +63,9 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 			Setting: "IMAGE_DECODE_CONCURRENCY", Max: c.Files.ImageConcurrency, Wait: 5 * time.Second, RetryAfter: 5 * time.Second})}}
 	cat.Refs = mapService // column operations keep map layers' references
 	cat.Announced = mapService.Announced
+	tileService := &tiles.Service{Catalog: cat, Reader: features.Reader{Pool: pool}, Settings: settings.Reader{Q: q},
+		Signer: tiles.NewSigner(cmp.Or(c.TileSigningSecret, c.JWTSecretKey)), Cache: tiles.NewCache(0)}
+	// Raster ingest replaces Files by its catalog-backed Source (rastertiles.Source).
 	pageMax := &settings.ItemsPageMax{Reader: settings.Reader{Q: q}, Bound: c.OGCMaxLimit, MaxAge: time.Second}
 	return handlers.Deps{
 		SettingsAdmin: settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Fixed: fixedSettings(c),
@@ -87,10 +91,10 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 				Wait: previewWait, RetryAfter: 5 * time.Second})},
 		Exporter: exporter(c, pool, log),
 		Tables:   features.Reader{Pool: pool},
-		Tiles: &tiles.Service{Catalog: cat, Reader: features.Reader{Pool: pool}, Settings: settings.Reader{Q: q},
-			Signer: tiles.NewSigner(cmp.Or(c.TileSigningSecret, c.JWTSecretKey)), Cache: tiles.NewCache(0)},
-		Maps: mapService,
-		SQL:  &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
+		Tiles:    tileService,
+		Rasters:  &rastertiles.Service{Tiles: tileService, Source: rastertiles.Files{Dir: c.DataDir}},
+		Maps:     mapService,
+		SQL:      &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
 	}, nil
 }
 

@@ -138,6 +138,9 @@ func (s *Service) Tile(ctx context.Context, p auth.Principal, r Request, now tim
 	if err != nil {
 		return Tile{}, err
 	}
+	if err := tileable(d); err != nil {
+		return Tile{}, err
+	}
 	t, err := d.Table()
 	if err != nil {
 		return Tile{}, err
@@ -198,7 +201,14 @@ func (s *Service) dataset(ctx context.Context, p auth.Principal, path string) (c
 			return d, hidden(path, err)
 		}
 	}
-	return d, tileable(d)
+	return d, nil
+}
+
+// Readable resolves a tile path to a dataset p may read by a tile request (a signed template of
+// its scope issued since its audience last narrowed, or read access), of any kind: the raster
+// tile proxy's authorization, the same as Tile's.
+func (s *Service) Readable(ctx context.Context, p auth.Principal, path string) (catalog.Dataset, error) {
+	return s.dataset(ctx, p, path)
 }
 
 // hidden answers a missing dataset in the words of the path asked for.
@@ -209,16 +219,29 @@ func hidden(path string, err error) error {
 	return err
 }
 
-// tileable refuses records without vector features: rasters until their tiles exist (409), and
-// anything else that has no geometry (422).
+// tileable refuses records without vector features: rasters (409: the raster tile proxy serves
+// them), and anything else that has no geometry (422).
 func tileable(d catalog.Dataset) error {
 	switch d.Entry.RecordType {
 	case "vector_dataset":
 		return nil
 	case "raster_dataset", "vrt_dataset":
-		return apperr.Conflict("dataset %s is a raster: raster tiles are not served yet", d.Entry.ID)
+		return apperr.Conflict("dataset %s is a raster: its tiles are served by the raster tile proxy", d.Entry.ID)
 	}
 	return apperr.Unprocessable("dataset %s is a %s, which has no vector tiles", d.Entry.ID, d.Entry.RecordType)
+}
+
+// IsRaster tells the records the raster tile proxy serves.
+func IsRaster(d catalog.Dataset) bool {
+	return d.Entry.RecordType == "raster_dataset" || d.Entry.RecordType == "vrt_dataset"
+}
+
+// tokenable refuses tile tokens to records that have no tiles of either kind (422).
+func tokenable(d catalog.Dataset) error {
+	if IsRaster(d) {
+		return nil
+	}
+	return tileable(d)
 }
 
 // resolve turns a path into a dataset id: a uuid is one; data.<table> and <schema>.<table> are
@@ -320,6 +343,17 @@ func cacheKey(d catalog.Dataset, q features.TileQuery, filter string) string {
 	}
 	b.WriteString("|f" + filter)
 	return b.String()
+}
+
+// ETag names a tile's content by its cache key.
+func ETag(key string) string { return etag(key) }
+
+// Matches reports whether an If-None-Match header names tag (or is *).
+func Matches(header, tag string) bool { return matches(header, tag) }
+
+// CacheControl is the Cache-Control of a tile of d that p asked for (see cacheControl).
+func CacheControl(p auth.Principal, d catalog.Dataset, now time.Time) string {
+	return cacheControl(p, d, now)
 }
 
 func etag(key string) string {

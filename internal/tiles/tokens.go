@@ -16,24 +16,30 @@ import (
 // Token signs the tile template of dataset id for p, who must be able to read it: 401 for a
 // caller without credential, 404 for one whose credential does not open it.
 func (s *Service) Token(ctx context.Context, p auth.Principal, id uuid.UUID, now time.Time) (Token, error) {
+	t, _, err := s.TokenOf(ctx, p, id, now)
+	return t, err
+}
+
+// TokenOf is Token with the dataset it signs (a vector or a raster dataset).
+func (s *Service) TokenOf(ctx context.Context, p auth.Principal, id uuid.UUID, now time.Time) (Token, catalog.Dataset, error) {
 	conf, err := s.config(ctx)
 	if err != nil {
-		return Token{}, err
+		return Token{}, catalog.Dataset{}, err
 	}
 	d, err := s.Catalog.Get(ctx, p, id, false)
 	if apperr.KindOf(err) == apperr.KindNotFound && p.Anonymous() && (p.Via == "" || p.Via == auth.ViaAnonymous) {
 		// A caller who sent no credential may only lack one (a map page whose session ran out):
 		// 401 lets clients sign in or refresh and ask again. It is the answer for a dataset that
 		// does not exist too, so it tells nothing of which ids exist.
-		return Token{}, apperr.Unauthorized("dataset %s is not public, or does not exist: sign in to get its tile token", id)
+		return Token{}, d, apperr.Unauthorized("dataset %s is not public, or does not exist: sign in to get its tile token", id)
 	}
 	if err != nil {
-		return Token{}, err
+		return Token{}, d, err
 	}
-	if err := tileable(d); err != nil {
-		return Token{}, err
+	if err := tokenable(d); err != nil {
+		return Token{}, d, err
 	}
-	return s.Signer.IssueAbove(Scope(d), time.Duration(conf.TokenTTLSeconds)*time.Second, now, d.SignedTilesFloor()), nil
+	return s.Signer.IssueAbove(Scope(d), time.Duration(conf.TokenTTLSeconds)*time.Second, now, d.SignedTilesFloor()), d, nil
 }
 
 // Sign issues a template for scope to a caller already allowed to read its dataset by other
@@ -67,8 +73,9 @@ func (s *Service) scoped(ctx context.Context, scope string) (catalog.Dataset, er
 
 // Issued is the outcome of one dataset of a batch: a token, or the problem that stands for it.
 type Issued struct {
-	Token Token
-	Err   *apperr.Error
+	Token   Token
+	Dataset catalog.Dataset // the dataset signed, when Err is nil
+	Err     *apperr.Error
 }
 
 // Tokens signs the templates of several datasets; each id is answered once, a failure of one
@@ -80,7 +87,7 @@ func (s *Service) Tokens(ctx context.Context, p auth.Principal, ids []uuid.UUID,
 		if _, done := out[id]; done {
 			continue
 		}
-		t, err := s.Token(ctx, p, id, now)
+		t, d, err := s.TokenOf(ctx, p, id, now)
 		if err != nil {
 			var e *apperr.Error
 			if !errors.As(err, &e) {
@@ -89,7 +96,7 @@ func (s *Service) Tokens(ctx context.Context, p auth.Principal, ids []uuid.UUID,
 			out[id] = Issued{Err: e}
 			continue
 		}
-		out[id] = Issued{Token: t}
+		out[id] = Issued{Token: t, Dataset: d}
 	}
 	return out, nil
 }

