@@ -21,6 +21,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/audit"
 	"meridian/internal/auth"
+	"meridian/internal/blob"
 	"meridian/internal/features"
 	"meridian/internal/settings"
 	"meridian/internal/sqlbuild"
@@ -40,6 +41,8 @@ type Service struct {
 	// Announced hears every change announced by PostgreSQL (watch.go), for other caches kept
 	// in memory: the channel, or "" with live telling that the listener went up or down.
 	Announced func(channel string, live bool)
+	// Objects hold raster datasets' COGs (internal/blob): a deleted raster's file goes with it.
+	Objects blob.Objects
 
 	reads   records          // records kept for feature reads (reads.go)
 	events  events           // views and exports on their way to the history (events.go)
@@ -379,9 +382,15 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID, co
 			detached = true
 			return nil
 		}
+		if IsRaster(d.row.RecordType) {
+			return nil // no table: its COG goes once the record is gone for good (below)
+		}
 		_, err = tx.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{d.row.TableSchema, d.row.TableName}.Sanitize())
 		return err
 	})
+	if err == nil && IsRaster(gone.RecordType) {
+		s.removeCOG(ctx, gone)
+	}
 	if err == nil {
 		// After the commit: a failed audit write inside would abort the deletion's transaction.
 		audit.Record(ctx, s.Q, s.Log, audit.Entry{ActorID: p.UserID, ActorDisplay: p.Username, Action: ActionDatasetDelete,
