@@ -267,6 +267,9 @@ type Change struct {
 	ThemeCategory, TileColumns       []string
 	DataVintageStart, DataVintageEnd *time.Time
 	RecordStatus                     *string // walked to along the workflow after the metadata change, in the same transaction
+	// SetDEM: the PATCH sent is_dem, IsDEM its value (nil: back to the detected value). Rasters only.
+	IsDEM  *bool
+	SetDEM bool
 	// Clear names the members a PATCH sent as null. The nullable fields among them are cleared;
 	// a null status or is_dem asks for nothing, and title and visibility cannot be emptied.
 	Clear map[string]bool
@@ -298,6 +301,11 @@ func (s *Service) UpdateMetadata(ctx context.Context, p auth.Principal, id uuid.
 	cleared, err := ch.cleared()
 	if err != nil {
 		return Dataset{}, err
+	}
+	if ch.SetDEM {
+		if err := s.SetDEM(ctx, p, id, ch.IsDEM); err != nil {
+			return Dataset{}, err
+		}
 	}
 	defer s.Forget(id) // this server's next read (a tile, a map) sees the change
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {

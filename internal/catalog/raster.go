@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -10,6 +11,7 @@ import (
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
+	"meridian/internal/blob"
 	"meridian/store"
 )
 
@@ -129,4 +131,38 @@ func (s *Service) SetDEM(ctx context.Context, p auth.Principal, id uuid.UUID, is
 		}
 		return history(ctx, q, id, row.CurrentVersion, ActionMetadataEdit, p, map[string]any{"is_dem": change(old.IsDEM, now.IsDEM)})
 	})
+}
+
+// COG is a raster dataset's stored file opened for a download.
+type COG struct {
+	blob.Object
+	Title string
+	ETag  string // names the data version: a reupload (a new file) changes it
+}
+
+// OpenCOG opens the COG of a raster dataset p may read; a dataset of another kind answers 409.
+// The caller closes it.
+func (s *Service) OpenCOG(ctx context.Context, p auth.Principal, id uuid.UUID) (COG, error) {
+	d, err := s.Get(ctx, p, id, false)
+	if err != nil {
+		return COG{}, err
+	}
+	r, ok, err := RasterOf(d.Entry)
+	if err != nil {
+		return COG{}, err
+	}
+	if !ok || r.StorageKey == "" {
+		return COG{}, apperr.Conflict("dataset %s is a %s, not a raster: use Export Dataset", id, d.Entry.RecordType)
+	}
+	if s.Objects == nil {
+		return COG{}, errors.New("catalog: no object store for raster files")
+	}
+	o, err := s.Objects.Open(ctx, r.StorageKey)
+	if errors.Is(err, blob.ErrNoObject) {
+		return COG{}, fmt.Errorf("dataset %s: its COG %s is missing from the object store", id, r.StorageKey)
+	}
+	if err != nil {
+		return COG{}, err
+	}
+	return COG{Object: o, Title: d.Entry.Title, ETag: fmt.Sprintf(`"cog-%s-v%d"`, id, d.Entry.CurrentVersion)}, nil
 }

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -128,6 +129,9 @@ type Record struct {
 	Contacts                                    []byte // JSON array of OGC API Records contacts
 	TableSchema, TableName                      string
 	Distributions                               []byte // JSON array of the record's own distributions
+	BandCount                                   *int32 // a raster's bands; nil for others
+	RasterResX                                  *float64
+	RasterGeographic                            *bool
 }
 
 // Generated are the distributions the service offers for the record's dataset.
@@ -156,6 +160,23 @@ const recordDistributions = `(SELECT coalesce(jsonb_agg(jsonb_build_object('id',
 		'url', x.url, 'title', x.title, 'media_type', x.media_type, 'is_primary', x.is_primary, 'auto_generated', false)
 		ORDER BY x.created_at, x.id), '[]')
 	FROM catalog.record_distributions x WHERE x.dataset_id = d.id)`
+
+// GSD is a raster's ground sample distance in metres: its pixel size, converted from degrees at
+// the middle of its extent for a geographic CRS; nil for others.
+func (r Record) GSD() *float64 {
+	if r.RasterResX == nil || *r.RasterResX <= 0 {
+		return nil
+	}
+	gsd := *r.RasterResX
+	if r.RasterGeographic != nil && *r.RasterGeographic {
+		lat := 0.0
+		if len(r.BBox) == 4 {
+			lat = (r.BBox[1] + r.BBox[3]) / 2
+		}
+		gsd *= 111320 * math.Cos(lat*math.Pi/180)
+	}
+	return &gsd
+}
 
 // Freshness is the record's source freshness now (spec section 2.5).
 func (r Record) Freshness(now time.Time) string {
@@ -215,7 +236,8 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		CASE WHEN jsonb_typeof(d.column_info) = 'array' THEN jsonb_array_length(d.column_info) END,
 		d.source_organization, d.source_format, d.quality_statement, d.lineage_summary, d.update_frequency,
 		d.access_constraints, d.usage_constraints, d.origin, d.quality_detail, d.source_health,
-		d.last_checked_at, d.last_refreshed_at, ` + recordContacts + `, d.table_schema, d.table_name, ` + recordDistributions + `, page.total
+		d.last_checked_at, d.last_refreshed_at, ` + recordContacts + `, d.table_schema, d.table_name, ` + recordDistributions + `,
+		(d.raster->>'band_count')::int, (d.raster->>'res_x')::float8, (d.raster->>'crs_is_geographic')::boolean, page.total
 		FROM page JOIN catalog.datasets d ON d.id = page.id
 		LEFT JOIN LATERAL (SELECT t.language, t.title, t.summary FROM catalog.record_translations t
 			WHERE t.dataset_id = d.id AND split_part(t.language, '-', 1) = split_part(` + lang + `, '-', 1)
@@ -235,7 +257,8 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 			&r.UpdatedBy, &r.NeverEdited, &r.SRID, &r.Geographic, &r.ColumnCount,
 			&r.SourceOrganization, &r.SourceFormat, &r.QualityStatement, &r.Lineage, &r.UpdateFrequency,
 			&r.AccessConstraints, &r.UsageConstraints, &r.Origin, &r.QualityDetail, &r.SourceHealth,
-			&r.LastCheckedAt, &r.LastRefreshedAt, &r.Contacts, &r.TableSchema, &r.TableName, &r.Distributions, &total); err != nil {
+			&r.LastCheckedAt, &r.LastRefreshedAt, &r.Contacts, &r.TableSchema, &r.TableName, &r.Distributions,
+			&r.BandCount, &r.RasterResX, &r.RasterGeographic, &total); err != nil {
 			return nil, 0, err
 		}
 		out = append(out, r)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -42,6 +43,7 @@ type RasterInfo struct {
 	Compression   string // of the source, "" when uncompressed
 	IsCOG         bool   // GDAL reports the COG layout
 	Overviews     int    // internal overviews of the source
+	FileSize      int64  // bytes of the file
 }
 
 // RasterBandInfo is one band of a raster source.
@@ -369,6 +371,9 @@ func rasterLayer(ctx context.Context, lim gdalcmd.Limits, src Source, b RasterBo
 	info, err := InspectRaster(ctx, lim, src, b)
 	if err != nil {
 		return nil, err
+	}
+	if st, err := os.Stat(src.Path); err == nil {
+		info.FileSize = st.Size()
 	}
 	name := strings.TrimSuffix(src.Name, filepath.Ext(src.Name))
 	return []Layer{{Name: name, FeatureCount: -1, SRID: info.EPSG, NoCRS: info.WKT == "", Extent: info.Extent, Raster: &info}}, nil
