@@ -435,3 +435,101 @@ func TestRasterReadRemotelyWithVsicurl(t *testing.T) {
 	}
 	t.Logf("GDAL read the COG remotely with %d ranged requests, %d of %d bytes (value %s)", rc.ranged, rc.sent, size, strings.TrimSpace(string(out)))
 }
+
+// noiseDEM is a DEFLATE-tiled float DEM whose values do not compress away, so its tiles fill
+// the file: damage in its middle lands in tile data.
+func noiseDEM(t *testing.T) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	asc := asciiGrid(t, dir, 512, 512, -9999, func(c, r int) float64 { return float64(100+c+r) + float64((c*7919+r*104729)%1000)/1000 })
+	out := filepath.Join(dir, "noise.tif")
+	gdal(t, "gdal_translate", "-q", "-ot", "Float32", "-a_srs", "EPSG:32633", "-co", "TILED=YES", "-co", "COMPRESS=DEFLATE", asc, out)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Hostile rasters: each is refused with a problem naming the reason at preview and commit, or,
+// when only reading its pixels shows it, fails its job with the reason; none leaves a dataset or
+// a stored file behind.
+func TestHostileRasters(t *testing.T) {
+	u := newUser(t, "editor")
+	huge := createdTIFF(t, "-outsize", "100000", "100000", "-bands", "1", "-ot", "Byte", "-co", "SPARSE_OK=YES", "-co", "TILED=YES",
+		"-co", "BLOCKXSIZE=4096", "-co", "BLOCKYSIZE=4096", "-a_srs", "EPSG:4326", "-a_ullr", "0", "10", "10", "0")
+	bands := createdTIFF(t, "-outsize", "2", "2", "-bands", "10000", "-ot", "Byte", "-a_srs", "EPSG:4326", "-a_ullr", "0", "1", "1", "0")
+	rasterVRT := []byte(`<VRTDataset rasterXSize="10" rasterYSize="10"><VRTRasterBand dataType="Byte" band="1"><SimpleSource>` +
+		`<SourceFilename>/etc/passwd</SourceFilename></SimpleSource></VRTRasterBand></VRTDataset>`)
+	refused := []struct {
+		name, file string
+		content    []byte
+		detail     string
+	}{
+		{"100000 x 100000 declared pixels", "huge.tif", huge, "RASTER_MAX_PIXELS"},
+		{"10,000 bands", "bands.tif", bands, "RASTER_MAX_BANDS"},
+		{"a VRT named as a GeoTIFF", "sneaky.tif", rasterVRT, "not a GeoTIFF"},
+		{"a VRT in an archive", "mosaic.zip", zipOf(t, "a.tif", rgbTIFF(t), "mosaic.vrt", rasterVRT), "virtual formats"},
+		{"a JPEG 2000 that is not one", "scene.jp2", []byte("<xml>not a codestream</xml>"), "not a JPEG 2000"},
+	}
+	datasets := func() int {
+		var n int
+		_ = dbConn(t).QueryRow(t.Context(), "SELECT count(*) FROM catalog.datasets WHERE record_type = 'raster_dataset'").Scan(&n)
+		return n
+	}
+	before, stored := datasets(), len(storedRasters(t))
+	for _, c := range refused {
+		job := uploadJob(t, u, c.file, c.content)
+		pv := call(t, "POST", "/ingest/preview/"+job, nil, bearer(u.Access)...)
+		if pv.Status != 422 || !strings.Contains(string(pv.Body), c.detail) {
+			t.Errorf("%s: preview %d %s", c.name, pv.Status, pv.Body)
+		}
+		job = uploadJob(t, u, c.file, c.content)
+		cm := call(t, "POST", "/ingest/commit/"+job, map[string]any{}, bearer(u.Access)...)
+		if cm.Status != 422 || !strings.Contains(string(cm.Body), c.detail) {
+			t.Errorf("%s: commit %d %s", c.name, cm.Status, cm.Body)
+		}
+	}
+	// Damage only reading the pixels finds: the job fails saying so.
+	noise := noiseDEM(t)
+	corrupt := bytes.Clone(noise)
+	for i := len(corrupt) / 2; i < len(corrupt)/2+4000; i++ {
+		corrupt[i] = 0xAB
+	}
+	failing := []struct {
+		name    string
+		content []byte
+		detail  string
+	}{
+		{"corrupt tiles", corrupt, "could not be converted"},
+		{"tiles whose offsets lie past the end", noise[:len(noise)/2], "could not be converted"},
+	}
+	for _, c := range failing {
+		job := importFile(t, u, "damaged.tif", c.content, nil)
+		if job["status"] != "failed" || !strings.Contains(fmt.Sprint(job["error_message"]), c.detail) {
+			t.Errorf("%s: job %v", c.name, job)
+		}
+	}
+	if after := datasets(); after != before {
+		t.Errorf("hostile rasters made %d datasets", after-before)
+	}
+	if after := len(storedRasters(t)); after != stored {
+		t.Errorf("hostile rasters left %d stored files", after-stored)
+	}
+	// Sidecars of a GeoTIFF in an archive (external overviews, mask, .aux.xml naming another CRS,
+	// world file) are never unpacked, so GDAL cannot read them: the CRS stays the file's own.
+	small := func(crs string) []byte {
+		return createdTIFF(t, "-outsize", "8", "8", "-bands", "1", "-ot", "Int16", "-burn", "5", "-a_srs", crs, "-a_ullr", "500000", "5200000", "500240", "5199760")
+	}
+	aux := []byte(`<PAMDataset><SRS>GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433],AUTHORITY["EPSG","4326"]]</SRS></PAMDataset>`)
+	job := uploadJob(t, u, "with-sidecars.zip", zipOf(t, "dem.tif", small("EPSG:32633"), "dem.tif.ovr", small("EPSG:4326"), "dem.tif.msk", small("EPSG:4326"),
+		"dem.tif.aux.xml", aux, "dem.tfw", []byte("1\n0\n0\n-1\n0\n0\n")))
+	pv := call(t, "POST", "/ingest/preview/"+job, nil, bearer(u.Access)...)
+	if pv.Status != 200 || pv.JSON(t)["crs_epsg"] != 32633.0 {
+		t.Fatalf("a GeoTIFF with sidecars: %d %s", pv.Status, pv.Body)
+	}
+	unpacked, _ := os.ReadDir(filepath.Join(server.dataDir, "staging", job, "unpacked"))
+	if len(unpacked) != 1 || unpacked[0].Name() != "dem.tif" {
+		t.Fatalf("unpacked members: %v", unpacked)
+	}
+}
