@@ -393,7 +393,7 @@ func (s *Server) CommitImport(ctx context.Context, request gen.CommitImportReque
 		if err != nil {
 			return nil, err
 		}
-		opts = ingest.Options{Raster: raster,Title: val(b.Title), Summary: val(b.Summary), LayerName: val(b.LayerName),
+		opts = ingest.Options{Raster: raster, Title: val(b.Title), Summary: val(b.Summary), LayerName: val(b.LayerName),
 			Visibility: string(val(b.Visibility)), RecordStatus: val(b.RecordStatus), SourceSRID: val(b.SourceSrid), XColumn: val(b.XColumn), YColumn: val(b.YColumn),
 			GeomColumn: val(b.GeomColumn), VintageStart: b.TemporalStart, VintageEnd: b.TemporalEnd, Mode: string(val(b.Mode))}
 		if b.SridOverride != nil {

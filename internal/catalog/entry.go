@@ -70,7 +70,7 @@ type Entry struct {
 	QualityDetail             []byte
 	IDColumn                  string
 	GeometryColumn            string
-	TileVersion               int64 // moves on with every change of what the dataset's tiles show
+	TileVersion               int64  // moves on with every change of what the dataset's tiles show
 	Raster                    []byte // a raster dataset's description (Raster), JSON; nil for others
 }
 
