@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Raster fixtures are made in the test from a few lines of ASCII grid (or gdal_create), never
@@ -531,5 +534,72 @@ func TestHostileRasters(t *testing.T) {
 	unpacked, _ := os.ReadDir(filepath.Join(server.dataDir, "staging", job, "unpacked"))
 	if len(unpacked) != 1 || unpacked[0].Name() != "dem.tif" {
 		t.Fatalf("unpacked members: %v", unpacked)
+	}
+}
+
+// A server killed while it converts a raster leaves nothing: after a restart the job is failed
+// and retryable, the half-written COG is gone, and so is a COG a run stored before its record
+// (placed here where such a run would have left it); the retry makes one dataset and one file.
+func TestKilledRasterImportLeavesNothing(t *testing.T) {
+	s := startFresh(t, "IMPORT_STALL_TIMEOUT=3s", "RATE_LIMIT_ENABLED=false", "LOG_LEVEL=info")
+	hc := contractAt(t, s)
+	tok := loginAt(t, hc, s.APIRoot, "admin", AdminPassword)
+	up := uploadAt(t, hc, s.APIRoot, tok, "big.tif", demTIFF(t, 4000, 3000))
+	if up.Status != 201 {
+		t.Fatalf("upload: %d %s", up.Status, up.Body)
+	}
+	id := up.JSON(t)["job_id"].(string)
+	if c := callAt(t, hc, s.APIRoot, "POST", "/ingest/commit/"+id, map[string]any{"compression": "ZSTD"}, bearer(tok)...); c.Status != 202 {
+		t.Fatalf("commit: %d %s", c.Status, c.Body)
+	}
+	job := waitJob(t, hc, s.APIRoot, tok, id, 60*time.Second, func(j map[string]any) bool {
+		return j["current_step"] == "cog_convert" || j["status"] != "running" && j["status"] != "pending"
+	})
+	if job["status"] != "running" {
+		t.Fatalf("the import ended before it could be killed: %v", job)
+	}
+	time.Sleep(300 * time.Millisecond) // GDAL is writing
+	s.Kill()
+	staging := filepath.Join(s.dataDir, "staging", id)
+	partial, _ := filepath.Glob(filepath.Join(staging, ".cog-*"))
+	if len(partial) == 0 {
+		t.Fatalf("no half-written COG in %s to clean up after the kill", staging)
+	}
+	orphan := filepath.Join(s.dataDir, "rasters", uuid.NewSHA1(uuid.MustParse(id), []byte("raster-dataset/1")).String(), "v1.tif")
+	if err := os.MkdirAll(filepath.Dir(orphan), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(orphan, []byte("II*\x00 stored before its record"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	job = waitJob(t, hc, s.APIRoot, tok, id, 2*time.Minute, func(j map[string]any) bool { return j["status"] != "running" })
+	if job["status"] != "failed" || job["can_retry"] != true {
+		t.Fatalf("after the restart: %v", job)
+	}
+	if _, err := os.Stat(orphan); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the COG stored before its record is still there: %v", err)
+	}
+	if r := callAt(t, hc, s.APIRoot, "POST", "/jobs/"+id+"/retry", nil, bearer(tok)...); r.Status != 200 {
+		t.Fatalf("retry: %d %s", r.Status, r.Body)
+	}
+	job = waitJob(t, hc, s.APIRoot, tok, id, 3*time.Minute, func(j map[string]any) bool { return j["status"] == "complete" || j["status"] == "failed" })
+	if job["status"] != "complete" {
+		t.Fatalf("the retry did not complete: %v", job)
+	}
+	var files []string
+	_ = filepath.WalkDir(filepath.Join(s.dataDir, "rasters"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	var datasets int
+	_ = connect(t, s.DBURL).QueryRow(t.Context(), "SELECT count(*) FROM catalog.datasets").Scan(&datasets)
+	left, _ := filepath.Glob(filepath.Join(staging, ".cog-*"))
+	if datasets != 1 || len(files) != 1 || len(left) != 0 {
+		t.Fatalf("after the retry: %d datasets, stored %v, temporary %v", datasets, files, left)
 	}
 }
