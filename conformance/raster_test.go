@@ -603,3 +603,63 @@ func TestKilledRasterImportLeavesNothing(t *testing.T) {
 		t.Fatalf("after the retry: %d datasets, stored %v, temporary %v", datasets, files, left)
 	}
 }
+
+// converted is a fixture rewritten by gdal_translate with args (another format, BigTIFF, a COG).
+func converted(t *testing.T, src []byte, name string, args ...string) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.tif"), filepath.Join(dir, name)
+	if err := os.WriteFile(in, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gdal(t, "gdal_translate", append(append([]string{"-q"}, args...), in, out)...)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Every accepted raster kind becomes a raster dataset: BigTIFF, a file that is a COG already,
+// JPEG 2000, a 16-bit integer GeoTIFF, and a GeoTIFF alone in a zip.
+func TestRasterSourceKinds(t *testing.T) {
+	u := newUser(t, "editor")
+	dem := demTIFF(t, 64, 48)
+	int16 := converted(t, dem, "i16.tif", "-ot", "Int16")
+	cases := []struct {
+		name      string
+		content   []byte
+		format    string
+		dtype     string
+		bands     float64
+		cogSource bool
+	}{
+		{"big.tif", converted(t, dem, "big.tif", "-co", "BIGTIFF=YES"), "GeoTIFF", "float32", 1, false},
+		{"ready.tif", converted(t, dem, "ready.tif", "-of", "COG"), "GeoTIFF", "float32", 1, true},
+		{"scene.jp2", converted(t, rgbTIFF(t), "scene.jp2", "-of", "JP2OpenJPEG"), "JPEG2000", "uint8", 3, false},
+		{"counts.tif", int16, "GeoTIFF", "int16", 1, false},
+		{"zipped.zip", zipOf(t, "inside.tif", int16), "GeoTIFF", "int16", 1, false},
+	}
+	for _, c := range cases {
+		job := uploadJob(t, u, c.name, c.content)
+		pv := call(t, "POST", "/ingest/preview/"+job, nil, bearer(u.Access)...)
+		r, _ := pv.JSON(t)["raster"].(map[string]any)
+		if pv.Status != 200 || r == nil || r["dtype"] != c.dtype || r["band_count"] != c.bands || r["is_cog_compliant"] != c.cogSource {
+			t.Errorf("%s: preview %d %.400s", c.name, pv.Status, pv.Body)
+			continue
+		}
+		if cm := call(t, "POST", "/ingest/commit/"+job, map[string]any{}, bearer(u.Access)...); cm.Status != 202 {
+			t.Errorf("%s: commit %d %s", c.name, cm.Status, cm.Body)
+			continue
+		}
+		done := waitRasterJob(t, u, job)
+		if done["status"] != "complete" {
+			t.Errorf("%s: job %v", c.name, done)
+			continue
+		}
+		d := call(t, "GET", "/datasets/"+done["dataset_id"].(string), nil, bearer(u.Access)...).JSON(t)
+		if d["record_type"] != "raster_dataset" || d["source_format"] != c.format || d["raster"].(map[string]any)["bands"].([]any)[0].(map[string]any)["dtype"] != c.dtype {
+			t.Errorf("%s: dataset %v", c.name, d)
+		}
+	}
+}
