@@ -236,7 +236,16 @@ func lonLatBox(ring [][]float64) []float64 {
 	var lons, lats []float64
 	for _, p := range ring {
 		if len(p) >= 2 {
-			lons, lats = append(lons, p[0]), append(lats, p[1])
+			lon := p[0]
+			// A raster in a CRS whose longitudes run past 180 (0..360, or 170..190) is put back
+			// into -180..180, where crossing the antimeridian shows as west > east.
+			for lon > 180 {
+				lon -= 360
+			}
+			for lon < -180 {
+				lon += 360
+			}
+			lons, lats = append(lons, lon), append(lats, p[1])
 		}
 	}
 	if len(lons) == 0 {

@@ -72,6 +72,9 @@ func TestLonLatBoxAcrossTheAntimeridian(t *testing.T) {
 	if got[0] != 179.5 || got[2] != -179.2 || got[1] != -17 || got[3] != -16 {
 		t.Fatalf("box across 180: %v (want west 179.5 > east -179.2)", got)
 	}
+	if got := lonLatBox([][]float64{{170, 1}, {190, 1}, {190, 2}, {170, 2}}); got[0] != 170 || got[2] != -170 {
+		t.Fatalf("longitudes past 180: %v", got)
+	}
 	if got := lonLatBox([][]float64{{10, 47}, {11, 48}}); got[0] != 10 || got[2] != 11 {
 		t.Fatalf("ordinary box: %v", got)
 	}
