@@ -195,7 +195,11 @@ func rasterInfoOf(j gdalinfoJSON) (RasterInfo, error) {
 		info.Georeferenced = true
 	}
 	if w := j.WGS84Extent; w != nil && len(w.Coordinates) == 1 {
-		info.WGS84 = lonLatBox(w.Coordinates[0])
+		degrees := 0.0
+		if info.Geographic && info.Extent != nil {
+			degrees = info.Extent[2] - info.Extent[0]
+		}
+		info.WGS84 = lonLatBox(w.Coordinates[0], degrees)
 	}
 	is := j.Metadata["IMAGE_STRUCTURE"]
 	info.Compression, info.IsCOG = is["COMPRESSION"], is["LAYOUT"] == "COG"
@@ -229,10 +233,12 @@ func nodataOf(raw json.RawMessage) *string {
 	return &s
 }
 
-// lonLatBox is the box of a ring of longitudes and latitudes, west greater than east when the
-// ring crosses the antimeridian (its longitudes span more than half the world, and none lies in
-// the middle of that span: the corners of a raster placed across 180 land on both sides of it).
-func lonLatBox(ring [][]float64) []float64 {
+// lonLatBox is the box of a ring of longitudes and latitudes (a raster's corners), west greater
+// than east when the raster crosses the antimeridian. Corners alone cannot tell a small raster
+// across 180 (corners at 179.5 and -179.5) from one spanning the world (-180 and 180), so the
+// raster's own width decides: nativeDegrees is its width in degrees in a geographic CRS, 0 when
+// unknown (projected), where the corners' spread measured across 180 is taken instead.
+func lonLatBox(ring [][]float64, nativeDegrees float64) []float64 {
 	var lons, lats []float64
 	for _, p := range ring {
 		if len(p) >= 2 {
@@ -252,8 +258,15 @@ func lonLatBox(ring [][]float64) []float64 {
 		return nil
 	}
 	w, e := slices.Min(lons), slices.Max(lons)
-	if e-w > 180 {
-		// The east-most of the western half is the box's east, the west-most of the eastern half its west.
+	small := nativeDegrees > 0 && nativeDegrees < 180
+	if nativeDegrees == 0 {
+		shifted := make([]float64, len(lons))
+		for i, x := range lons {
+			shifted[i] = math.Mod(x+360, 360)
+		}
+		small = slices.Max(shifted)-slices.Min(shifted) < 180 && e-w < 359.9
+	}
+	if e-w > 180 && small {
 		west, east := 180.0, -180.0
 		for _, x := range lons {
 			if x >= 0 {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,15 +69,22 @@ func TestPercentile(t *testing.T) {
 }
 
 func TestLonLatBoxAcrossTheAntimeridian(t *testing.T) {
-	got := lonLatBox([][]float64{{179.5, -16}, {179.5, -17}, {-179.2, -17}, {-179.2, -16}, {179.5, -16}})
-	if got[0] != 179.5 || got[2] != -179.2 || got[1] != -17 || got[3] != -16 {
-		t.Fatalf("box across 180: %v (want west 179.5 > east -179.2)", got)
+	cases := []struct {
+		name    string
+		ring    [][]float64
+		degrees float64
+		want    []float64
+	}{
+		{"projected, across 180", [][]float64{{179.5, -16}, {179.5, -17}, {-179.2, -17}, {-179.2, -16}}, 0, []float64{179.5, -17, -179.2, -16}},
+		{"geographic 170..190", [][]float64{{170, 1}, {190, 1}, {190, 2}, {170, 2}}, 20, []float64{170, 1, -170, 2}},
+		{"the whole world", [][]float64{{-180, -90}, {-180, 90}, {180, 90}, {180, -90}}, 360, []float64{-180, -90, 180, 90}},
+		{"the whole world, projected", [][]float64{{-180, -85}, {-180, 85}, {180, 85}, {180, -85}}, 0, []float64{-180, -85, 180, 85}},
+		{"ordinary", [][]float64{{10, 47}, {11, 48}}, 0, []float64{10, 47, 11, 48}},
 	}
-	if got := lonLatBox([][]float64{{170, 1}, {190, 1}, {190, 2}, {170, 2}}); got[0] != 170 || got[2] != -170 {
-		t.Fatalf("longitudes past 180: %v", got)
-	}
-	if got := lonLatBox([][]float64{{10, 47}, {11, 48}}); got[0] != 10 || got[2] != 11 {
-		t.Fatalf("ordinary box: %v", got)
+	for _, c := range cases {
+		if got := lonLatBox(c.ring, c.degrees); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 
