@@ -194,6 +194,15 @@ func TestRasterPreviewCommitAndRecord(t *testing.T) {
 	if w, s := bbox[0].(float64), bbox[1].(float64); w < 14.9 || w > 15.1 || s < 46.4 || s > 46.6 {
 		t.Fatalf("extent_bbox in WGS 84: %v", bbox)
 	}
+	// The record's internal part: where the COG is and its place on the tile grid, as the file says.
+	grid := storedGrid(t, d["id"].(string))
+	info := gdalinfoOf(t, download(t, u, d["id"].(string)))
+	zoom := info["metadata"].(map[string]any)["TILING_SCHEME"].(map[string]any)["ZOOM_LEVEL"]
+	overviews := len(info["bands"].([]any)[0].(map[string]any)["overviews"].([]any))
+	if grid.Key != "rasters/"+d["id"].(string)+"/v1.tif" || fmt.Sprint(grid.COG.MaxZoom) != zoom || grid.COG.MinZoom != grid.COG.MaxZoom-overviews ||
+		grid.COG.Bands != 1 || grid.COG.Alpha || grid.COG.Mask {
+		t.Fatalf("stored grid %+v; the file has zoom %v and %d overviews", grid, zoom, overviews)
+	}
 	if e := call(t, "GET", "/datasets/"+d["id"].(string)+"/export?format=gpkg", nil, bearer(u.Access)...); e.Status != 409 {
 		t.Fatalf("export of a raster: %d %s", e.Status, e.Body)
 	}
@@ -271,6 +280,19 @@ func TestRasterCommitOptions(t *testing.T) {
 	if ra["compression"] != "JPEG" || ra["is_dem"] != false || ra["band_count"] != 3.0 || ra["bands"].([]any)[0].(map[string]any)["nodata"] != "0" {
 		t.Fatalf("raster: %v", ra)
 	}
+	// Reprojected without nodata, JPEG imagery gets an internal mask, other compressions an alpha
+	// band: the tile reader finds which in the record.
+	if g := storedGrid(t, d["id"].(string)); g.COG.Mask || g.COG.Alpha || g.COG.Bands != 3 {
+		t.Fatalf("a JPEG COG with nodata: %+v", g)
+	}
+	masked := importRaster(t, u, "photo.tif", rgb, map[string]any{"compression": "JPEG"})
+	if g := storedGrid(t, masked["id"].(string)); !g.COG.Mask || g.COG.Alpha || g.COG.Bands != 3 {
+		t.Fatalf("a JPEG COG without nodata: %+v", g)
+	}
+	alpha := importRaster(t, u, "photo.tif", rgb, map[string]any{"compression": "ZSTD"})
+	if g := storedGrid(t, alpha["id"].(string)); g.COG.Mask || !g.COG.Alpha || g.COG.Bands != 4 || alpha["raster"].(map[string]any)["band_count"] != 3.0 {
+		t.Fatalf("a ZSTD COG without nodata: %+v", g)
+	}
 	cog := download(t, u, d["id"].(string))
 	info := gdalinfoOf(t, cog)
 	md := info["metadata"].(map[string]any)
@@ -309,6 +331,29 @@ func TestRasterCommitOptions(t *testing.T) {
 	if r := call(t, "POST", "/ingest/commit/"+vec, map[string]any{"compression": "DEFLATE"}, bearer(u.Access)...); r.Status != 422 {
 		t.Fatalf("raster options on a vector file: %d %s", r.Status, r.Body)
 	}
+}
+
+// rasterGrid is the internal part of a raster record the tile reader uses.
+type rasterGrid struct {
+	Key string `json:"storage_key"`
+	COG struct {
+		MinZoom, MaxZoom, Bands int
+		Alpha, Mask             bool
+	} `json:"cog"`
+}
+
+// storedGrid reads a raster dataset's storage key and COG grid from the catalog.
+func storedGrid(t *testing.T, id string) rasterGrid {
+	t.Helper()
+	var raw []byte
+	if err := dbConn(t).QueryRow(t.Context(), "SELECT raster FROM catalog.datasets WHERE id = $1", id).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	var g rasterGrid
+	if err := json.Unmarshal(raw, &g); err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 // download fetches a dataset's whole COG into a file.

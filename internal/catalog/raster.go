@@ -55,6 +55,12 @@ type COGGrid struct {
 	MinZoom int       `json:"minzoom"`
 	MaxZoom int       `json:"maxzoom"`
 	Bounds  []float64 `json:"bounds_3857"` // minx, miny, maxx, maxy in EPSG:3857
+	// Bands is the stored file's band count: the source's, plus an alpha band GDAL adds when
+	// reprojecting data without nodata (Alpha; not with JPEG, which gets an internal mask
+	// instead: Mask, whose IFDs follow each image IFD).
+	Bands int  `json:"bands"`
+	Alpha bool `json:"alpha,omitempty"`
+	Mask  bool `json:"mask,omitempty"`
 }
 
 // RasterBand is one band: the document's RasterBand plus the statistics the renderer stretches

@@ -80,6 +80,9 @@ type gdalinfoJSON struct {
 		Overviews   []struct {
 			Size []int `json:"size"`
 		} `json:"overviews"`
+		Mask *struct {
+			Flags []string `json:"flags"`
+		} `json:"mask"`
 		Minimum   *float64 `json:"minimum"`
 		Maximum   *float64 `json:"maximum"`
 		Mean      *float64 `json:"mean"`

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -128,7 +129,7 @@ func (im *Importer) convert(ctx context.Context, job store.CatalogIngestJob, src
 	_ = im.Q.SetIngestJobStep(ctx, store.SetIngestJobStepParams{ID: job.ID, CurrentStep: ptr("cog_convert"), Progress: ptr(0.0)})
 	runCtx, cancel := context.WithTimeout(ctx, importTime)
 	defer cancel()
-	cmd, err := gdalcmd.Command(runCtx, im.GDAL, []string{src.Driver, "GTiff", "COG"}, rasterEnv, "gdal_translate", cogArgs(o, srid, src.Path, out)...)
+	cmd, err := gdalcmd.Command(runCtx, im.GDAL, cogDrivers(src, o), rasterEnv, "gdal_translate", cogArgs(o, srid, src.Path, out)...)
 	if err != nil {
 		return err
 	}
@@ -168,6 +169,21 @@ func (im *Importer) convert(ctx context.Context, job store.CatalogIngestJob, src
 	return nil
 }
 
+// cogDrivers are the drivers registered while the COG is made: the source's, GTiff and COG; and
+// for JPEG also VRT, through which GDAL's COG driver turns the alpha of the reprojection into the
+// JPEG's mask (without it that conversion fails). The upload still cannot be read as a VRT: GDAL
+// recognises one only by "<VRTDataset" in the text of its first bytes, and the source's
+// signature, checked before (TIFF, BigTIFF or JPEG 2000), puts a NUL byte within its first five
+// that ends that text; no sidecar is ever looked for (rasterEnv) and no path of the command is a
+// client's.
+func cogDrivers(src Source, o RasterOptions) []string {
+	drivers := []string{src.Driver, "GTiff", "COG"}
+	if o.Compression == "JPEG" {
+		drivers = append(drivers, "VRT")
+	}
+	return drivers
+}
+
 // statsPixels is about how large the overview statistics are computed on.
 const statsPixels = 1024
 
@@ -185,7 +201,13 @@ func (im *Importer) describeCOG(ctx context.Context, cog string, info RasterInfo
 	if len(j.Bands) > 0 {
 		levels = len(j.Bands[0].Overviews)
 	}
-	r.COG = catalog.COGGrid{Width: j.Size[0], Height: j.Size[1], MaxZoom: zoom, MinZoom: zoom - levels}
+	r.COG = catalog.COGGrid{Width: j.Size[0], Height: j.Size[1], MaxZoom: zoom, MinZoom: zoom - levels, Bands: len(j.Bands)}
+	if n := len(j.Bands); n > 0 {
+		r.COG.Alpha = n > len(info.Bands) && strings.EqualFold(j.Bands[n-1].ColorInterp, "alpha")
+		if m := j.Bands[0].Mask; m != nil && slices.Contains(m.Flags, "PER_DATASET") && !slices.Contains(m.Flags, "ALPHA") {
+			r.COG.Mask = true
+		}
+	}
 	if gt := j.GeoTransform; len(gt) == 6 {
 		r.COG.Bounds = []float64{gt[0], gt[3] + float64(j.Size[1])*gt[5], gt[0] + float64(j.Size[0])*gt[1], gt[3]}
 	}
