@@ -238,7 +238,7 @@ func (j *Jobs) commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts 
 		}
 		return j.enqueue(ctx, id, opts)
 	}
-	if opts.Raster != (RasterOptions{}) {
+	if r := opts.Raster; r.Compression != "" || r.Resampling != "" || r.NoData != "" {
 		return cur, apperr.Unprocessable("compression, resampling and nodata_override apply to raster imports; %s is a vector file", src.Name)
 	}
 	layer, err := chooseLayer(layers, opts.LayerName)
