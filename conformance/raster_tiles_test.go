@@ -107,9 +107,9 @@ func rasterTileAt(lon, lat float64, z int) (int, int) {
 }
 
 // rasterDataset puts a raster dataset in the catalog as raster ingest leaves it: a published
-// raster_dataset record of owner with its extent, and its COG stored at
-// DATA_DIR/rasters/<id>/v1.tif. It is the suite's one seam to raster ingest: once ingest lands,
-// this becomes an upload and commit of the GeoTIFF.
+// raster_dataset record of owner with its extent, naming its COG stored (in the local object
+// store) at DATA_DIR/rasters/<id>/v1.tif. The tests below so draw prepared COGs of every
+// compression; TestRasterUploadToTile goes through a real upload.
 func rasterDataset(t *testing.T, owner session, visibility, cogPath string) string {
 	t.Helper()
 	conn := dbConn(t)
@@ -119,6 +119,11 @@ func rasterDataset(t *testing.T, owner session, visibility, cogPath string) stri
 		VALUES ('raster_' || substr(md5(random()::text), 1, 10), $1, 'raster_dataset', $2, 'published', $3, $4, now())
 		RETURNING id`, "Raster "+randomHex(3), visibility, owner.ID, rasterBBox[:]).Scan(&id)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// The record names its COG as raster ingest does (the object store's key, under DATA_DIR).
+	if _, err := conn.Exec(context.Background(), `UPDATE catalog.datasets SET raster = jsonb_build_object('storage_key',
+		'rasters/' || id || '/v1.tif', 'band_count', 1, 'bands', '[]'::jsonb) WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(server.dataDir, "rasters", id)
@@ -395,4 +400,39 @@ func TestRasterCorruptTile(t *testing.T) {
 	}
 	getRaster(t, fmt.Sprintf("/tiles/raster-proxy/%s/9/%d/%d.png", id, x+1, y), 200)
 	getRaster(t, "/health", 200)
+}
+
+// The desktop plugin's raster path from a real upload: a GeoTIFF imported, its record's tile
+// token, a tile from the template, equal to gdal_translate of the same window of the COG the
+// dataset serves for download; a DEM with a colour ramp renders too, and the quicklook.
+func TestRasterUploadToTile(t *testing.T) {
+	owner := newUser(t, "editor")
+	d := importRaster(t, owner, "scene.tif", rgbTIFF(t), map[string]any{"title": "Scene " + randomHex(3), "visibility": "public"})
+	id := d["id"].(string)
+	tok := tileToken(t, id)
+	if tok["kind"] != "raster" {
+		t.Fatalf("token of an imported raster: %v", tok)
+	}
+	z := int(tok["maxzoom"].(float64))
+	x, y := rasterTileAt(10.15, 47.9, z)
+	r := getRaster(t, tileURL(tok["tile_url"].(string), z, x, y), 200)
+	got, want := decodeNRGBA(t, r.Body), gdalPNG(t, download(t, owner, id), z, x, y)
+	if len(got.Pix) != len(want.Pix) {
+		t.Fatalf("tile sizes differ: %d and %d", len(got.Pix), len(want.Pix))
+	}
+	for i := range got.Pix {
+		if d := int(got.Pix[i]) - int(want.Pix[i]); d > 1 || d < -1 {
+			t.Fatalf("z%d/%d/%d differs from gdal_translate of the downloaded COG at byte %d: %d vs %d", z, x, y, i, got.Pix[i], want.Pix[i])
+		}
+	}
+	// A DEM: single band, the viridis ramp, and its quicklook.
+	dem := importRaster(t, owner, "dem.tif", demTIFF(t, 64, 64), map[string]any{"title": "DEM " + randomHex(3), "visibility": "public"})
+	dtok := tileToken(t, dem["id"].(string))
+	dz := int(dtok["maxzoom"].(float64))
+	bounds := dtok["bounds"].([]any)
+	dx, dy := rasterTileAt((bounds[0].(float64)+bounds[2].(float64))/2, (bounds[1].(float64)+bounds[3].(float64))/2, dz)
+	getRaster(t, tileURL(dtok["tile_url"].(string), dz, dx, dy)+"&colormap_name=viridis", 200)
+	if q := call(t, "GET", "/datasets/"+dem["id"].(string)+"/quicklook?size=64", nil); q.Status != 200 || q.Header.Get("Content-Type") != "image/png" {
+		t.Fatalf("quicklook: %d %s", q.Status, q.Header.Get("Content-Type"))
+	}
 }

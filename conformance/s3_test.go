@@ -1,11 +1,15 @@
 package conformance
 
 import (
+	"bytes"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -70,5 +74,53 @@ func presignedS3Flow(t *testing.T, endpoint, bucket, key, secret string, partSiz
 				t.Fatalf("preview of the file fetched from S3: %d %s", r.Status, r.Body)
 			}
 		})
+	}
+}
+
+// TestRasterCOGInS3 stores a raster dataset's COG in the bucket (gofakes3, in process) and reads
+// it back through Download COG by ranged GETs; deleting the dataset removes the object.
+func TestRasterCOGInS3(t *testing.T) {
+	backend := s3mem.New()
+	if err := backend.CreateBucket("meridian-rasters"); err != nil {
+		t.Fatal(err)
+	}
+	fake := httptest.NewServer(gofakes3.New(backend).Server())
+	defer fake.Close()
+	s := startFresh(t, "S3_ENDPOINT="+strings.TrimPrefix(fake.URL, "http://"), "S3_USE_SSL=false", "S3_BUCKET=meridian-rasters",
+		"S3_ACCESS_KEY=test", "S3_SECRET_KEY=test-secret", "RATE_LIMIT_ENABLED=false")
+	hc := contractAt(t, s)
+	tok := loginAt(t, hc, s.APIRoot, "admin", AdminPassword)
+	up := uploadAt(t, hc, s.APIRoot, tok, "s3.tif", demTIFF(t, 100, 80))
+	id := up.JSON(t)["job_id"].(string)
+	if c := callAt(t, hc, s.APIRoot, "POST", "/ingest/commit/"+id, map[string]any{}, bearer(tok)...); c.Status != 202 {
+		t.Fatalf("commit: %d %s", c.Status, c.Body)
+	}
+	job := waitJob(t, hc, s.APIRoot, tok, id, time.Minute, func(j map[string]any) bool { return j["status"] == "complete" || j["status"] == "failed" })
+	if job["status"] != "complete" {
+		t.Fatalf("job: %v", job)
+	}
+	ds := job["dataset_id"].(string)
+	key := "rasters/" + ds + "/v1.tif"
+	obj, err := backend.HeadObject("meridian-rasters", key)
+	if err != nil {
+		t.Fatalf("the COG is not in the bucket under %s: %v", key, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.dataDir, "rasters")); err == nil {
+		t.Fatal("with S3 configured, COGs are not kept on the local disk")
+	}
+	path := "/datasets/" + ds + "/download/cog"
+	r := callAt(t, hc, s.APIRoot, "GET", path, nil, append(bearer(tok), "Range", "bytes=2-9")...)
+	if r.Status != 206 || len(r.Body) != 8 || r.Header.Get("Content-Range") != "bytes 2-9/"+strconv.FormatInt(obj.Size, 10) {
+		t.Fatalf("range from S3: %d %v %q", r.Status, r.Header, r.Body)
+	}
+	whole := callAt(t, hc, s.APIRoot, "GET", path, nil, bearer(tok)...)
+	if whole.Status != 200 || int64(len(whole.Body)) != obj.Size || !bytes.Equal(whole.Body[2:10], r.Body) {
+		t.Fatalf("whole file from S3: %d, %d bytes of %d", whole.Status, len(whole.Body), obj.Size)
+	}
+	if d := callAt(t, hc, s.APIRoot, "DELETE", "/datasets/"+ds, nil, bearer(tok)...); d.Status != 204 {
+		t.Fatalf("delete: %d", d.Status)
+	}
+	if _, err := backend.HeadObject("meridian-rasters", key); err == nil {
+		t.Fatal("the deleted raster's COG is still in the bucket")
 	}
 }

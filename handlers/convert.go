@@ -116,6 +116,7 @@ func datasetOut(d catalog.Dataset, detail bool) gen.DatasetResponse {
 		PublishedAt: r.PublishedAt, UpdatedBy: r.UpdatedBy, RecordType: &recordType,
 	}
 	optionalFields(r, &out)
+	out.Raster = rasterOut(r)
 	if w := d.MetadataWarnings(); len(w) > 0 {
 		out.MetadataWarnings = &w
 	}

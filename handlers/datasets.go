@@ -159,9 +159,7 @@ func (s *Server) UpdateDatasetMetadata(ctx context.Context, request gen.UpdateDa
 		ThemeCategory: val(b.ThemeCategory), TileColumns: val(b.TileColumns), RecordStatus: b.RecordStatus}
 	members, _ := patchMembersOf(ctx)
 	ch.Clear = members.nulls()
-	if b.IsDem != nil {
-		return nil, apperr.Unprocessable("is_dem applies to raster datasets, which are not supported yet")
-	}
+	ch.IsDEM, ch.SetDEM = b.IsDem, members.names()["is_dem"]
 	if b.DataVintageStart != nil {
 		ch.DataVintageStart = &b.DataVintageStart.Time
 	}
@@ -403,10 +401,11 @@ func (s *Server) UploadFile(ctx context.Context, request gen.UploadFileRequestOb
 func (s *Server) CommitImport(ctx context.Context, request gen.CommitImportRequestObject) (gen.CommitImportResponseObject, error) {
 	var opts ingest.Options
 	if b := request.Body; b != nil {
-		if b.Compression != nil || b.Resampling != nil || b.NodataOverride != nil {
-			return nil, apperr.Unprocessable("compression, resampling and nodata_override apply to raster imports, which are not supported yet; leave them out for vector files")
+		raster, err := rasterOptions(b)
+		if err != nil {
+			return nil, err
 		}
-		opts = ingest.Options{Title: val(b.Title), Summary: val(b.Summary), LayerName: val(b.LayerName),
+		opts = ingest.Options{Raster: raster, Title: val(b.Title), Summary: val(b.Summary), LayerName: val(b.LayerName),
 			Visibility: string(val(b.Visibility)), RecordStatus: val(b.RecordStatus), SourceSRID: val(b.SourceSrid), XColumn: val(b.XColumn), YColumn: val(b.YColumn),
 			GeomColumn: val(b.GeomColumn), VintageStart: b.TemporalStart, VintageEnd: b.TemporalEnd, Mode: string(val(b.Mode))}
 		if b.SridOverride != nil {
@@ -552,32 +551,43 @@ func (s *Server) PreviewFile(ctx context.Context, request gen.PreviewFileRequest
 	out := gen.PreviewFile200JSONResponse{JobId: pv.Job.ID, SourceFilename: pv.Job.SourceFilename, DetectedFormat: &pv.Format,
 		Layers: make([]gen.IngestPreviewLayer, len(pv.Layers))}
 	for i, l := range pv.Layers {
-		pl := gen.IngestPreviewLayer{Name: l.Name, SampleRows: pv.Samples[i], Columns: make([]gen.DatasetColumnType, len(l.Columns))}
-		if d := l.Detected; d != nil {
-			pl.DetectedGeometryColumns = &gen.IngestDetectedGeometryColumns{X: nonEmpty(d.X), Y: nonEmpty(d.Y), Wkt: nonEmpty(d.WKT)}
+		out.Layers[i] = previewLayer(l, pv.Samples[i])
+		if l.Raster != nil {
+			rasterPreview(&out, l.Raster)
 		}
-		for k, c := range l.Columns {
-			pl.Columns[k] = gen.DatasetColumnType{Name: c.Name, Type: c.Type}
-		}
-		fields := len(pl.Columns)
-		pl.FieldCount = &fields
-		if l.GeometryType != "" {
-			pl.GeometryType = &l.GeometryType
-		}
-		if l.FeatureCount >= 0 {
-			pl.FeatureCount = &l.FeatureCount
-		}
-		if l.SRID > 0 {
-			pl.Crs = &l.SRID
-		}
-		if len(l.Extent) == 4 {
-			// ogrinfo prints (minx, miny) - (maxx, maxy) in the layer's CRS.
-			bbox := []float64{l.Extent[0], l.Extent[1], l.Extent[2], l.Extent[3]}
-			pl.ExtentBbox = &bbox
-		}
-		out.Layers[i] = pl
 	}
 	return previewTop(out, val(request.Params.LayerName))
+}
+
+// previewLayer is one layer of a preview.
+func previewLayer(l ingest.Layer, samples []map[string]any) gen.IngestPreviewLayer {
+	pl := gen.IngestPreviewLayer{Name: l.Name, SampleRows: samples, Columns: make([]gen.DatasetColumnType, len(l.Columns))}
+	if d := l.Detected; d != nil {
+		pl.DetectedGeometryColumns = &gen.IngestDetectedGeometryColumns{X: nonEmpty(d.X), Y: nonEmpty(d.Y), Wkt: nonEmpty(d.WKT)}
+	}
+	for k, c := range l.Columns {
+		pl.Columns[k] = gen.DatasetColumnType{Name: c.Name, Type: c.Type}
+	}
+	fields := len(pl.Columns)
+	pl.FieldCount = &fields
+	if l.GeometryType != "" {
+		pl.GeometryType = &l.GeometryType
+	}
+	if l.FeatureCount >= 0 {
+		pl.FeatureCount = &l.FeatureCount
+	}
+	if l.SRID > 0 {
+		pl.Crs = &l.SRID
+	}
+	if len(l.Extent) == 4 {
+		// ogrinfo prints (minx, miny) - (maxx, maxy) in the layer's CRS; a raster's is its native box.
+		bbox := []float64{l.Extent[0], l.Extent[1], l.Extent[2], l.Extent[3]}
+		pl.ExtentBbox = &bbox
+	}
+	if l.Raster != nil {
+		pl.BandCount = ptr(len(l.Raster.Bands))
+	}
+	return pl
 }
 
 // previewTop describes one layer (the named one, else the first) at the top level of a preview,

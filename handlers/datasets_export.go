@@ -63,11 +63,6 @@ func (s *Server) ValidateDCATRecord(ctx context.Context, request gen.ValidateDCA
 	return nil, notImplemented("validateDCATRecord")
 }
 
-// DownloadCOG: Download COG (GET /datasets/{dataset_id}/download/cog).
-func (s *Server) DownloadCOG(ctx context.Context, request gen.DownloadCOGRequestObject) (gen.DownloadCOGResponseObject, error) {
-	return nil, notImplemented("downloadCOG")
-}
-
 // GeodcatAPRecord: GeoDCAT-AP record (GET /datasets/{dataset_id}/geodcat-ap/).
 func (s *Server) GeodcatAPRecord(ctx context.Context, request gen.GeodcatAPRecordRequestObject) (gen.GeodcatAPRecordResponseObject, error) {
 	return nil, notImplemented("geodcatAPRecord")

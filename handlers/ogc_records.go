@@ -75,11 +75,19 @@ func (s *Server) record(ctx context.Context, r catalog.Record) (gen.OgcRecord, e
 	if featureRecordTypes[r.RecordType] {
 		out.Links = append(out.Links, s.link(ctx, "/collections/"+id, "item", "application/json", "The dataset's features"))
 	}
+	quicklook := r.RecordType == "raster_dataset"
+	if quicklook {
+		out.Links = append(out.Links, s.link(ctx, "/datasets/"+id+"/quicklook", "preview", "image/png", "Quicklook"))
+	}
 	dist, assets, err := s.recordDistributions(ctx, r)
 	if err != nil {
 		return out, err
 	}
 	out.Properties.Distributions = &dist
+	if quicklook {
+		href := s.link(ctx, "/datasets/"+id+"/quicklook", "preview", "image/png", "Quicklook").Href
+		assets["thumbnail"] = gen.OgcAsset{Href: href, Type: "image/png", Title: new("Quicklook"), Roles: &[]string{"thumbnail"}}
+	}
 	if len(assets) > 0 {
 		out.Assets, out.Properties.Assets = &assets, &assets
 	}
@@ -156,7 +164,8 @@ func recordProperties(r catalog.Record) gen.OgcRecordProperties {
 		UpdatedByDisplay: r.UpdatedBy, NeverEdited: &r.NeverEdited, CrsIsGeographic: r.Geographic, ColumnCount: intp(r.ColumnCount),
 		SourceOrganization: r.SourceOrganization, SourceFormat: r.SourceFormat, QualityStatement: r.QualityStatement,
 		Lineage: r.Lineage, UpdateFrequency: r.UpdateFrequency, SourceHealth: &r.SourceHealth, RecordStatus: &r.RecordStatus,
-		LastCheckedAt: r.LastCheckedAt, LastRefreshedAt: r.LastRefreshedAt, ExternalIds: &[]string{}, HasQuicklook: new(false)}
+		LastCheckedAt: r.LastCheckedAt, LastRefreshedAt: r.LastRefreshedAt, ExternalIds: &[]string{}, HasQuicklook: new(r.RecordType == "raster_dataset"),
+		BandCount: intp(r.BandCount), Gsd: r.GSD()}
 	fresh := r.Freshness(time.Now())
 	p.SourceFreshness = &fresh
 	p.FeatureCount, p.RowCount = int64p(r.FeatureCount), int64p(r.FeatureCount)
@@ -169,6 +178,9 @@ func recordProperties(r catalog.Record) gen.OgcRecordProperties {
 			formats[i] = export.Formats[name].MediaType
 		}
 		p.Formats = &formats
+	}
+	if r.RecordType == "raster_dataset" {
+		p.Formats = &[]string{catalog.COGMediaType}
 	}
 	if r.AccessConstraints != nil || r.UsageConstraints != nil {
 		p.Constraints = &map[string]any{"access": r.AccessConstraints, "usage": r.UsageConstraints}

@@ -1,16 +1,16 @@
 -- name: InsertDataset :one
 -- A new record, draft unless record_status says otherwise (an ingest commit publishes); a record
 -- born published is published now.
-INSERT INTO catalog.datasets (table_schema, table_name, title, summary, visibility, record_type, origin, source_format,
+INSERT INTO catalog.datasets (id, table_schema, table_name, title, summary, visibility, record_type, origin, source_format,
     source_filename, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max,
     feature_count, extent_bbox, column_info, created_by, updated_by, registered, id_column, geometry_column,
-    data_vintage_start, data_vintage_end, record_status, published_at)
-VALUES (@table_schema, @table_name, @title, @summary, @visibility, @record_type, @origin, @source_format,
+    data_vintage_start, data_vintage_end, record_status, published_at, raster)
+VALUES (coalesce(sqlc.narg(id)::uuid, gen_random_uuid()), @table_schema, @table_name, @title, @summary, @visibility, @record_type, @origin, @source_format,
     @source_filename, @srid, @original_srid, @geometry_type, @has_generic_geometry, @is_3d, @n_dims, @z_min, @z_max,
     @feature_count, @extent_bbox, @column_info, @created_by, @created_by, @registered,
     coalesce(sqlc.narg(id_column), 'gid'), coalesce(sqlc.narg(geometry_column), 'geom'),
     sqlc.narg(data_vintage_start), sqlc.narg(data_vintage_end), coalesce(sqlc.narg(record_status)::text, 'draft'),
-    CASE WHEN sqlc.narg(record_status)::text = 'published' THEN now() END)
+    CASE WHEN sqlc.narg(record_status)::text = 'published' THEN now() END, sqlc.narg(raster)::jsonb)
 RETURNING id;
 
 -- name: GetDatasetRecord :one
@@ -87,6 +87,15 @@ UPDATE catalog.datasets SET
     updated_by = @updated_by,
     updated_at = now()
 WHERE id = @id
+RETURNING *;
+
+-- name: SetRasterIsDEM :one
+-- PATCH is_dem of a raster dataset: a value overrides the detection, null returns to it. Not a
+-- data version.
+UPDATE catalog.datasets SET
+    raster = jsonb_set(raster, '{is_dem}', to_jsonb(coalesce(sqlc.narg(is_dem)::boolean, (raster->>'is_dem_detected')::boolean, false))),
+    updated_by = @updated_by, updated_at = now()
+WHERE id = @id AND raster IS NOT NULL
 RETURNING *;
 
 -- name: SetDatasetStatus :one

@@ -125,7 +125,7 @@ func (q *Queries) FindDatasetByTable(ctx context.Context, arg FindDatasetByTable
 }
 
 const getDatasetRecord = `-- name: GetDatasetRecord :one
-SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, d.tile_version, d.signed_tiles_floor, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
+SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, d.tile_version, d.signed_tiles_floor, d.raster, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
     d.xmin::text::bigint AS version,
     coalesce((SELECT g.level FROM catalog.dataset_grants g
       WHERE g.dataset_id = d.id AND (g.user_id = $1 OR g.role = $2)
@@ -223,6 +223,7 @@ func (q *Queries) GetDatasetRecord(ctx context.Context, arg GetDatasetRecordPara
 		&i.CatalogDataset.GeometryColumn,
 		&i.CatalogDataset.TileVersion,
 		&i.CatalogDataset.SignedTilesFloor,
+		&i.CatalogDataset.Raster,
 		&i.CreatedByDisplay,
 		&i.LastEditedByDisplay,
 		&i.Version,
@@ -298,20 +299,21 @@ func (q *Queries) GrantSQLDatasets(ctx context.Context, arg GrantSQLDatasetsPara
 }
 
 const insertDataset = `-- name: InsertDataset :one
-INSERT INTO catalog.datasets (table_schema, table_name, title, summary, visibility, record_type, origin, source_format,
+INSERT INTO catalog.datasets (id, table_schema, table_name, title, summary, visibility, record_type, origin, source_format,
     source_filename, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max,
     feature_count, extent_bbox, column_info, created_by, updated_by, registered, id_column, geometry_column,
-    data_vintage_start, data_vintage_end, record_status, published_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-    $9, $10, $11, $12, $13, $14, $15, $16, $17,
-    $18, $19, $20, $21, $21, $22,
-    coalesce($23, 'gid'), coalesce($24, 'geom'),
-    $25, $26, coalesce($27::text, 'draft'),
-    CASE WHEN $27::text = 'published' THEN now() END)
+    data_vintage_start, data_vintage_end, record_status, published_at, raster)
+VALUES (coalesce($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9,
+    $10, $11, $12, $13, $14, $15, $16, $17, $18,
+    $19, $20, $21, $22, $22, $23,
+    coalesce($24, 'gid'), coalesce($25, 'geom'),
+    $26, $27, coalesce($28::text, 'draft'),
+    CASE WHEN $28::text = 'published' THEN now() END, $29::jsonb)
 RETURNING id
 `
 
 type InsertDatasetParams struct {
+	ID                 *uuid.UUID  `json:"id"`
 	TableSchema        string      `json:"table_schema"`
 	TableName          string      `json:"table_name"`
 	Title              string      `json:"title"`
@@ -339,12 +341,14 @@ type InsertDatasetParams struct {
 	DataVintageStart   pgtype.Date `json:"data_vintage_start"`
 	DataVintageEnd     pgtype.Date `json:"data_vintage_end"`
 	RecordStatus       *string     `json:"record_status"`
+	Raster             []byte      `json:"raster"`
 }
 
 // A new record, draft unless record_status says otherwise (an ingest commit publishes); a record
 // born published is published now.
 func (q *Queries) InsertDataset(ctx context.Context, arg InsertDatasetParams) (uuid.UUID, error) {
 	row := q.db.QueryRow(ctx, insertDataset,
+		arg.ID,
 		arg.TableSchema,
 		arg.TableName,
 		arg.Title,
@@ -372,6 +376,7 @@ func (q *Queries) InsertDataset(ctx context.Context, arg InsertDatasetParams) (u
 		arg.DataVintageStart,
 		arg.DataVintageEnd,
 		arg.RecordStatus,
+		arg.Raster,
 	)
 	var id uuid.UUID
 	err := row.Scan(&id)
@@ -555,7 +560,7 @@ func (q *Queries) ListDatasetHistory(ctx context.Context, arg ListDatasetHistory
 }
 
 const listVisibleDatasets = `-- name: ListVisibleDatasets :many
-SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, d.tile_version, d.signed_tiles_floor, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
+SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, d.tile_version, d.signed_tiles_floor, d.raster, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
     count(*) OVER () AS total
 FROM catalog.datasets d
 LEFT JOIN catalog.users cu ON cu.id = d.created_by
@@ -687,6 +692,7 @@ func (q *Queries) ListVisibleDatasets(ctx context.Context, arg ListVisibleDatase
 			&i.CatalogDataset.GeometryColumn,
 			&i.CatalogDataset.TileVersion,
 			&i.CatalogDataset.SignedTilesFloor,
+			&i.CatalogDataset.Raster,
 			&i.CreatedByDisplay,
 			&i.LastEditedByDisplay,
 			&i.Total,
@@ -824,6 +830,91 @@ func (q *Queries) SetDatasetStatus(ctx context.Context, arg SetDatasetStatusPara
 	return current_version, err
 }
 
+const setRasterIsDEM = `-- name: SetRasterIsDEM :one
+UPDATE catalog.datasets SET
+    raster = jsonb_set(raster, '{is_dem}', to_jsonb(coalesce($1::boolean, (raster->>'is_dem_detected')::boolean, false))),
+    updated_by = $2, updated_at = now()
+WHERE id = $3 AND raster IS NOT NULL
+RETURNING id, record_id, table_schema, table_name, registered, title, summary, record_type, visibility, record_status, origin, origin_uri, origin_ref, source_format, source_filename, source_url, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max, feature_count, extent_bbox, column_info, tile_columns, license, attribution, source_organization, quality_statement, lineage_summary, update_frequency, usage_constraints, access_constraints, sensitivity_classification, owner_org, language, theme_category, data_vintage_start, data_vintage_end, current_version, source_health, source_health_detail, schema_drift_status, last_refreshed_at, last_checked_at, published_at, created_by, updated_by, last_edited_by, last_edited_at, created_at, updated_at, quality_detail, id_column, geometry_column, tile_version, signed_tiles_floor, raster
+`
+
+type SetRasterIsDEMParams struct {
+	IsDem     *bool      `json:"is_dem"`
+	UpdatedBy *uuid.UUID `json:"updated_by"`
+	ID        uuid.UUID  `json:"id"`
+}
+
+// PATCH is_dem of a raster dataset: a value overrides the detection, null returns to it. Not a
+// data version.
+func (q *Queries) SetRasterIsDEM(ctx context.Context, arg SetRasterIsDEMParams) (CatalogDataset, error) {
+	row := q.db.QueryRow(ctx, setRasterIsDEM, arg.IsDem, arg.UpdatedBy, arg.ID)
+	var i CatalogDataset
+	err := row.Scan(
+		&i.ID,
+		&i.RecordID,
+		&i.TableSchema,
+		&i.TableName,
+		&i.Registered,
+		&i.Title,
+		&i.Summary,
+		&i.RecordType,
+		&i.Visibility,
+		&i.RecordStatus,
+		&i.Origin,
+		&i.OriginUri,
+		&i.OriginRef,
+		&i.SourceFormat,
+		&i.SourceFilename,
+		&i.SourceUrl,
+		&i.Srid,
+		&i.OriginalSrid,
+		&i.GeometryType,
+		&i.HasGenericGeometry,
+		&i.Is3d,
+		&i.NDims,
+		&i.ZMin,
+		&i.ZMax,
+		&i.FeatureCount,
+		&i.ExtentBbox,
+		&i.ColumnInfo,
+		&i.TileColumns,
+		&i.License,
+		&i.Attribution,
+		&i.SourceOrganization,
+		&i.QualityStatement,
+		&i.LineageSummary,
+		&i.UpdateFrequency,
+		&i.UsageConstraints,
+		&i.AccessConstraints,
+		&i.SensitivityClassification,
+		&i.OwnerOrg,
+		&i.Language,
+		&i.ThemeCategory,
+		&i.DataVintageStart,
+		&i.DataVintageEnd,
+		&i.CurrentVersion,
+		&i.SourceHealth,
+		&i.SourceHealthDetail,
+		&i.SchemaDriftStatus,
+		&i.LastRefreshedAt,
+		&i.LastCheckedAt,
+		&i.PublishedAt,
+		&i.CreatedBy,
+		&i.UpdatedBy,
+		&i.LastEditedBy,
+		&i.LastEditedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.QualityDetail,
+		&i.IDColumn,
+		&i.GeometryColumn,
+		&i.TileVersion,
+		&i.SignedTilesFloor,
+		&i.Raster,
+	)
+	return i, err
+}
+
 const updateDatasetMetadata = `-- name: UpdateDatasetMetadata :one
 UPDATE catalog.datasets SET
     title = coalesce($1, title),
@@ -848,7 +939,7 @@ UPDATE catalog.datasets SET
     updated_by = $21,
     updated_at = now()
 WHERE id = $22
-RETURNING id, record_id, table_schema, table_name, registered, title, summary, record_type, visibility, record_status, origin, origin_uri, origin_ref, source_format, source_filename, source_url, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max, feature_count, extent_bbox, column_info, tile_columns, license, attribution, source_organization, quality_statement, lineage_summary, update_frequency, usage_constraints, access_constraints, sensitivity_classification, owner_org, language, theme_category, data_vintage_start, data_vintage_end, current_version, source_health, source_health_detail, schema_drift_status, last_refreshed_at, last_checked_at, published_at, created_by, updated_by, last_edited_by, last_edited_at, created_at, updated_at, quality_detail, id_column, geometry_column, tile_version, signed_tiles_floor
+RETURNING id, record_id, table_schema, table_name, registered, title, summary, record_type, visibility, record_status, origin, origin_uri, origin_ref, source_format, source_filename, source_url, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max, feature_count, extent_bbox, column_info, tile_columns, license, attribution, source_organization, quality_statement, lineage_summary, update_frequency, usage_constraints, access_constraints, sensitivity_classification, owner_org, language, theme_category, data_vintage_start, data_vintage_end, current_version, source_health, source_health_detail, schema_drift_status, last_refreshed_at, last_checked_at, published_at, created_by, updated_by, last_edited_by, last_edited_at, created_at, updated_at, quality_detail, id_column, geometry_column, tile_version, signed_tiles_floor, raster
 `
 
 type UpdateDatasetMetadataParams struct {
@@ -965,6 +1056,7 @@ func (q *Queries) UpdateDatasetMetadata(ctx context.Context, arg UpdateDatasetMe
 		&i.GeometryColumn,
 		&i.TileVersion,
 		&i.SignedTilesFloor,
+		&i.Raster,
 	)
 	return i, err
 }

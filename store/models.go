@@ -119,6 +119,7 @@ type CatalogDataset struct {
 	GeometryColumn            string      `json:"geometry_column"`
 	TileVersion               int64       `json:"tile_version"`
 	SignedTilesFloor          int64       `json:"signed_tiles_floor"`
+	Raster                    []byte      `json:"raster"`
 }
 
 type CatalogDatasetAttribute struct {

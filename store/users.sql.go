@@ -416,7 +416,8 @@ func (q *Queries) UpdateUser(ctx context.Context, arg UpdateUserParams) (Catalog
 const usageOfUser = `-- name: UsageOfUser :one
 SELECT
     (SELECT count(*) FROM catalog.datasets d WHERE d.created_by = $1)::bigint AS dataset_count,
-    (SELECT coalesce(sum(pg_total_relation_size(to_regclass(format('%I.%I', d.table_schema, d.table_name)))), 0)
+    (SELECT coalesce(sum(coalesce(pg_total_relation_size(to_regclass(format('%I.%I', d.table_schema, d.table_name))),
+        (d.raster->>'size_bytes')::bigint)), 0)
        FROM catalog.datasets d WHERE d.created_by = $1 AND NOT d.registered)::bigint AS storage_bytes,
     (SELECT count(*) FROM catalog.api_keys k JOIN catalog.users u ON u.id = k.user_id
       WHERE k.user_id = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
@@ -429,8 +430,8 @@ type UsageOfUserRow struct {
 	ApiKeyCount  int64 `json:"api_key_count"`
 }
 
-// What a user owns: datasets, the bytes of their tables (registered tables belong to the operator
-// and are not counted) and active API keys.
+// What a user owns: datasets, the bytes of their tables and rasters' stored files (registered
+// tables belong to the operator and are not counted) and active API keys.
 func (q *Queries) UsageOfUser(ctx context.Context, userID *uuid.UUID) (UsageOfUserRow, error) {
 	row := q.db.QueryRow(ctx, usageOfUser, userID)
 	var i UsageOfUserRow

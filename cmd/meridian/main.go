@@ -151,8 +151,12 @@ func serve() error {
 		return err
 	}
 	staging := stagingOf(cfg, store.New(jobs), log)
+	objects, err := objectsOf(cfg)
+	if err != nil {
+		return err
+	}
 	importer := &ingest.Importer{Pool: jobs, Q: store.New(jobs), Log: log, DataDir: cfg.DataDir,
-		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Staging: staging}
+		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Staging: staging, Objects: objects}
 	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers)
 	if err != nil {
 		return err

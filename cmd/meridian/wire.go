@@ -48,16 +48,15 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 	pool := p.requests
 	q := store.New(pool)
 	var storage blob.Storage = blob.NewLocal(c.DataDir, c.BaseURL, c.JWTSecretKey)
-	if c.S3Endpoint != "" {
-		s3, err := blob.NewS3(blob.S3Config{Endpoint: c.S3Endpoint, Region: c.S3Region, Bucket: c.S3Bucket,
-			AccessKey: c.S3AccessKey, SecretKey: c.S3SecretKey, UseSSL: c.S3UseSSL})
-		if err != nil {
-			return handlers.Deps{}, fmt.Errorf("S3_ENDPOINT: %w", err)
-		}
+	objects, err := objectsOf(c)
+	if err != nil {
+		return handlers.Deps{}, err
+	}
+	if s3, ok := objects.(*blob.S3); ok {
 		storage = s3
 	}
 	box := secretbox.New(c.JWTSecretKey)
-	cat := &catalog.Service{Pool: pool, CountPool: p.counts, Q: q, Log: log, Settings: settings.Reader{Q: q}}
+	cat := &catalog.Service{Pool: pool, CountPool: p.counts, Q: q, Log: log, Settings: settings.Reader{Q: q}, Objects: objects}
 	mapService := &maps.Service{Pool: pool, Q: q, Box: box, Settings: settings.Reader{Q: q}, Catalog: cat, Log: log, BaseURL: c.BaseURL,
 		Pictures: maps.Pictures{MaxPixels: c.Files.ImageMaxPixels, Decodes: gate.New(gate.Config{What: "image decodes",
 			Setting: "IMAGE_DECODE_CONCURRENCY", Max: c.Files.ImageConcurrency, Wait: 5 * time.Second, RetryAfter: 5 * time.Second})}}
@@ -65,7 +64,6 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 	cat.Announced = mapService.Announced
 	tileService := &tiles.Service{Catalog: cat, Reader: features.Reader{Pool: pool}, Settings: settings.Reader{Q: q},
 		Signer: tiles.NewSigner(cmp.Or(c.TileSigningSecret, c.JWTSecretKey)), Cache: tiles.NewCache(0)}
-	// Raster ingest replaces Files by its catalog-backed Source (rastertiles.Source).
 	pageMax := &settings.ItemsPageMax{Reader: settings.Reader{Q: q}, Bound: c.OGCMaxLimit, MaxAge: time.Second}
 	return handlers.Deps{
 		SettingsAdmin: settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Fixed: fixedSettings(c),
@@ -85,17 +83,31 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		Catalog:   cat,
 		Jobs: &ingest.Jobs{Pool: pool, Q: q, Queue: queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes, Storage: storage,
 			PresignedThreshold: c.PresignedThresholdBytes, PresignedPartSize: c.PresignedPartBytes, Stall: c.ImportStallTimeout,
-			Catalog: cat, Settings: settings.Reader{Q: q}, Bounds: bounds(c), GDAL: gdalLimits(c), Staging: staging,
+			Catalog: cat, Settings: settings.Reader{Q: q}, Bounds: bounds(c), GDAL: gdalLimits(c), Staging: staging, Objects: objects,
 			Previews: gate.New(gate.Config{What: "previews of uploaded files", Setting: "PREVIEW_CONCURRENCY",
 				PerClientSetting: "PREVIEW_CONCURRENCY_PER_CLIENT", Max: c.Files.PreviewConcurrency, PerClient: c.Files.PreviewPerClient,
 				Wait: previewWait, RetryAfter: 5 * time.Second})},
 		Exporter: exporter(c, pool, log),
 		Tables:   features.Reader{Pool: pool},
 		Tiles:    tileService,
-		Rasters:  &rastertiles.Service{Tiles: tileService, Source: rastertiles.Files{Dir: c.DataDir}},
+		Rasters:  &rastertiles.Service{Tiles: tileService, Source: rastertiles.Stored{Objects: objects}},
 		Maps:     mapService,
 		SQL:      &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
 	}, nil
+}
+
+// objectsOf is where raster COGs are stored: the S3 bucket when S3 is configured (presigned
+// uploads go there too), else DATA_DIR.
+func objectsOf(c config.Config) (blob.Objects, error) {
+	if c.S3Endpoint == "" {
+		return blob.LocalObjects{Dir: c.DataDir}, nil
+	}
+	s3, err := blob.NewS3(blob.S3Config{Endpoint: c.S3Endpoint, Region: c.S3Region, Bucket: c.S3Bucket,
+		AccessKey: c.S3AccessKey, SecretKey: c.S3SecretKey, UseSSL: c.S3UseSSL})
+	if err != nil {
+		return nil, fmt.Errorf("S3_ENDPOINT: %w", err)
+	}
+	return s3, nil
 }
 
 // previewWait is how long a preview waits for a free slot before it is answered 503: most
@@ -110,7 +122,8 @@ func gdalLimits(c config.Config) gdalcmd.Limits {
 // bounds are what a staged file may expand to before GDAL opens it.
 func bounds(c config.Config) ingest.Bounds {
 	return ingest.Bounds{MaxUnpacked: c.Files.ArchiveMaxUnpacked, MaxRatio: int64(c.Files.ArchiveMaxRatio),
-		MaxXLSXInflated: c.Files.XLSXMaxInflated, MaxKML: c.Files.KMLMaxBytes}
+		MaxXLSXInflated: c.Files.XLSXMaxInflated, MaxKML: c.Files.KMLMaxBytes,
+		Raster: ingest.RasterBounds{MaxPixels: c.Files.RasterMaxPixels, MaxBands: c.Files.RasterMaxBands}}
 }
 
 // stagingOf accounts for staged uploads within the quotas and expires them after the TTL.

@@ -21,6 +21,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/audit"
 	"meridian/internal/auth"
+	"meridian/internal/blob"
 	"meridian/internal/features"
 	"meridian/internal/settings"
 	"meridian/internal/sqlbuild"
@@ -40,6 +41,8 @@ type Service struct {
 	// Announced hears every change announced by PostgreSQL (watch.go), for other caches kept
 	// in memory: the channel, or "" with live telling that the listener went up or down.
 	Announced func(channel string, live bool)
+	// Objects hold raster datasets' COGs (internal/blob): a deleted raster's file goes with it.
+	Objects blob.Objects
 
 	reads   records          // records kept for feature reads (reads.go)
 	events  events           // views and exports on their way to the history (events.go)
@@ -264,6 +267,9 @@ type Change struct {
 	ThemeCategory, TileColumns       []string
 	DataVintageStart, DataVintageEnd *time.Time
 	RecordStatus                     *string // walked to along the workflow after the metadata change, in the same transaction
+	// SetDEM: the PATCH sent is_dem, IsDEM its value (nil: back to the detected value). Rasters only.
+	IsDEM  *bool
+	SetDEM bool
 	// Clear names the members a PATCH sent as null. The nullable fields among them are cleared;
 	// a null status or is_dem asks for nothing, and title and visibility cannot be emptied.
 	Clear map[string]bool
@@ -295,6 +301,11 @@ func (s *Service) UpdateMetadata(ctx context.Context, p auth.Principal, id uuid.
 	cleared, err := ch.cleared()
 	if err != nil {
 		return Dataset{}, err
+	}
+	if ch.SetDEM {
+		if err := s.SetDEM(ctx, p, id, ch.IsDEM); err != nil {
+			return Dataset{}, err
+		}
 	}
 	defer s.Forget(id) // this server's next read (a tile, a map) sees the change
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
@@ -379,9 +390,15 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id uuid.UUID, co
 			detached = true
 			return nil
 		}
+		if IsRaster(d.row.RecordType) {
+			return nil // no table: its COG goes once the record is gone for good (below)
+		}
 		_, err = tx.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{d.row.TableSchema, d.row.TableName}.Sanitize())
 		return err
 	})
+	if err == nil && IsRaster(gone.RecordType) {
+		s.removeCOG(ctx, gone)
+	}
 	if err == nil {
 		// After the commit: a failed audit write inside would abort the deletion's transaction.
 		audit.Record(ctx, s.Q, s.Log, audit.Entry{ActorID: p.UserID, ActorDisplay: p.Username, Action: ActionDatasetDelete,

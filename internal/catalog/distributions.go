@@ -31,17 +31,21 @@ var generatedNamespace = uuid.MustParse("5b0c2f3e-8d1a-4e7b-9c61-2f4a9e0d7c53")
 
 // GeneratedDistributions are what the service offers by itself for a dataset of recordType,
 // whose table is schema.table: a download per export format (tables too), and for a vector
-// dataset its OGC API Features items and vector tiles. Their URLs are paths under the API root,
+// dataset its OGC API Features items and vector tiles; a raster its COG download. Their URLs are paths under the API root,
 // so they follow whatever address the caller used. Computed, not stored: they change with the
 // service (a new export format) and never go stale.
 func GeneratedDistributions(datasetID, recordID uuid.UUID, recordType, schema, table string) []Distribution {
-	if recordType != "vector_dataset" && recordType != "table" {
-		return nil
-	}
 	id := datasetID.String()
 	add := func(out []Distribution, kind, format, url, title, mediaType string) []Distribution {
 		return append(out, Distribution{ID: uuid.NewSHA1(generatedNamespace, []byte(id+"/"+kind+"/"+format)), RecordID: recordID,
 			Type: kind, Format: format, URL: url, Title: &title, MediaType: &mediaType, Generated: true})
+	}
+	if recordType == "raster_dataset" {
+		// A raster is offered as its stored file, read remotely by range (no feature exports).
+		return add(nil, "download", "cog", "/datasets/"+id+"/download/cog", "Cloud Optimized GeoTIFF download", COGMediaType)
+	}
+	if recordType != "vector_dataset" && recordType != "table" {
+		return nil
 	}
 	var out []Distribution
 	for _, name := range export.FormatNames {
@@ -55,6 +59,9 @@ func GeneratedDistributions(datasetID, recordID uuid.UUID, recordType, schema, t
 	}
 	return out
 }
+
+// COGMediaType is the media type of a raster dataset's Cloud Optimized GeoTIFF.
+const COGMediaType = "image/tiff; application=geotiff; profile=cloud-optimized"
 
 // DistributionPatch is a partial change: present members change (a present nil clears).
 type DistributionPatch struct {

@@ -70,7 +70,8 @@ type Entry struct {
 	QualityDetail             []byte
 	IDColumn                  string
 	GeometryColumn            string
-	TileVersion               int64 // moves on with every change of what the dataset's tiles show
+	TileVersion               int64  // moves on with every change of what the dataset's tiles show
+	Raster                    []byte // a raster dataset's description (Raster), JSON; nil for others
 }
 
 func entryOf(r store.CatalogDataset) Entry {
@@ -134,6 +135,7 @@ func entryOf(r store.CatalogDataset) Entry {
 		IDColumn:                  r.IDColumn,
 		GeometryColumn:            r.GeometryColumn,
 		TileVersion:               r.TileVersion,
+		Raster:                    r.Raster,
 	}
 }
 

@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,6 +149,9 @@ type Record struct {
 	TableSchema, TableName                      string
 	Distributions                               []byte // JSON array of the record's own distributions
 	SortValues                                  []any  // the values of the query's sort keys (RecordAfter)
+	BandCount                                   *int32 // a raster's bands; nil for others
+	RasterResX                                  *float64
+	RasterGeographic                            *bool
 }
 
 // Generated are the distributions the service offers for the record's dataset.
@@ -176,6 +180,23 @@ const recordDistributions = `(SELECT coalesce(jsonb_agg(jsonb_build_object('id',
 		'url', x.url, 'title', x.title, 'media_type', x.media_type, 'is_primary', x.is_primary, 'auto_generated', false)
 		ORDER BY x.created_at, x.id), '[]')
 	FROM catalog.record_distributions x WHERE x.dataset_id = d.id)`
+
+// GSD is a raster's ground sample distance in metres: its pixel size, converted from degrees at
+// the middle of its extent for a geographic CRS; nil for others.
+func (r Record) GSD() *float64 {
+	if r.RasterResX == nil || *r.RasterResX <= 0 {
+		return nil
+	}
+	gsd := *r.RasterResX
+	if r.RasterGeographic != nil && *r.RasterGeographic {
+		lat := 0.0
+		if len(r.BBox) == 4 {
+			lat = (r.BBox[1] + r.BBox[3]) / 2
+		}
+		gsd *= 111320 * math.Cos(lat*math.Pi/180)
+	}
+	return &gsd
+}
 
 // Freshness is the record's source freshness now (spec section 2.5).
 func (r Record) Freshness(now time.Time) string {
@@ -251,7 +272,7 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		d.source_organization, d.source_format, d.quality_statement, d.lineage_summary, d.update_frequency,
 		d.access_constraints, d.usage_constraints, d.origin, d.quality_detail, d.source_health,
 		d.last_checked_at, d.last_refreshed_at, ` + recordContacts + `, d.table_schema, d.table_name, ` + recordDistributions + `,
-		page.sort_values, page.total
+		(d.raster->>'band_count')::int, (d.raster->>'res_x')::float8, (d.raster->>'crs_is_geographic')::boolean, page.sort_values, page.total
 		FROM page JOIN catalog.datasets d ON d.id = page.id
 		LEFT JOIN LATERAL (SELECT t.language, t.title, t.summary FROM catalog.record_translations t
 			WHERE t.dataset_id = d.id AND split_part(t.language, '-', 1) = split_part(` + lang + `, '-', 1)
@@ -271,7 +292,8 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 			&r.UpdatedBy, &r.NeverEdited, &r.SRID, &r.Geographic, &r.ColumnCount,
 			&r.SourceOrganization, &r.SourceFormat, &r.QualityStatement, &r.Lineage, &r.UpdateFrequency,
 			&r.AccessConstraints, &r.UsageConstraints, &r.Origin, &r.QualityDetail, &r.SourceHealth,
-			&r.LastCheckedAt, &r.LastRefreshedAt, &r.Contacts, &r.TableSchema, &r.TableName, &r.Distributions, &r.SortValues, &total); err != nil {
+			&r.LastCheckedAt, &r.LastRefreshedAt, &r.Contacts, &r.TableSchema, &r.TableName, &r.Distributions,
+			&r.BandCount, &r.RasterResX, &r.RasterGeographic, &r.SortValues, &total); err != nil {
 			return nil, 0, err
 		}
 		out = append(out, r)

@@ -161,6 +161,10 @@ type FileLimits struct {
 	// their headers first; ImageConcurrency the decodes running at once.
 	ImageMaxPixels   int64
 	ImageConcurrency int
+	// RasterMaxPixels and RasterMaxBands bound what an uploaded raster may declare (width x
+	// height, and bands), read from its header before any pixel is.
+	RasterMaxPixels int64
+	RasterMaxBands  int
 }
 
 // Version and Build are stamped at link time (-ldflags -X); health reports them.
@@ -300,6 +304,8 @@ func (p *parser) fileLimits(maxUpload int64, cpus int) FileLimits {
 		StagingTTL:         p.duration("STAGING_TTL", 24*time.Hour),
 		ImageMaxPixels:     p.int64("IMAGE_MAX_PIXELS", 4096*4096),
 		ImageConcurrency:   p.integer("IMAGE_DECODE_CONCURRENCY", 2, 1, 64),
+		RasterMaxPixels:    p.int64("RASTER_MAX_PIXELS", 2_500_000_000),
+		RasterMaxBands:     p.integer("RASTER_MAX_BANDS", 100, 1, 65535),
 	}
 }
 
@@ -318,6 +324,8 @@ func (f FileLimits) validate() error {
 		return fmt.Errorf("STAGING_QUOTA_PER_USER %d may not exceed STAGING_QUOTA_TOTAL %d", f.StagingPerUser, f.StagingTotal)
 	case f.StagingTTL < time.Second:
 		return fmt.Errorf("STAGING_TTL %s must be at least 1s", f.StagingTTL)
+	case f.RasterMaxPixels < 1:
+		return fmt.Errorf("RASTER_MAX_PIXELS %d must be at least 1", f.RasterMaxPixels)
 	case f.ImageMaxPixels > 100_000_000:
 		// Beyond this one decode alone takes most of a small server's memory (8 bytes a pixel at 16 bits).
 		return fmt.Errorf("IMAGE_MAX_PIXELS %d may be at most 100000000", f.ImageMaxPixels)

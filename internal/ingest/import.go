@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"meridian/internal/blob"
 	"meridian/internal/gdalcmd"
 	"meridian/store"
 )
@@ -42,6 +43,8 @@ type Options struct {
 	VintageEnd   *time.Time `json:"vintage_end,omitempty"`
 	// Mode is what the commit asked for: only create (or nothing) is done here.
 	Mode string `json:"-"`
+	// Raster are the choices of a raster commit (compression, resampling, nodata, CRS override).
+	Raster RasterOptions `json:"raster,omitempty"`
 }
 
 // Importer loads a staged file into a new table of the data schema with ogr2ogr and creates
@@ -56,6 +59,7 @@ type Importer struct {
 	Role    ImportRole     // the database role ogr2ogr writes as
 	Stall   time.Duration  // a run silent for this long is failed (see Sweep)
 	Staging *Staging       // staging accounting and expiry; nil: files are only removed
+	Objects blob.Objects   // where raster datasets' COGs are stored
 }
 
 // ImportError is a failure the caller can act on; its message is shown as the job's error.
@@ -168,6 +172,9 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 	src, err := Prepare(path, im.Bounds)
 	if err != nil {
 		return result{}, &ImportError{Msg: err.Error()}
+	}
+	if src.Raster {
+		return im.loadRaster(ctx, job, opts, src, complete)
 	}
 	// Leftovers of this run's name cannot exist, but a table must never be appended to.
 	im.drop(table)

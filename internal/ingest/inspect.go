@@ -25,6 +25,7 @@ type Layer struct {
 	Detected *GeometryColumns
 	Extent   []float64
 	Columns  []Field
+	Raster   *RasterInfo // a raster source's description: its one layer
 }
 
 // GeometryColumns name the coordinate (X, Y) or WKT column of a table-like source, by the

@@ -42,7 +42,8 @@ type Jobs struct {
 	// Previews bound the GDAL looks at staged files running at once (previews, and the check a
 	// commit makes), in all and per user.
 	Previews *gate.Gate
-	Staging  *Staging // the staging quotas
+	Staging  *Staging     // the staging quotas
+	Objects  blob.Objects // where raster datasets' COGs are stored
 }
 
 // upload stages a file for a new pending job owned by the caller.
@@ -117,7 +118,12 @@ func (j *Jobs) open(ctx context.Context, p auth.Principal, job store.CatalogInge
 	if err != nil {
 		return src, nil, err
 	}
-	layers, err := Inspect(ctx, j.GDAL, src, full)
+	var layers []Layer
+	if src.Raster {
+		layers, err = rasterLayer(ctx, j.GDAL, src, j.Bounds.Raster)
+	} else {
+		layers, err = Inspect(ctx, j.GDAL, src, full)
+	}
 	var ie *ImportError
 	if errors.As(err, &ie) {
 		return src, nil, apperr.Unprocessable("%s", ie.Msg)
@@ -169,6 +175,10 @@ func (j *Jobs) Preview(ctx context.Context, p auth.Principal, id uuid.UUID, samp
 		return Preview{}, err
 	}
 	pv := Preview{Job: jobOf(job), Format: src.Driver, Layers: layers, Samples: make([][]map[string]any, len(layers))}
+	if src.Raster {
+		pv.Samples[0] = []map[string]any{}
+		return pv, nil
+	}
 	for i, l := range layers {
 		names, _, _ := planColumns(l.Columns)
 		// A layer GDAL cannot sample still previews its schema.
@@ -221,6 +231,15 @@ func (j *Jobs) commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts 
 	src, layers, err := j.open(ctx, p, cur, false)
 	if err != nil {
 		return cur, j.refuse(ctx, id, err)
+	}
+	if src.Raster {
+		if opts, err = checkRasterCommit(opts, *layers[0].Raster); err != nil {
+			return cur, err
+		}
+		return j.enqueue(ctx, id, opts)
+	}
+	if r := opts.Raster; r.Compression != "" || r.Resampling != "" || r.NoData != "" {
+		return cur, apperr.Unprocessable("compression, resampling and nodata_override apply to raster imports; %s is a vector file", src.Name)
 	}
 	layer, err := chooseLayer(layers, opts.LayerName)
 	if err != nil {
@@ -363,7 +382,7 @@ func (j *Jobs) CleanupStale(ctx context.Context, olderThanMinutes int, dryRun bo
 	if dryRun {
 		c.Running, err = j.Q.ListStalledIngestJobs(ctx, silence.Seconds())
 	} else {
-		c.Running, err = failStalled(ctx, j.Pool, silence)
+		c.Running, err = failStalled(ctx, j.Pool, j.Objects, silence)
 	}
 	if err != nil {
 		return c, err
@@ -396,9 +415,11 @@ type Cleanup struct {
 }
 
 // failStalled fails the running jobs silent for longer than silence and drops the tables of
-// their runs. Every replica may call it: the UPDATE hands each job to one caller.
-func failStalled(ctx context.Context, pool *pgxpool.Pool, silence time.Duration) ([]uuid.UUID, error) {
+// their runs, and the COG a raster run may have stored before its record (none is written for a
+// failed job). Every replica may call it: the UPDATE hands each job to one caller.
+func failStalled(ctx context.Context, pool *pgxpool.Pool, objects blob.Objects, silence time.Duration) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
+	var keys []string
 	// One transaction: a job is only seen failed (and retryable) once its partial table is gone.
 	// A table still locked by a run that is alive after all makes the sweep give up until its
 	// next round rather than wait behind it.
@@ -413,6 +434,7 @@ func failStalled(ctx context.Context, pool *pgxpool.Pool, silence time.Duration)
 		ids = make([]uuid.UUID, len(rows))
 		for i, r := range rows {
 			ids[i] = r.ID
+			keys = append(keys, blob.RasterKey(rasterDatasetID(r.ID, r.Attempts), 1))
 			if err := dropTable(ctx, tx, TableName(r.ID, r.Attempts)); err != nil {
 				return err
 			}
@@ -421,6 +443,11 @@ func failStalled(ctx context.Context, pool *pgxpool.Pool, silence time.Duration)
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, k := range keys {
+		if objects != nil {
+			_ = objects.Delete(ctx, k) // a key never stored is no error; a failed delete is only clutter
+		}
 	}
 	return ids, nil
 }

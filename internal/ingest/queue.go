@@ -120,7 +120,7 @@ func (q *Queue) sweep(ctx context.Context) {
 	t := time.NewTicker(max(q.im.Stall/3, time.Second))
 	defer t.Stop()
 	for {
-		ids, err := failStalled(ctx, q.im.Pool, q.im.Stall)
+		ids, err := failStalled(ctx, q.im.Pool, q.im.Objects, q.im.Stall)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			q.im.Log.Warn("sweeping stalled imports failed", "err", err)

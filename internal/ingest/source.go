@@ -20,28 +20,33 @@ import (
 type format struct {
 	Driver, Name string
 	sniff        func(head []byte) bool
+	raster       bool // read with the raster tools (gdalinfo, gdal_translate), not ogrinfo
 }
 
 // formats by extension. Nothing else is ever opened from user input: no VRT, no database or
 // network driver, no SQLite outside GeoPackage (section 1 of the security review).
 var formats = map[string]format{
-	".gpkg":     {"GPKG", "GPKG", prefix("SQLite format 3\x00")},
-	".geojson":  {"GeoJSON", "GeoJSON", jsonObject},
-	".json":     {"GeoJSON", "GeoJSON", jsonObject},
-	".geojsonl": {"GeoJSONSeq", "GeoJSONSeq", jsonSequence},
-	".geojsons": {"GeoJSONSeq", "GeoJSONSeq", jsonSequence},
-	".csv":      {"CSV", "CSV", delimitedText},
-	".fgb":      {"FlatGeobuf", "FlatGeobuf", prefix("fgb\x03")},
-	".kml":      {"KML", "KML", kmlDocument},
-	".xlsx":     {"XLSX", "XLSX", prefix("PK\x03\x04")},
-	".shp":      {"ESRI Shapefile", "ESRI Shapefile", prefix("\x00\x00\x27\x0a")},
+	".gpkg":     {"GPKG", "GPKG", prefix("SQLite format 3\x00"), false},
+	".geojson":  {"GeoJSON", "GeoJSON", jsonObject, false},
+	".json":     {"GeoJSON", "GeoJSON", jsonObject, false},
+	".geojsonl": {"GeoJSONSeq", "GeoJSONSeq", jsonSequence, false},
+	".geojsons": {"GeoJSONSeq", "GeoJSONSeq", jsonSequence, false},
+	".csv":      {"CSV", "CSV", delimitedText, false},
+	".fgb":      {"FlatGeobuf", "FlatGeobuf", prefix("fgb\x03"), false},
+	".kml":      {"KML", "KML", kmlDocument, false},
+	".xlsx":     {"XLSX", "XLSX", prefix("PK\x03\x04"), false},
+	".shp":      {"ESRI Shapefile", "ESRI Shapefile", prefix("\x00\x00\x27\x0a"), false},
+	".tif":      {"GTiff", "GeoTIFF", tiff, true},
+	".tiff":     {"GTiff", "GeoTIFF", tiff, true},
+	".jp2":      {"JP2OpenJPEG", "JPEG2000", jpeg2000, true},
 }
 
 // formatTitles name the formats in problems people read.
-var formatTitles = map[string]string{"GPKG": "GeoPackage", "ESRI Shapefile": "Shapefile", "XLSX": "XLSX spreadsheet"}
+var formatTitles = map[string]string{"GPKG": "GeoPackage", "ESRI Shapefile": "Shapefile", "XLSX": "XLSX spreadsheet",
+	"GTiff": "GeoTIFF", "JP2OpenJPEG": "JPEG 2000"}
 
 // Extensions this build ingests.
-var Extensions = []string{".zip", ".gpkg", ".geojson", ".json", ".geojsonl", ".geojsons", ".csv", ".fgb", ".kml", ".xlsx"}
+var Extensions = []string{".zip", ".gpkg", ".geojson", ".json", ".geojsonl", ".geojsons", ".csv", ".fgb", ".kml", ".xlsx", ".tif", ".tiff", ".jp2"}
 
 // sidecars are archive members read alongside a data file; they are unpacked but never opened
 // on their own.
@@ -63,10 +68,11 @@ const ratioFloor = 1 << 20
 // spreadsheet is a zip of XML that GDAL's XLSX driver inflates and parses whole, and GDAL's KML
 // driver builds the whole document in memory (about ten times its size).
 type Bounds struct {
-	MaxUnpacked     int64 // bytes an archive may unpack to (ARCHIVE_MAX_UNPACKED_BYTES)
-	MaxRatio        int64 // times an archive, or one of its members, may expand (ARCHIVE_MAX_RATIO)
-	MaxXLSXInflated int64 // bytes the parts of a spreadsheet may inflate to (XLSX_MAX_INFLATED_BYTES)
-	MaxKML          int64 // bytes of a KML document (KML_MAX_BYTES)
+	MaxUnpacked     int64        // bytes an archive may unpack to (ARCHIVE_MAX_UNPACKED_BYTES)
+	MaxRatio        int64        // times an archive, or one of its members, may expand (ARCHIVE_MAX_RATIO)
+	MaxXLSXInflated int64        // bytes the parts of a spreadsheet may inflate to (XLSX_MAX_INFLATED_BYTES)
+	MaxKML          int64        // bytes of a KML document (KML_MAX_BYTES)
+	Raster          RasterBounds // pixels and bands a raster may declare
 	// Reserve, when set, claims n more bytes of the staging quota before an archive is unpacked;
 	// its refusal is the answer. done records the claim once the members are written (kept) or
 	// gives it back.
@@ -79,6 +85,7 @@ type Source struct {
 	Driver string // the one GDAL driver registered while it is opened
 	Format string // source_format as the catalog shows it
 	Name   string // the file name shown in problems
+	Raster bool   // a raster: described by gdalinfo and converted to a COG, not imported by ogr2ogr
 }
 
 // Prepare checks a staged file before any GDAL tool sees it: its extension and its own
@@ -103,7 +110,7 @@ func Prepare(staged string, b Bounds) (Source, error) {
 	if err := checkSignature(staged, name, f); err != nil {
 		return Source{}, err
 	}
-	src := Source{Path: staged, Driver: f.Driver, Format: f.Name, Name: name}
+	src := Source{Path: staged, Driver: f.Driver, Format: f.Name, Name: name, Raster: f.raster}
 	return src, b.checkContent(src)
 }
 
@@ -232,8 +239,10 @@ func prepareArchive(staged string, b Bounds) (Source, error) {
 		base := path.Base(strings.ReplaceAll(m.Name, `\`, "/"))
 		ext := strings.ToLower(filepath.Ext(base))
 		_, data := formats[ext]
+		// A raster's .aux.xml (like its .ovr, .msk and world files, which are no sidecars here) is
+		// never unpacked: GDAL reads nothing of an upload beyond the file itself (rasterEnv).
 		if m.FileInfo().IsDir() || strings.HasPrefix(m.Name, "__MACOSX/") || strings.HasPrefix(base, "._") ||
-			!data && !slices.Contains(sidecars, ext) || ext == ".zip" {
+			!data && !slices.Contains(sidecars, ext) || ext == ".zip" || strings.HasSuffix(strings.ToLower(base), ".aux.xml") {
 			continue // not something GDAL will be given
 		}
 		if prev, dup := seen[strings.ToLower(base)]; dup {
@@ -373,7 +382,7 @@ func archiveSource(dir, archive string) (Source, error) {
 		if err := checkSignature(p, others[0], f); err != nil {
 			return Source{}, err
 		}
-		return Source{Path: p, Driver: f.Driver, Format: f.Name, Name: others[0]}, nil
+		return Source{Path: p, Driver: f.Driver, Format: f.Name, Name: others[0], Raster: f.raster}, nil
 	}
 	shp := formats[".shp"]
 	for _, s := range shps {
@@ -398,6 +407,21 @@ func prefix(p string) func([]byte) bool {
 func textStart(h []byte) []byte {
 	h = bytes.TrimPrefix(h, []byte("\xef\xbb\xbf"))
 	return bytes.TrimLeft(h, " \t\r\n")
+}
+
+// tiff accepts classic TIFF and BigTIFF, either byte order.
+func tiff(h []byte) bool {
+	for _, p := range []string{"II*\x00", "MM\x00*", "II+\x00", "MM\x00+"} {
+		if bytes.HasPrefix(h, []byte(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// jpeg2000 accepts the JP2 file format (its signature box) and a raw J2K codestream.
+func jpeg2000(h []byte) bool {
+	return bytes.HasPrefix(h, []byte("\x00\x00\x00\x0cjP  \r\n\x87\n")) || bytes.HasPrefix(h, []byte("\xff\x4f\xff\x51"))
 }
 
 func jsonObject(h []byte) bool { t := textStart(h); return len(t) > 0 && t[0] == '{' }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/url"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -18,6 +16,7 @@ import (
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
+	"meridian/internal/blob"
 	"meridian/internal/catalog"
 	"meridian/internal/cog"
 	"meridian/internal/tiles"
@@ -49,21 +48,30 @@ type Object interface {
 	Size() int64
 }
 
-// Files is the Source of COGs stored as DATA_DIR/rasters/<id>/v<current_version>.tif, the
-// layout raster ingest writes to the local storage, with no band statistics but what the COG's
-// coarsest overview tells and the record's extent.
-type Files struct{ Dir string }
+// Stored is the Source of raster ingest: the record's raster description (catalog.RasterOf) names
+// the COG in the object store (local or S3) and carries the band statistics and the DEM flag.
+type Stored struct{ Objects blob.Objects }
 
 // Locate implements Source.
-func (f Files) Locate(_ context.Context, d catalog.Dataset) (Located, error) {
-	key := "rasters/" + d.Entry.ID.String() + "/v" + strconv.Itoa(int(d.Entry.CurrentVersion)) + ".tif"
-	if _, err := os.Stat(filepath.Join(f.Dir, filepath.FromSlash(key))); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return Located{}, apperr.Conflict("dataset %s has no raster file yet: its ingest has not finished", d.Entry.ID)
-		}
+func (s Stored) Locate(_ context.Context, d catalog.Dataset) (Located, error) {
+	r, ok, err := catalog.RasterOf(d.Entry)
+	if err != nil {
 		return Located{}, err
 	}
-	loc := Located{Key: key}
+	if !ok || r.StorageKey == "" {
+		return Located{}, apperr.Conflict("dataset %s has no raster file yet: its ingest has not finished", d.Entry.ID)
+	}
+	// Ingest resamples classes (one band of bytes) by nearest neighbour: so do the tiles.
+	loc := Located{Key: r.StorageKey, Meta: Meta{IsDEM: r.IsDEM, Categorical: r.Resampling == "nearest"}}
+	if r.NoData != nil {
+		if v, err := strconv.ParseFloat(*r.NoData, 64); err == nil {
+			loc.Meta.NoData = &v
+		}
+	}
+	for _, b := range r.Bands {
+		loc.Meta.Bands = append(loc.Meta.Bands, BandStats{Min: b.Min, Max: b.Max, Mean: b.Mean, StdDev: b.StdDev, P2: b.P2, P98: b.P98,
+			ColorInterp: b.ColorInterp})
+	}
 	if b := d.Entry.ExtentBbox; len(b) == 4 {
 		loc.Meta.Bounds = &[4]float64{b[0], b[1], b[2], b[3]}
 	}
@@ -71,25 +79,12 @@ func (f Files) Locate(_ context.Context, d catalog.Dataset) (Located, error) {
 }
 
 // Open implements Source.
-func (f Files) Open(_ context.Context, key string) (Object, error) {
-	fh, err := os.Open(filepath.Join(f.Dir, filepath.FromSlash(key)))
-	if err != nil {
-		return nil, err
+func (s Stored) Open(ctx context.Context, key string) (Object, error) {
+	if s.Objects == nil {
+		return nil, errors.New("rastertiles: no object store for raster files")
 	}
-	st, err := fh.Stat()
-	if err != nil {
-		fh.Close()
-		return nil, err
-	}
-	return file{fh, st.Size()}, nil
+	return s.Objects.Open(ctx, key)
 }
-
-type file struct {
-	*os.File
-	size int64
-}
-
-func (f file) Size() int64 { return f.size }
 
 // Service serves raster tiles, tokens and quicklooks. The vector tile service authorizes,
 // signs and keeps rendered tiles (one cache and one signing for both kinds of tiles).
