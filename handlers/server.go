@@ -19,6 +19,7 @@ import (
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
 	"meridian/internal/config"
+	"meridian/internal/dcat"
 	"meridian/internal/export"
 	"meridian/internal/features"
 	"meridian/internal/health"
@@ -56,6 +57,7 @@ type Deps struct {
 	Tiles         *tiles.Service
 	Maps          *maps.Service
 	SQL           *sqlquery.Service
+	DCAT          *dcat.Service
 }
 
 // Server implements gen.StrictServerInterface.
@@ -84,6 +86,7 @@ type Server struct {
 	tiles          *tiles.Service
 	maps           *maps.Service
 	sql            *sqlquery.Service
+	dcat           *dcat.Service
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -93,7 +96,8 @@ func New(d Deps) *Server {
 	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, settingsAdmin: d.SettingsAdmin, pageMax: d.PageMax, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
-		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, maps: d.Maps, sql: d.SQL}
+		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, maps: d.Maps, sql: d.SQL,
+		dcat: d.DCAT}
 }
 
 // Mount registers every contract operation under /api with the per-route middleware, in order:

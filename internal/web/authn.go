@@ -42,6 +42,8 @@ type Meta struct {
 	// Language is the caller's preferred language: the Accept-Language tag of the highest
 	// quality ("" for none or only "*").
 	Language string
+	// Accept is the Accept header as sent: operations answering several media types negotiate.
+	Accept string
 }
 
 // Cookie returns the value of the named request cookie, or "".
@@ -85,7 +87,8 @@ func Authenticate(a Authenticator, op *Operation, opts AuthOptions) echo.Middlew
 		return func(c echo.Context) error {
 			req := c.Request()
 			meta := Meta{IP: c.RealIP(), UserAgent: req.UserAgent(), Secure: c.Scheme() == "https", cookies: req.Cookies(), Query: c.QueryParams(),
-				RawQuery: req.URL.RawQuery, Language: preferredLanguage(req.Header.Get("Accept-Language"))}
+				RawQuery: req.URL.RawQuery, Language: preferredLanguage(req.Header.Get("Accept-Language")),
+				Accept: req.Header.Get("Accept")}
 			if op.NoCreds {
 				c.SetRequest(req.WithContext(WithMeta(req.Context(), meta)))
 				return next(c)
