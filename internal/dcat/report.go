@@ -59,9 +59,12 @@ func (f *Feed) validate() (Report, error) {
 	}
 	rep := Report{Schema: f.profile.Name, Errors: []Error{}}
 	seen := map[string]bool{}
+	// The catalog's graph types its datasets for its own constraints; the datasets themselves
+	// are validated with their records.
+	stubs := map[rdf.Term]bool{}
 	add := func(g *graph, results []rdf.Result, dataset *uuid.UUID) {
 		for _, r := range results {
-			if r.Severity != rdf.Violation {
+			if r.Severity != rdf.Violation || stubs[r.Focus] {
 				continue
 			}
 			key := r.Focus.String() + " " + r.Path + " " + r.Component + " " + r.Shape.Value
@@ -93,6 +96,7 @@ func (f *Feed) validate() (Report, error) {
 		if !f.single {
 			cat.add(catNode, dcatNS+"dataset", ds)
 			cat.typed(ds, dcatNS+"Dataset")
+			stubs[ds] = true
 		}
 		return nil
 	})
