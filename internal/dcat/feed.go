@@ -148,12 +148,13 @@ func (f *Feed) Write(w io.Writer, format rdf.Format) error {
 		return err
 	}
 	m, blanks := mapper{p: f.profile, site: f.site}, 0
-	written := map[rdf.Term]bool{} // shared nodes already described in this document
+	written := map[string]bool{} // shared nodes already described in this document
+	doc := rdf.NewGraph()
 	emit := func(g *graph) error {
-		doc := rdf.NewGraph()
+		doc.Reset()
 		for _, t := range g.Triples() {
-			if !g.shared[t.S] || !written[t.S] {
-				doc.Add(t.S, t.P, t.O)
+			if !t.S.IsIRI() || !g.shared[t.S.Value] || !written[t.S.Value] {
+				doc.Append(t.S, t.P, t.O)
 			}
 		}
 		for s := range g.shared {
@@ -170,9 +171,9 @@ func (f *Feed) Write(w io.Writer, format rdf.Format) error {
 			return err
 		}
 	}
-	n := 0
+	n, g := 0, newGraph(&blanks)
 	err := f.each(func(e Entry) error {
-		g := newGraph(&blanks)
+		g.reset()
 		ds := m.Dataset(g, e)
 		if !f.single {
 			g.add(cat, dcatNS+"dataset", ds)

@@ -42,12 +42,24 @@ func (s Site) DatasetIRI(id string) string { return s.Root + "/datasets/" + id +
 // records (agents, concepts, vocabulary entries), which a document needs to describe once.
 type graph struct {
 	*rdf.Graph
-	shared map[rdf.Term]bool
-	blanks *int
+	shared    map[string]bool // IRIs of nodes many records describe alike
+	own       map[string]bool // IRIs of nodes only this record describes (its URLs), once
+	blanks    *int
+	publisher rdf.Term // the catalog's publisher, once described
+	licence   []rdf.Term
+	licensed  bool
 }
 
 func newGraph(blanks *int) *graph {
-	return &graph{Graph: rdf.NewGraph(), shared: map[rdf.Term]bool{}, blanks: blanks}
+	return &graph{Graph: rdf.NewGraph(), shared: map[string]bool{}, own: map[string]bool{}, blanks: blanks}
+}
+
+// reset makes the graph empty for the next record, keeping its storage.
+func (g *graph) reset() {
+	g.Reset()
+	clear(g.shared)
+	clear(g.own)
+	g.publisher, g.licence, g.licensed = rdf.Term{}, g.licence[:0], false
 }
 
 func (g *graph) blank() rdf.Term {
@@ -55,7 +67,9 @@ func (g *graph) blank() rdf.Term {
 	return rdf.Blank("b" + strconv.Itoa(*g.blanks))
 }
 
-func (g *graph) add(s rdf.Term, p string, o rdf.Term) { g.Add(s, rdf.IRI(p), o) }
+// add adds a triple. The mapping makes each of a record's triples once (shared nodes are
+// described once by entity), so nothing is looked up.
+func (g *graph) add(s rdf.Term, p string, o rdf.Term) { g.Append(s, rdf.IRI(p), o) }
 
 func (g *graph) typed(s rdf.Term, classes ...string) {
 	for _, c := range classes {
@@ -63,10 +77,22 @@ func (g *graph) typed(s rdf.Term, classes ...string) {
 	}
 }
 
-// entity adds a shared node of the given classes and properties, and returns it.
+// entity adds a shared node of the given classes and properties, once, and returns it.
 func (g *graph) entity(iri string, classes []string, props ...any) rdf.Term {
+	return g.node(g.shared, iri, classes, props...)
+}
+
+// ownEntity adds a node of the record's own (a URL of its data, its landing page), once.
+func (g *graph) ownEntity(iri string, classes []string, props ...any) rdf.Term {
+	return g.node(g.own, iri, classes, props...)
+}
+
+func (g *graph) node(set map[string]bool, iri string, classes []string, props ...any) rdf.Term {
 	s := rdf.IRI(iri)
-	g.shared[s] = true
+	if set[iri] {
+		return s
+	}
+	set[iri] = true
 	g.typed(s, classes...)
 	for i := 0; i+1 < len(props); i += 2 {
 		g.add(s, props[i].(string), props[i+1].(rdf.Term))
@@ -120,8 +146,12 @@ type mapper struct {
 
 // publisher is the agent who publishes the catalog: the setting, else the site.
 func (m mapper) publisher(g *graph) rdf.Term {
+	if g.publisher.Value != "" {
+		return g.publisher
+	}
 	name := firstOf(m.site.PublisherName, m.site.SiteName, "Meridian")
 	a := m.agent(g, name)
+	g.publisher = a
 	if m.p == DCATUS && len(m.site.BureauCodes) > 0 {
 		// DCAT-US names the agency by its OMB bureau codes: codes of the organization.
 		g.typed(a, orgNS+"Organization")
@@ -181,7 +211,7 @@ func (m mapper) Dataset(g *graph, e Entry) rdf.Term {
 	g.add(ds, dctNS+"issued", dateTime(r.Created))
 	g.add(ds, dctNS+"modified", dateTime(r.Updated))
 	landing := m.site.Root + "/datasets/" + id
-	g.add(ds, dcatNS+"landingPage", g.entity(landing, []string{foafNS + "Document"}, dctNS+"title", rdf.String(r.Title)))
+	g.add(ds, dcatNS+"landingPage", g.ownEntity(landing, []string{foafNS + "Document"}, dctNS+"title", rdf.String(r.Title)))
 	m.keywords(g, ds, e, lang)
 	if lang != "" {
 		g.add(ds, dctNS+"language", g.entity(languageIRI(lang), []string{dctNS + "LinguisticSystem"}))
@@ -254,10 +284,16 @@ func (m mapper) accessRights(g *graph, visibility string) rdf.Term {
 // EU data themes or the INSPIRE themes as themes (SKOS concepts of their schemes); GeoDCAT-AP
 // also gives the ISO topic categories as such.
 func (m mapper) keywords(g *graph, ds rdf.Term, e Entry, lang string) {
-	vocab := map[string]bool{}
+	vocab, themes := map[string]bool{}, map[rdf.Term]bool{}
+	theme := func(c rdf.Term) {
+		if !themes[c] {
+			themes[c] = true
+			g.add(ds, dcatNS+"theme", c)
+		}
+	}
 	for _, k := range e.Keywords {
 		if scheme, code, label, ok := themeOf(k); ok {
-			g.add(ds, dcatNS+"theme", m.concept(g, scheme, code, label))
+			theme(m.concept(g, scheme, code, label))
 			vocab[strings.ToLower(k.Keyword)] = true
 		}
 	}
@@ -271,8 +307,8 @@ func (m mapper) keywords(g *graph, ds rdf.Term, e Entry, lang string) {
 		if code == "" {
 			continue
 		}
-		theme := topicTheme[code]
-		g.add(ds, dcatNS+"theme", m.concept(g, euThemes, theme, euTheme[theme]))
+		eu := topicTheme[code]
+		theme(m.concept(g, euThemes, eu, euTheme[eu]))
 		if m.p == GeoDCATAP {
 			g.add(ds, geodcatNS+"topicCategory", m.concept(g, topicScheme, code, words(code)))
 		}
@@ -336,14 +372,11 @@ func (m mapper) contacts(g *graph, ds rdf.Term, r catalog.Record) parties {
 			g.add(k, vcardNS+"organization-name", rdf.String(c.Organization))
 		}
 		if c.Email != "" {
-			mail := rdf.IRI("mailto:" + c.Email)
-			g.typed(mail, vcardNS+"Email")
-			g.add(k, vcardNS+"hasEmail", mail)
+			g.add(k, vcardNS+"hasEmail", g.ownEntity("mailto:"+c.Email, m.typing(vcardNS+"Email")))
 		}
 		if len(c.Phones) > 0 && c.Phones[0].Value != "" {
-			tel := rdf.IRI("tel:" + strings.NewReplacer(" ", "-", "(", "", ")", "").Replace(c.Phones[0].Value))
-			g.typed(tel, rdf.RDFSNS+"Resource")
-			g.add(k, vcardNS+"hasTelephone", tel)
+			tel := "tel:" + telephone.Replace(c.Phones[0].Value)
+			g.add(k, vcardNS+"hasTelephone", g.ownEntity(tel, []string{rdf.RDFSNS + "Resource"}))
 		}
 		g.add(ds, dcatNS+"contactPoint", k)
 		out.points = append(out.points, k)
@@ -372,6 +405,9 @@ func (m mapper) contacts(g *graph, ds rdf.Term, r catalog.Record) parties {
 	}
 	return out
 }
+
+// telephone writes a phone number as a tel: URI's digits and separators (RFC 3966).
+var telephone = strings.NewReplacer(" ", "-", "(", "", ")", "")
 
 // geodcatRoles are the ISO 19115 responsible-party roles GeoDCAT-AP has properties of.
 var geodcatRoles = map[string]bool{"custodian": true, "distributor": true, "originator": true, "principalInvestigator": true,
@@ -487,7 +523,8 @@ func (m mapper) distributions(g *graph, ds rdf.Term, e Entry, who parties) {
 	base := m.site.Root + "/datasets/" + id
 	var list []access
 	for _, d := range r.Generated() {
-		a := access{iri: base + "#distribution-" + d.ID.String(), title: deref(d.Title), url: m.site.Root + d.URL,
+		// Generated distributions are named by what they are (stable as their ids are).
+		a := access{iri: base + "#distribution-" + d.Type + "-" + d.Format, title: deref(d.Title), url: m.site.Root + d.URL,
 			mediaType: deref(d.MediaType), format: fileType[deref(d.MediaType)]}
 		switch d.Type {
 		case "download":
@@ -553,33 +590,51 @@ func (m mapper) distribution(g *graph, ds rdf.Term, r catalog.Record, a access, 
 
 // resource is a URL as a node GeoDCAT-AP accepts (rdfs:Resource, which it does not infer).
 func (m mapper) resource(g *graph, u string) rdf.Term {
-	t := rdf.IRI(u)
-	g.typed(t, rdf.RDFSNS+"Resource")
-	return t
+	return g.ownEntity(u, m.typing(rdf.RDFSNS+"Resource"))
+}
+
+// typing is the class GeoDCAT-AP 3 and DCAT-AP 3's ranges ask of URLs and mailboxes, which a
+// validator does not infer: DCAT-US takes any IRI there, so its documents go without them.
+func (m mapper) typing(class string) []string {
+	if m.p == DCATUS {
+		return nil
+	}
+	return []string{class}
 }
 
 // licence gives a distribution or service the record's licence (an SPDX licence where one is
 // known, else the text as a licence document of its own) and its usage rights and attribution.
 func (m mapper) licence(g *graph, s rdf.Term, r catalog.Record) {
+	if !g.licensed {
+		g.licensed, g.licence = true, m.licenceNodes(g, r)
+	}
+	for i := 0; i+1 < len(g.licence); i += 2 {
+		g.add(s, g.licence[i].Value, g.licence[i+1])
+	}
+}
+
+// licenceNodes describe the record's licence and rights once: pairs of property and node.
+func (m mapper) licenceNodes(g *graph, r catalog.Record) []rdf.Term {
+	var out []rdf.Term
 	switch id := stac.License(r.License); id {
 	case "proprietary":
 	case "other":
 		l := g.blank()
 		g.typed(l, dctNS+"LicenseDocument")
 		g.add(l, rdf.RDFSNS+"label", rdf.String(strings.TrimSpace(*r.License)))
-		g.add(s, dctNS+"license", l)
+		out = append(out, rdf.IRI(dctNS+"license"), l)
 	default:
 		iri := spdxLicenses + id
 		if u, err := url.Parse(strings.TrimSpace(*r.License)); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 			iri = strings.TrimSpace(*r.License)
 		}
-		g.add(s, dctNS+"license", g.entity(iri, []string{dctNS + "LicenseDocument"}))
+		out = append(out, rdf.IRI(dctNS+"license"), g.entity(iri, []string{dctNS + "LicenseDocument"}))
 	}
 	usage := strings.TrimSpace(deref(r.UsageConstraints))
 	// The record's rights are its attribution and usage constraints, in that order.
 	attribution := strings.Trim(strings.TrimSuffix(strings.TrimSpace(deref(r.Rights)), usage), "; ")
 	if usage == "" && attribution == "" {
-		return
+		return out
 	}
 	rights := g.blank()
 	g.typed(rights, dctNS+"RightsStatement")
@@ -589,7 +644,7 @@ func (m mapper) licence(g *graph, s rdf.Term, r catalog.Record) {
 	if attribution != "" {
 		g.add(rights, odrsNS+"attributionText", rdf.String(attribution))
 	}
-	g.add(s, dctNS+"rights", rights)
+	return append(out, rdf.IRI(dctNS+"rights"), rights)
 }
 
 // service is a data service of the dataset: its endpoint, the standard it follows, who
@@ -599,7 +654,7 @@ func (m mapper) service(g *graph, ds rdf.Term, who parties, iri, title, endpoint
 	g.typed(s, dcatNS+"DataService")
 	g.text(s, dctNS+"title", title, "")
 	g.add(s, dcatNS+"endpointURL", m.resource(g, endpoint))
-	g.add(s, dcatNS+"endpointDescription", m.resource(g, m.site.Root+"/openapi.json"))
+	g.add(s, dcatNS+"endpointDescription", g.entity(m.site.Root+"/openapi.json", m.typing(rdf.RDFSNS+"Resource")))
 	g.add(s, dctNS+"conformsTo", g.entity(standard, []string{dctNS + "Standard"}))
 	g.add(s, dcatNS+"servesDataset", ds)
 	g.add(s, dctNS+"publisher", m.publisher(g))

@@ -2,7 +2,9 @@ package dcat
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"meridian/internal/auth"
 	"meridian/internal/catalog"
 	"meridian/internal/rdf"
 	"meridian/internal/settings"
@@ -131,4 +134,74 @@ func TestDumpDocuments(t *testing.T) {
 			}
 		}
 	}
+}
+
+func BenchmarkMapAndWrite(b *testing.B) {
+	e := fullEntry()
+	for _, f := range []rdf.Format{rdf.JSONLD, rdf.Turtle} {
+		b.Run(f.MediaType(), func(b *testing.B) {
+			w := rdf.NewWriter(io.Discard, f, Prefixes)
+			_ = w.Begin()
+			for i := 0; i < b.N; i++ {
+				_ = w.Write(mapEntry(DCATAP, e).Graph)
+			}
+			_ = w.End()
+		})
+	}
+}
+
+// fakeRecords answers n copies of a record, in chunks, as the records query would.
+type fakeRecords struct {
+	n    int
+	base Entry
+}
+
+func (f fakeRecords) Records(_ context.Context, _ auth.Principal, q catalog.RecordQuery) ([]catalog.Record, int, error) {
+	start := q.Offset
+	if q.After != nil {
+		start = int(q.After.Values[0].(float64)) + 1
+	}
+	var out []catalog.Record
+	for i := start; i < min(f.n, start+q.Limit); i++ {
+		r := f.base.Record
+		r.DatasetID = uuid.New()
+		r.SortValues = []any{float64(i)}
+		out = append(out, r)
+	}
+	return out, f.n, nil
+}
+
+func (f fakeRecords) RecordParts(context.Context, []uuid.UUID) (map[uuid.UUID][]catalog.Keyword, map[uuid.UUID][]catalog.Translation, error) {
+	return nil, nil, nil
+}
+
+type fakeSettings struct{}
+
+func (fakeSettings) DCAT(context.Context) (settings.DCAT, error) { return testSite.DCAT, nil }
+
+// BenchmarkCatalogFeed writes a 10,000-record catalog (the mapping and the writer, no database).
+func BenchmarkCatalogFeed(b *testing.B) {
+	s := &Service{Records: fakeRecords{n: 10000, base: fullEntry()}, Settings: fakeSettings{}}
+	for _, f := range []rdf.Format{rdf.JSONLD, rdf.Turtle} {
+		b.Run(f.MediaType(), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				feed, err := s.Catalog(context.Background(), auth.Principal{}, DCATAP, testSite.Root, 10000, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var n countingWriter
+				if err := feed.Write(&n, f); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(n)/(1<<20), "MB")
+			}
+		})
+	}
+}
+
+type countingWriter int
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	*c += countingWriter(len(p))
+	return len(p), nil
 }

@@ -73,7 +73,7 @@ func (f *Feed) validate() (Report, error) {
 			}
 			// Record nodes are each record's own (IRIs of the record, blank labels unique in the
 			// document); only shared nodes can fail the same way twice.
-			if g.shared[r.Focus] {
+			if r.Focus.IsIRI() && g.shared[r.Focus.Value] {
 				if seen[key] {
 					continue
 				}

@@ -93,16 +93,33 @@ type Graph struct {
 }
 
 // NewGraph returns an empty graph.
-func NewGraph() *Graph { return &Graph{seen: map[Triple]struct{}{}} }
+func NewGraph() *Graph { return &Graph{} }
 
 // Add adds a triple unless the graph holds it already.
 func (g *Graph) Add(s, p, o Term) {
 	t := Triple{s, p, o}
+	if g.seen == nil {
+		g.seen = map[Triple]struct{}{}
+	}
 	if _, ok := g.seen[t]; ok {
 		return
 	}
 	g.seen[t] = struct{}{}
 	g.triples = append(g.triples, t)
+}
+
+// Append adds a triple without looking for it: for writers that know they make no duplicate
+// (a duplicate is harmless in a document, and validation reads each value once).
+func (g *Graph) Append(s, p, o Term) {
+	g.triples = append(g.triples, Triple{s, p, o})
+}
+
+// Reset empties the graph, keeping its storage for the next one.
+func (g *Graph) Reset() {
+	g.triples = g.triples[:0]
+	if g.seen != nil {
+		clear(g.seen)
+	}
 }
 
 // AddAll adds every triple of h.
@@ -180,42 +197,54 @@ type node struct {
 	subject Term
 	types   []Term
 	props   []string
-	values  map[string][]Term
+	values  [][]Term // values[i] are the values of props[i]
 }
 
-// group gathers a graph's triples by subject, in the order subjects first appear.
-func group(g *Graph) ([]*node, map[Term]*node) {
+// add adds a value of p.
+func (n *node) add(p string, v Term) {
+	for i, q := range n.props {
+		if q == p {
+			n.values[i] = append(n.values[i], v)
+			return
+		}
+	}
+	n.props = append(n.props, p)
+	n.values = append(n.values, []Term{v})
+}
+
+// group gathers a graph's triples by subject, in the order subjects first appear. Subjects are
+// keyed by their value: a blank node's label never looks like an IRI (it has no ':').
+func group(g *Graph) ([]*node, map[string]*node) {
 	var order []*node
-	bySubject := map[Term]*node{}
+	bySubject := make(map[string]*node, 32)
 	for _, t := range g.triples {
-		n := bySubject[t.S]
+		n := bySubject[t.S.Value]
 		if n == nil {
-			n = &node{subject: t.S, values: map[string][]Term{}}
-			bySubject[t.S] = n
+			n = &node{subject: t.S}
+			bySubject[t.S.Value] = n
 			order = append(order, n)
 		}
 		if t.P.Value == Type && !t.O.IsLiteral() {
 			n.types = append(n.types, t.O)
 			continue
 		}
-		if _, ok := n.values[t.P.Value]; !ok {
-			n.props = append(n.props, t.P.Value)
-		}
-		n.values[t.P.Value] = append(n.values[t.P.Value], t.O)
+		n.add(t.P.Value, t.O)
 	}
 	return order, bySubject
 }
 
 // inlined are the blank nodes of a group that are the object of exactly one triple and the
 // subject of some: written inside their one referrer rather than as nodes of their own.
-func inlined(g *Graph, bySubject map[Term]*node) map[Term]bool {
-	refs := map[Term]int{}
+func inlined(g *Graph, bySubject map[string]*node) map[string]bool {
+	refs := map[string]int{}
+	referrer := map[string]Term{}
 	for _, t := range g.triples {
 		if t.O.IsBlank() {
-			refs[t.O]++
+			refs[t.O.Value]++
+			referrer[t.O.Value] = t.S
 		}
 	}
-	out := map[Term]bool{}
+	out := map[string]bool{}
 	for b, n := range refs {
 		if n == 1 && bySubject[b] != nil {
 			out[b] = true
@@ -223,31 +252,21 @@ func inlined(g *Graph, bySubject map[Term]*node) map[Term]bool {
 	}
 	// A cycle of blank nodes would never be written: keep one of each cycle out.
 	for b := range out {
-		seen := map[Term]bool{b: true}
+		seen := map[string]bool{b: true}
 		for cur := b; ; {
-			next, ok := referrer(g, cur)
-			if !ok || !out[next] {
+			next, ok := referrer[cur]
+			if !ok || !next.IsBlank() || !out[next.Value] {
 				break
 			}
-			if seen[next] {
+			if seen[next.Value] {
 				delete(out, b)
 				break
 			}
-			seen[next] = true
-			cur = next
+			seen[next.Value] = true
+			cur = next.Value
 		}
 	}
 	return out
-}
-
-// referrer is the subject of the one triple whose object is b.
-func referrer(g *Graph, b Term) (Term, bool) {
-	for _, t := range g.triples {
-		if t.O == b {
-			return t.S, true
-		}
-	}
-	return Term{}, false
 }
 
 // sortedPrefixes are ps by name, for stable headers.

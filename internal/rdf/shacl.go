@@ -384,6 +384,9 @@ func index(g *Graph) *graphIndex {
 			idx.props[t.S] = m
 			idx.subjects = append(idx.subjects, t.S)
 		}
+		if slices.Contains(m[t.P.Value], t.O) {
+			continue // a graph is a set: a triple written twice is one value
+		}
 		m[t.P.Value] = append(m[t.P.Value], t.O)
 		switch t.P.Value {
 		case Type:

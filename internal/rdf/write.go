@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Format is a serialization of RDF.
@@ -40,11 +41,12 @@ type Writer struct {
 	format   Format
 	prefixes Prefixes
 	started  bool
+	names    map[string]string // compact names already made
 }
 
 // NewWriter returns a writer of format to w with the namespace prefixes ps.
 func NewWriter(w io.Writer, f Format, ps Prefixes) *Writer {
-	return &Writer{w: bufio.NewWriterSize(w, 32<<10), format: f, prefixes: sortedPrefixes(ps)}
+	return &Writer{w: bufio.NewWriterSize(w, 32<<10), format: f, prefixes: sortedPrefixes(ps), names: map[string]string{}}
 }
 
 // Begin writes the document's head.
@@ -80,7 +82,7 @@ func (w *Writer) Write(g *Graph) error {
 	nodes, bySubject := group(g)
 	inline := inlined(g, bySubject)
 	for _, n := range nodes {
-		if inline[n.subject] {
+		if inline[n.subject.Value] {
 			continue
 		}
 		switch w.format {
@@ -116,18 +118,65 @@ func (w *Writer) End() error {
 }
 
 func (w *Writer) name(iri string) string {
-	if c, ok := w.prefixes.compact(iri); ok {
+	if c, ok := w.names[iri]; ok {
 		return c
 	}
-	return iri
+	c, ok := w.prefixes.compact(iri)
+	if !ok {
+		c = iri
+	}
+	if len(w.names) < 10000 {
+		w.names[iri] = c
+	}
+	return c
 }
 
+// jsonString writes s as a JSON string (as encoding/json does, HTML characters included).
 func (w *Writer) jsonString(s string) {
-	raw, _ := json.Marshal(s)
-	w.w.Write(raw)
+	w.w.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c < 0x80 {
+			continue
+		}
+		if c >= 0x80 {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError && r != '\u2028' && r != '\u2029' {
+				i += size - 1
+				continue
+			}
+			w.w.WriteString(s[start:i])
+			if r == utf8.RuneError && size == 1 {
+				w.w.WriteString(`\ufffd`)
+			} else {
+				fmt.Fprintf(w.w, `\u%04x`, r)
+			}
+			i += size - 1
+			start = i + 1
+			continue
+		}
+		w.w.WriteString(s[start:i])
+		switch c {
+		case '"', '\\':
+			w.w.WriteByte('\\')
+			w.w.WriteByte(c)
+		case '\n':
+			w.w.WriteString(`\n`)
+		case '\r':
+			w.w.WriteString(`\r`)
+		case '\t':
+			w.w.WriteString(`\t`)
+		default:
+			fmt.Fprintf(w.w, `\u%04x`, c)
+		}
+		start = i + 1
+	}
+	w.w.WriteString(s[start:])
+	w.w.WriteByte('"')
 }
 
-func (w *Writer) jsonNode(n *node, bySubject map[Term]*node, inline map[Term]bool, withID bool) {
+func (w *Writer) jsonNode(n *node, bySubject map[string]*node, inline map[string]bool, withID bool) {
 	w.w.WriteByte('{')
 	sep := ""
 	if withID {
@@ -140,11 +189,11 @@ func (w *Writer) jsonNode(n *node, bySubject map[Term]*node, inline map[Term]boo
 		w.jsonArray(len(n.types), func(i int) { w.jsonString(w.name(n.types[i].Value)) })
 		sep = ","
 	}
-	for _, p := range n.props {
+	for i, p := range n.props {
 		w.w.WriteString(sep)
 		w.jsonString(w.name(p))
 		w.w.WriteByte(':')
-		vals := n.values[p]
+		vals := n.values[i]
 		w.jsonArray(len(vals), func(i int) { w.jsonValue(vals[i], bySubject, inline) })
 		sep = ","
 	}
@@ -166,10 +215,10 @@ func (w *Writer) jsonArray(n int, each func(i int)) {
 	w.w.WriteByte(']')
 }
 
-func (w *Writer) jsonValue(v Term, bySubject map[Term]*node, inline map[Term]bool) {
+func (w *Writer) jsonValue(v Term, bySubject map[string]*node, inline map[string]bool) {
 	switch {
-	case v.IsBlank() && inline[v]:
-		w.jsonNode(bySubject[v], bySubject, inline, false)
+	case v.IsBlank() && inline[v.Value]:
+		w.jsonNode(bySubject[v.Value], bySubject, inline, false)
 	case !v.IsLiteral():
 		w.w.WriteString(`{"@id":`)
 		w.jsonString(nodeID(v))
@@ -198,65 +247,78 @@ func nodeID(t Term) string {
 	return t.Value
 }
 
-func (w *Writer) turtleTerm(t Term) string {
+func (w *Writer) turtleTerm(t Term) {
 	switch t.Kind {
 	case KindIRI:
-		if c, ok := w.prefixes.compact(t.Value); ok {
-			return c
+		if c := w.name(t.Value); c != t.Value {
+			w.w.WriteString(c)
+			return
 		}
-		return "<" + escapeIRI(t.Value) + ">"
+		w.w.WriteByte('<')
+		w.w.WriteString(escapeIRI(t.Value))
+		w.w.WriteByte('>')
+		return
 	case KindBlank:
-		return "_:" + t.Value
+		w.w.WriteString("_:" + t.Value)
+		return
 	}
-	s := `"` + escapeString(t.Value) + `"`
+	w.w.WriteByte('"')
+	w.w.WriteString(escapeString(t.Value))
+	w.w.WriteByte('"')
 	switch {
 	case t.Lang != "":
-		return s + "@" + t.Lang
+		w.w.WriteString("@" + t.Lang)
 	case t.Datatype != XSDString:
-		return s + "^^" + w.turtleTerm(IRI(t.Datatype))
+		w.w.WriteString("^^")
+		w.turtleTerm(IRI(t.Datatype))
 	}
-	return s
 }
 
-func (w *Writer) turtleNode(n *node, bySubject map[Term]*node, inline map[Term]bool, depth int) {
+// turtleNode writes a node's predicate-object list (and its subject at the top level), with the
+// blank nodes it alone refers to inside it as [ ... ].
+func (w *Writer) turtleNode(n *node, bySubject map[string]*node, inline map[string]bool, depth int) {
 	indent := strings.Repeat("    ", depth+1)
-	var parts []string
-	if len(n.types) > 0 {
-		types := make([]string, len(n.types))
-		for i, t := range n.types {
-			types[i] = w.turtleTerm(t)
-		}
-		parts = append(parts, "a "+strings.Join(types, ", "))
+	if depth == 0 {
+		w.turtleTerm(n.subject)
+		w.w.WriteString("\n" + indent)
 	}
-	for _, p := range n.props {
-		vals := make([]string, len(n.values[p]))
-		for i, v := range n.values[p] {
-			if v.IsBlank() && inline[v] {
-				var b strings.Builder
-				sub := &Writer{w: bufio.NewWriter(&b), prefixes: w.prefixes}
-				sub.w.WriteString("[\n" + indent + "    ")
-				sub.turtleNode(bySubject[v], bySubject, inline, depth+1)
-				sub.w.WriteString("\n" + indent + "]")
-				sub.w.Flush()
-				vals[i] = b.String()
+	sep := ""
+	if len(n.types) > 0 {
+		w.w.WriteString("a ")
+		for i, t := range n.types {
+			if i > 0 {
+				w.w.WriteString(", ")
+			}
+			w.turtleTerm(t)
+		}
+		sep = " ;\n" + indent
+	}
+	for pi, p := range n.props {
+		w.w.WriteString(sep)
+		w.turtleTerm(IRI(p))
+		w.w.WriteByte(' ')
+		for i, v := range n.values[pi] {
+			if i > 0 {
+				w.w.WriteString(", ")
+			}
+			if v.IsBlank() && inline[v.Value] {
+				w.w.WriteString("[\n" + indent + "    ")
+				w.turtleNode(bySubject[v.Value], bySubject, inline, depth+1)
+				w.w.WriteString("\n" + indent + "]")
 				continue
 			}
-			vals[i] = w.turtleTerm(v)
+			w.turtleTerm(v)
 		}
-		parts = append(parts, w.turtleTerm(IRI(p))+" "+strings.Join(vals, ", "))
+		sep = " ;\n" + indent
 	}
-	if depth == 0 {
-		w.w.WriteString(w.turtleTerm(n.subject) + "\n" + indent)
-	}
-	w.w.WriteString(strings.Join(parts, " ;\n"+indent))
 }
 
-func (w *Writer) xmlNode(n *node, bySubject map[Term]*node, inline map[Term]bool, depth int) {
+func (w *Writer) xmlNode(n *node, bySubject map[string]*node, inline map[string]bool, depth int) {
 	indent := strings.Repeat("  ", depth)
 	switch {
 	case n.subject.IsIRI():
 		fmt.Fprintf(w.w, "%s<rdf:Description rdf:about=\"%s\">\n", indent, xmlAttr(n.subject.Value))
-	case inline[n.subject]:
+	case inline[n.subject.Value]:
 		w.w.WriteString(indent + "<rdf:Description>\n")
 	default:
 		fmt.Fprintf(w.w, "%s<rdf:Description rdf:nodeID=\"%s\">\n", indent, xmlAttr(n.subject.Value))
@@ -264,8 +326,8 @@ func (w *Writer) xmlNode(n *node, bySubject map[Term]*node, inline map[Term]bool
 	for _, t := range n.types {
 		fmt.Fprintf(w.w, "%s  <rdf:type rdf:resource=\"%s\"/>\n", indent, xmlAttr(t.Value))
 	}
-	for _, p := range n.props {
-		for _, v := range n.values[p] {
+	for i, p := range n.props {
+		for _, v := range n.values[i] {
 			w.xmlProperty(p, v, bySubject, inline, depth+1)
 		}
 	}
@@ -274,7 +336,7 @@ func (w *Writer) xmlNode(n *node, bySubject map[Term]*node, inline map[Term]bool
 
 // xmlProperty writes one property element; a predicate no prefix names gets a namespace
 // declaration of its own.
-func (w *Writer) xmlProperty(p string, v Term, bySubject map[Term]*node, inline map[Term]bool, depth int) {
+func (w *Writer) xmlProperty(p string, v Term, bySubject map[string]*node, inline map[string]bool, depth int) {
 	indent := strings.Repeat("  ", depth)
 	name, decl := w.name(p), ""
 	if name == p {
@@ -282,9 +344,9 @@ func (w *Writer) xmlProperty(p string, v Term, bySubject map[Term]*node, inline 
 		name, decl = "ns0:"+local, ` xmlns:ns0="`+xmlAttr(ns)+`"`
 	}
 	switch {
-	case v.IsBlank() && inline[v]:
+	case v.IsBlank() && inline[v.Value]:
 		fmt.Fprintf(w.w, "%s<%s%s>\n", indent, name, decl)
-		w.xmlNode(bySubject[v], bySubject, inline, depth+1)
+		w.xmlNode(bySubject[v.Value], bySubject, inline, depth+1)
 		fmt.Fprintf(w.w, "%s</%s>\n", indent, name)
 	case v.IsIRI():
 		fmt.Fprintf(w.w, "%s<%s%s rdf:resource=\"%s\"/>\n", indent, name, decl, xmlAttr(v.Value))
