@@ -19,8 +19,9 @@ import (
 const MaxLimit = 10000
 
 // chunk is how many records a catalog feed reads at a time: a 10,000-record page is read in
-// keyset steps and written as it comes, never held whole.
-const chunk = 500
+// keyset steps and written as it comes, never held whole (two chunks at most: the one being
+// written and the next).
+const chunk = 1000
 
 // Records is what the feeds need of the catalog: the records query under the caller's
 // visibility, and the keywords and translations of the records it answered.
@@ -117,27 +118,44 @@ func (s *Service) read(ctx context.Context, p auth.Principal, q catalog.RecordQu
 }
 
 // each calls fn with every record of the page, reading chunk after chunk by keyset (the title,
-// then the id), so records added or changed meanwhile neither repeat nor shift the page.
+// then the id), so records added or changed meanwhile neither repeat nor shift the page. The
+// next chunk is read while the current one is written: the database and the writer overlap.
 func (f *Feed) each(fn func(Entry) error) error {
+	type batch struct {
+		entries []Entry
+		err     error
+	}
 	entries, done, more := f.first, 0, f.more
 	for {
+		var next chan batch
+		if more && done+len(entries) < f.limit && len(entries) > 0 {
+			last := entries[len(entries)-1].Record
+			q := catalog.RecordQuery{Limit: min(chunk, f.limit-done-len(entries)), Sort: []catalog.SortKey{{Field: "title"}}, Keyed: true,
+				After: &catalog.RecordAfter{Values: last.SortValues, ID: last.DatasetID}}
+			next = make(chan batch, 1) // buffered: an abandoned read ends without a reader
+			go func() {
+				e, _, err := f.svc.read(f.ctx, f.caller, q)
+				next <- batch{e, err}
+			}()
+			more = true
+		} else {
+			more = false
+		}
 		for _, e := range entries {
 			if err := fn(e); err != nil {
 				return err
 			}
 		}
 		done += len(entries)
-		if !more || done >= f.limit || len(entries) == 0 {
+		if next == nil {
 			return nil
 		}
-		last := entries[len(entries)-1].Record
-		q := catalog.RecordQuery{Limit: min(chunk, f.limit-done), Sort: []catalog.SortKey{{Field: "title"}}, Keyed: true,
-			After: &catalog.RecordAfter{Values: last.SortValues, ID: last.DatasetID}}
-		var err error
-		if entries, _, err = f.svc.read(f.ctx, f.caller, q); err != nil {
-			return err
+		b := <-next
+		if b.err != nil {
+			return b.err
 		}
-		more = len(entries) == q.Limit
+		want := min(chunk, f.limit-done)
+		entries, more = b.entries, len(b.entries) == want
 	}
 }
 

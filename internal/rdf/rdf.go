@@ -200,7 +200,8 @@ type node struct {
 	values  [][]Term // values[i] are the values of props[i]
 }
 
-// add adds a value of p.
+// add adds a value of p. The node's slices are reused from group to group (values beyond
+// len(props) are spare storage).
 func (n *node) add(p string, v Term) {
 	for i, q := range n.props {
 		if q == p {
@@ -209,20 +210,57 @@ func (n *node) add(p string, v Term) {
 		}
 	}
 	n.props = append(n.props, p)
+	if len(n.values) >= len(n.props) {
+		n.values[len(n.props)-1] = append(n.values[len(n.props)-1][:0], v)
+		return
+	}
 	n.values = append(n.values, []Term{v})
 }
 
-// group gathers a graph's triples by subject, in the order subjects first appear. Subjects are
-// keyed by their value: a blank node's label never looks like an IRI (it has no ':').
-func group(g *Graph) ([]*node, map[string]*node) {
-	var order []*node
-	bySubject := make(map[string]*node, 32)
+// reset empties the node for another subject, keeping its storage.
+func (n *node) reset(s Term) {
+	n.subject, n.types, n.props = s, n.types[:0], n.props[:0]
+}
+
+// layout is a group's triples arranged for writing, its storage reused group after group.
+type layout struct {
+	order     []*node
+	spare     []*node
+	bySubject map[string]*node
+	refs      map[string]int
+	referrer  map[string]Term
+	inline    map[string]bool
+}
+
+// group gathers a graph's triples by subject, in the order subjects first appear (subjects are
+// keyed by value: a blank node's label never looks like an IRI, which has a ':'), and finds the
+// blank nodes that are the object of exactly one triple and the subject of some: written inside
+// their one referrer rather than as nodes of their own.
+func (l *layout) group(g *Graph) {
+	if l.bySubject == nil {
+		l.bySubject, l.refs, l.referrer, l.inline = map[string]*node{}, map[string]int{}, map[string]Term{}, map[string]bool{}
+	}
+	l.spare = append(l.spare, l.order...)
+	l.order = l.order[:0]
+	clear(l.bySubject)
+	clear(l.refs)
+	clear(l.referrer)
+	clear(l.inline)
 	for _, t := range g.triples {
-		n := bySubject[t.S.Value]
+		n := l.bySubject[t.S.Value]
 		if n == nil {
-			n = &node{subject: t.S}
-			bySubject[t.S.Value] = n
-			order = append(order, n)
+			if k := len(l.spare); k > 0 {
+				n, l.spare = l.spare[k-1], l.spare[:k-1]
+			} else {
+				n = &node{}
+			}
+			n.reset(t.S)
+			l.bySubject[t.S.Value] = n
+			l.order = append(l.order, n)
+		}
+		if t.O.IsBlank() {
+			l.refs[t.O.Value]++
+			l.referrer[t.O.Value] = t.S
 		}
 		if t.P.Value == Type && !t.O.IsLiteral() {
 			n.types = append(n.types, t.O)
@@ -230,43 +268,27 @@ func group(g *Graph) ([]*node, map[string]*node) {
 		}
 		n.add(t.P.Value, t.O)
 	}
-	return order, bySubject
-}
-
-// inlined are the blank nodes of a group that are the object of exactly one triple and the
-// subject of some: written inside their one referrer rather than as nodes of their own.
-func inlined(g *Graph, bySubject map[string]*node) map[string]bool {
-	refs := map[string]int{}
-	referrer := map[string]Term{}
-	for _, t := range g.triples {
-		if t.O.IsBlank() {
-			refs[t.O.Value]++
-			referrer[t.O.Value] = t.S
-		}
-	}
-	out := map[string]bool{}
-	for b, n := range refs {
-		if n == 1 && bySubject[b] != nil {
-			out[b] = true
+	for b, n := range l.refs {
+		if n == 1 && l.bySubject[b] != nil {
+			l.inline[b] = true
 		}
 	}
 	// A cycle of blank nodes would never be written: keep one of each cycle out.
-	for b := range out {
+	for b := range l.inline {
 		seen := map[string]bool{b: true}
 		for cur := b; ; {
-			next, ok := referrer[cur]
-			if !ok || !next.IsBlank() || !out[next.Value] {
+			next, ok := l.referrer[cur]
+			if !ok || !next.IsBlank() || !l.inline[next.Value] {
 				break
 			}
 			if seen[next.Value] {
-				delete(out, b)
+				delete(l.inline, b)
 				break
 			}
 			seen[next.Value] = true
 			cur = next.Value
 		}
 	}
-	return out
 }
 
 // sortedPrefixes are ps by name, for stable headers.

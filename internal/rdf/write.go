@@ -42,6 +42,7 @@ type Writer struct {
 	prefixes Prefixes
 	started  bool
 	names    map[string]string // compact names already made
+	layout   layout
 }
 
 // NewWriter returns a writer of format to w with the namespace prefixes ps.
@@ -79,8 +80,8 @@ func (w *Writer) Begin() error {
 
 // Write writes a group of triples.
 func (w *Writer) Write(g *Graph) error {
-	nodes, bySubject := group(g)
-	inline := inlined(g, bySubject)
+	w.layout.group(g)
+	nodes, bySubject, inline := w.layout.order, w.layout.bySubject, w.layout.inline
 	for _, n := range nodes {
 		if inline[n.subject.Value] {
 			continue
@@ -259,7 +260,8 @@ func (w *Writer) turtleTerm(t Term) {
 		w.w.WriteByte('>')
 		return
 	case KindBlank:
-		w.w.WriteString("_:" + t.Value)
+		w.w.WriteString("_:")
+		w.w.WriteString(t.Value)
 		return
 	}
 	w.w.WriteByte('"')
@@ -267,7 +269,8 @@ func (w *Writer) turtleTerm(t Term) {
 	w.w.WriteByte('"')
 	switch {
 	case t.Lang != "":
-		w.w.WriteString("@" + t.Lang)
+		w.w.WriteByte('@')
+		w.w.WriteString(t.Lang)
 	case t.Datatype != XSDString:
 		w.w.WriteString("^^")
 		w.turtleTerm(IRI(t.Datatype))
@@ -277,10 +280,11 @@ func (w *Writer) turtleTerm(t Term) {
 // turtleNode writes a node's predicate-object list (and its subject at the top level), with the
 // blank nodes it alone refers to inside it as [ ... ].
 func (w *Writer) turtleNode(n *node, bySubject map[string]*node, inline map[string]bool, depth int) {
-	indent := strings.Repeat("    ", depth+1)
+	indent := turtleIndent(depth + 1)
 	if depth == 0 {
 		w.turtleTerm(n.subject)
-		w.w.WriteString("\n" + indent)
+		w.w.WriteByte('\n')
+		w.w.WriteString(indent)
 	}
 	sep := ""
 	if len(n.types) > 0 {
@@ -291,10 +295,13 @@ func (w *Writer) turtleNode(n *node, bySubject map[string]*node, inline map[stri
 			}
 			w.turtleTerm(t)
 		}
-		sep = " ;\n" + indent
+		sep = " ;\n"
 	}
 	for pi, p := range n.props {
-		w.w.WriteString(sep)
+		if sep != "" {
+			w.w.WriteString(sep)
+			w.w.WriteString(indent)
+		}
 		w.turtleTerm(IRI(p))
 		w.w.WriteByte(' ')
 		for i, v := range n.values[pi] {
@@ -302,66 +309,128 @@ func (w *Writer) turtleNode(n *node, bySubject map[string]*node, inline map[stri
 				w.w.WriteString(", ")
 			}
 			if v.IsBlank() && inline[v.Value] {
-				w.w.WriteString("[\n" + indent + "    ")
+				w.w.WriteString("[\n")
+				w.w.WriteString(turtleIndent(depth + 2))
 				w.turtleNode(bySubject[v.Value], bySubject, inline, depth+1)
-				w.w.WriteString("\n" + indent + "]")
+				w.w.WriteByte('\n')
+				w.w.WriteString(indent)
+				w.w.WriteByte(']')
 				continue
 			}
 			w.turtleTerm(v)
 		}
-		sep = " ;\n" + indent
+		sep = " ;\n"
 	}
 }
 
+var indents = func() []string {
+	out := make([]string, 8)
+	for i := range out {
+		out[i] = strings.Repeat("    ", i)
+	}
+	return out
+}()
+
+func turtleIndent(depth int) string {
+	if depth < len(indents) {
+		return indents[depth]
+	}
+	return strings.Repeat("    ", depth)
+}
+
+// xmlNode writes a node element: typed by its first class when a prefix names it (the rest as
+// rdf:type), identified by rdf:about, rdf:nodeID, or nothing when written inside its referrer.
 func (w *Writer) xmlNode(n *node, bySubject map[string]*node, inline map[string]bool, depth int) {
-	indent := strings.Repeat("  ", depth)
+	indent := xmlIndent(depth)
+	element, types := "rdf:Description", n.types
+	if len(types) > 0 {
+		if c := w.name(types[0].Value); c != types[0].Value {
+			element, types = c, types[1:]
+		}
+	}
+	w.w.WriteString(indent)
+	w.w.WriteByte('<')
+	w.w.WriteString(element)
 	switch {
 	case n.subject.IsIRI():
-		fmt.Fprintf(w.w, "%s<rdf:Description rdf:about=\"%s\">\n", indent, xmlAttr(n.subject.Value))
-	case inline[n.subject.Value]:
-		w.w.WriteString(indent + "<rdf:Description>\n")
-	default:
-		fmt.Fprintf(w.w, "%s<rdf:Description rdf:nodeID=\"%s\">\n", indent, xmlAttr(n.subject.Value))
+		w.xmlAttribute("rdf:about", n.subject.Value)
+	case !inline[n.subject.Value]:
+		w.xmlAttribute("rdf:nodeID", n.subject.Value)
 	}
-	for _, t := range n.types {
-		fmt.Fprintf(w.w, "%s  <rdf:type rdf:resource=\"%s\"/>\n", indent, xmlAttr(t.Value))
+	w.w.WriteString(">\n")
+	for _, t := range types {
+		w.w.WriteString(indent)
+		w.w.WriteString("  <rdf:type")
+		w.xmlAttribute("rdf:resource", t.Value)
+		w.w.WriteString("/>\n")
 	}
 	for i, p := range n.props {
 		for _, v := range n.values[i] {
 			w.xmlProperty(p, v, bySubject, inline, depth+1)
 		}
 	}
-	w.w.WriteString(indent + "</rdf:Description>\n")
+	w.w.WriteString(indent)
+	w.w.WriteString("</")
+	w.w.WriteString(element)
+	w.w.WriteString(">\n")
+}
+
+// xmlAttribute writes ` name="value"`.
+func (w *Writer) xmlAttribute(name, value string) {
+	w.w.WriteByte(' ')
+	w.w.WriteString(name)
+	w.w.WriteString(`="`)
+	w.w.WriteString(xmlAttr(value))
+	w.w.WriteByte('"')
 }
 
 // xmlProperty writes one property element; a predicate no prefix names gets a namespace
 // declaration of its own.
 func (w *Writer) xmlProperty(p string, v Term, bySubject map[string]*node, inline map[string]bool, depth int) {
-	indent := strings.Repeat("  ", depth)
+	indent := xmlIndent(depth)
 	name, decl := w.name(p), ""
 	if name == p {
 		ns, local := splitIRI(p)
 		name, decl = "ns0:"+local, ` xmlns:ns0="`+xmlAttr(ns)+`"`
 	}
+	w.w.WriteString(indent)
+	w.w.WriteByte('<')
+	w.w.WriteString(name)
+	w.w.WriteString(decl)
 	switch {
 	case v.IsBlank() && inline[v.Value]:
-		fmt.Fprintf(w.w, "%s<%s%s>\n", indent, name, decl)
+		w.w.WriteString(">\n")
 		w.xmlNode(bySubject[v.Value], bySubject, inline, depth+1)
-		fmt.Fprintf(w.w, "%s</%s>\n", indent, name)
+		w.w.WriteString(indent)
 	case v.IsIRI():
-		fmt.Fprintf(w.w, "%s<%s%s rdf:resource=\"%s\"/>\n", indent, name, decl, xmlAttr(v.Value))
+		w.xmlAttribute("rdf:resource", v.Value)
+		w.w.WriteString("/>\n")
+		return
 	case v.IsBlank():
-		fmt.Fprintf(w.w, "%s<%s%s rdf:nodeID=\"%s\"/>\n", indent, name, decl, xmlAttr(v.Value))
+		w.xmlAttribute("rdf:nodeID", v.Value)
+		w.w.WriteString("/>\n")
+		return
 	default:
-		attr := ""
 		switch {
 		case v.Lang != "":
-			attr = ` xml:lang="` + xmlAttr(v.Lang) + `"`
+			w.xmlAttribute("xml:lang", v.Lang)
 		case v.Datatype != XSDString:
-			attr = ` rdf:datatype="` + xmlAttr(v.Datatype) + `"`
+			w.xmlAttribute("rdf:datatype", v.Datatype)
 		}
-		fmt.Fprintf(w.w, "%s<%s%s%s>%s</%s>\n", indent, name, decl, attr, xmlText(v.Value), name)
+		w.w.WriteByte('>')
+		w.w.WriteString(xmlText(v.Value))
 	}
+	w.w.WriteString("</")
+	w.w.WriteString(name)
+	w.w.WriteString(">\n")
+}
+
+func xmlIndent(depth int) string {
+	const spaces = "                                "
+	if 2*depth <= len(spaces) {
+		return spaces[:2*depth]
+	}
+	return strings.Repeat("  ", depth)
 }
 
 // splitIRI cuts an IRI after its last '#' or '/', where an XML local name can start.
@@ -371,6 +440,9 @@ func splitIRI(iri string) (string, string) {
 }
 
 func xmlText(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == '<' || r == '>' || r == '&' || r == '"' || r == '\'' || r >= 0x7f }) {
+		return s
+	}
 	var b strings.Builder
 	_ = xml.EscapeText(&b, []byte(s))
 	return b.String()
@@ -380,6 +452,9 @@ func xmlAttr(s string) string { return strings.ReplaceAll(xmlText(s), `"`, "&quo
 
 // escapeString escapes a literal's lexical form for Turtle and N-Triples (ECHAR and UCHAR).
 func escapeString(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '"' || r == '\\' }) {
+		return s
+	}
 	var b strings.Builder
 	for _, r := range s {
 		switch r {
@@ -406,6 +481,9 @@ func escapeString(s string) string {
 
 // escapeIRI escapes what an IRIREF may not hold as UCHARs.
 func escapeIRI(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r <= 0x20 || strings.ContainsRune("<>\"{}|^`\\", r) }) {
+		return s
+	}
 	var b strings.Builder
 	for _, r := range s {
 		if r <= 0x20 || strings.ContainsRune("<>\"{}|^`\\", r) {
