@@ -440,7 +440,9 @@ func splitIRI(iri string) (string, string) {
 }
 
 func xmlText(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == '<' || r == '>' || r == '&' || r == '"' || r == '\'' || r >= 0x7f }) {
+	if !strings.ContainsFunc(s, func(r rune) bool {
+		return r < 0x20 || r == '<' || r == '>' || r == '&' || r == '"' || r == '\'' || r >= 0x7f
+	}) {
 		return s
 	}
 	var b strings.Builder
