@@ -69,11 +69,11 @@ func (w *Writer) Begin() error {
 			fmt.Fprintf(w.w, "@prefix %s: <%s> .\n", p.Name, escapeIRI(p.IRI))
 		}
 	case RDFXML:
-		w.w.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n<rdf:RDF")
+		w.str(`<?xml version="1.0" encoding="utf-8"?>` + "\n<rdf:RDF")
 		for _, p := range w.prefixes {
 			fmt.Fprintf(w.w, "\n  xmlns:%s=\"%s\"", p.Name, xmlAttr(p.IRI))
 		}
-		w.w.WriteString(">\n")
+		w.str(">\n")
 	}
 	return nil
 }
@@ -89,13 +89,13 @@ func (w *Writer) Write(g *Graph) error {
 		switch w.format {
 		case JSONLD:
 			if w.started {
-				w.w.WriteByte(',')
+				w.char(',')
 			}
 			w.jsonNode(n, bySubject, inline, true)
 		case Turtle:
-			w.w.WriteByte('\n')
+			w.char('\n')
 			w.turtleNode(n, bySubject, inline, 0)
-			w.w.WriteString(" .\n")
+			w.str(" .\n")
 		case RDFXML:
 			w.xmlNode(n, bySubject, inline, 1)
 		}
@@ -104,6 +104,11 @@ func (w *Writer) Write(g *Graph) error {
 	return nil
 }
 
+// str and char write to the buffer: a bufio.Writer keeps its first error and answers it to every
+// later write and to Flush, which End and Flush return.
+func (w *Writer) str(s string) { _, _ = w.w.WriteString(s) }
+func (w *Writer) char(c byte)  { _ = w.w.WriteByte(c) }
+
 // Flush sends what is buffered.
 func (w *Writer) Flush() error { return w.w.Flush() }
 
@@ -111,9 +116,9 @@ func (w *Writer) Flush() error { return w.w.Flush() }
 func (w *Writer) End() error {
 	switch w.format {
 	case JSONLD:
-		w.w.WriteString("]}\n")
+		w.str("]}\n")
 	case RDFXML:
-		w.w.WriteString("</rdf:RDF>\n")
+		w.str("</rdf:RDF>\n")
 	}
 	return w.w.Flush()
 }
@@ -134,7 +139,7 @@ func (w *Writer) name(iri string) string {
 
 // jsonString writes s as a JSON string (as encoding/json does, HTML characters included).
 func (w *Writer) jsonString(s string) {
-	w.w.WriteByte('"')
+	w.char('"')
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -147,9 +152,9 @@ func (w *Writer) jsonString(s string) {
 				i += size - 1
 				continue
 			}
-			w.w.WriteString(s[start:i])
+			w.str(s[start:i])
 			if r == utf8.RuneError && size == 1 {
-				w.w.WriteString(`\ufffd`)
+				w.str(`\ufffd`)
 			} else {
 				fmt.Fprintf(w.w, `\u%04x`, r)
 			}
@@ -157,48 +162,48 @@ func (w *Writer) jsonString(s string) {
 			start = i + 1
 			continue
 		}
-		w.w.WriteString(s[start:i])
+		w.str(s[start:i])
 		switch c {
 		case '"', '\\':
-			w.w.WriteByte('\\')
-			w.w.WriteByte(c)
+			w.char('\\')
+			w.char(c)
 		case '\n':
-			w.w.WriteString(`\n`)
+			w.str(`\n`)
 		case '\r':
-			w.w.WriteString(`\r`)
+			w.str(`\r`)
 		case '\t':
-			w.w.WriteString(`\t`)
+			w.str(`\t`)
 		default:
 			fmt.Fprintf(w.w, `\u%04x`, c)
 		}
 		start = i + 1
 	}
-	w.w.WriteString(s[start:])
-	w.w.WriteByte('"')
+	w.str(s[start:])
+	w.char('"')
 }
 
 func (w *Writer) jsonNode(n *node, bySubject map[string]*node, inline map[string]bool, withID bool) {
-	w.w.WriteByte('{')
+	w.char('{')
 	sep := ""
 	if withID {
-		w.w.WriteString(`"@id":`)
+		w.str(`"@id":`)
 		w.jsonString(nodeID(n.subject))
 		sep = ","
 	}
 	if len(n.types) > 0 {
-		w.w.WriteString(sep + `"@type":`)
+		w.str(sep + `"@type":`)
 		w.jsonArray(len(n.types), func(i int) { w.jsonString(w.name(n.types[i].Value)) })
 		sep = ","
 	}
 	for i, p := range n.props {
-		w.w.WriteString(sep)
+		w.str(sep)
 		w.jsonString(w.name(p))
-		w.w.WriteByte(':')
+		w.char(':')
 		vals := n.values[i]
 		w.jsonArray(len(vals), func(i int) { w.jsonValue(vals[i], bySubject, inline) })
 		sep = ","
 	}
-	w.w.WriteByte('}')
+	w.char('}')
 }
 
 func (w *Writer) jsonArray(n int, each func(i int)) {
@@ -206,14 +211,14 @@ func (w *Writer) jsonArray(n int, each func(i int)) {
 		each(0)
 		return
 	}
-	w.w.WriteByte('[')
+	w.char('[')
 	for i := 0; i < n; i++ {
 		if i > 0 {
-			w.w.WriteByte(',')
+			w.char(',')
 		}
 		each(i)
 	}
-	w.w.WriteByte(']')
+	w.char(']')
 }
 
 func (w *Writer) jsonValue(v Term, bySubject map[string]*node, inline map[string]bool) {
@@ -221,23 +226,23 @@ func (w *Writer) jsonValue(v Term, bySubject map[string]*node, inline map[string
 	case v.IsBlank() && inline[v.Value]:
 		w.jsonNode(bySubject[v.Value], bySubject, inline, false)
 	case !v.IsLiteral():
-		w.w.WriteString(`{"@id":`)
+		w.str(`{"@id":`)
 		w.jsonString(nodeID(v))
-		w.w.WriteByte('}')
+		w.char('}')
 	case v.Lang != "":
-		w.w.WriteString(`{"@value":`)
+		w.str(`{"@value":`)
 		w.jsonString(v.Value)
-		w.w.WriteString(`,"@language":`)
+		w.str(`,"@language":`)
 		w.jsonString(v.Lang)
-		w.w.WriteByte('}')
+		w.char('}')
 	case v.Datatype == XSDString:
 		w.jsonString(v.Value)
 	default:
-		w.w.WriteString(`{"@value":`)
+		w.str(`{"@value":`)
 		w.jsonString(v.Value)
-		w.w.WriteString(`,"@type":`)
+		w.str(`,"@type":`)
 		w.jsonString(w.name(v.Datatype))
-		w.w.WriteByte('}')
+		w.char('}')
 	}
 }
 
@@ -252,27 +257,27 @@ func (w *Writer) turtleTerm(t Term) {
 	switch t.Kind {
 	case KindIRI:
 		if c := w.name(t.Value); c != t.Value {
-			w.w.WriteString(c)
+			w.str(c)
 			return
 		}
-		w.w.WriteByte('<')
-		w.w.WriteString(escapeIRI(t.Value))
-		w.w.WriteByte('>')
+		w.char('<')
+		w.str(escapeIRI(t.Value))
+		w.char('>')
 		return
 	case KindBlank:
-		w.w.WriteString("_:")
-		w.w.WriteString(t.Value)
+		w.str("_:")
+		w.str(t.Value)
 		return
 	}
-	w.w.WriteByte('"')
-	w.w.WriteString(escapeString(t.Value))
-	w.w.WriteByte('"')
+	w.char('"')
+	w.str(escapeString(t.Value))
+	w.char('"')
 	switch {
 	case t.Lang != "":
-		w.w.WriteByte('@')
-		w.w.WriteString(t.Lang)
+		w.char('@')
+		w.str(t.Lang)
 	case t.Datatype != XSDString:
-		w.w.WriteString("^^")
+		w.str("^^")
 		w.turtleTerm(IRI(t.Datatype))
 	}
 }
@@ -283,15 +288,15 @@ func (w *Writer) turtleNode(n *node, bySubject map[string]*node, inline map[stri
 	indent := turtleIndent(depth + 1)
 	if depth == 0 {
 		w.turtleTerm(n.subject)
-		w.w.WriteByte('\n')
-		w.w.WriteString(indent)
+		w.char('\n')
+		w.str(indent)
 	}
 	sep := ""
 	if len(n.types) > 0 {
-		w.w.WriteString("a ")
+		w.str("a ")
 		for i, t := range n.types {
 			if i > 0 {
-				w.w.WriteString(", ")
+				w.str(", ")
 			}
 			w.turtleTerm(t)
 		}
@@ -299,22 +304,22 @@ func (w *Writer) turtleNode(n *node, bySubject map[string]*node, inline map[stri
 	}
 	for pi, p := range n.props {
 		if sep != "" {
-			w.w.WriteString(sep)
-			w.w.WriteString(indent)
+			w.str(sep)
+			w.str(indent)
 		}
 		w.turtleTerm(IRI(p))
-		w.w.WriteByte(' ')
+		w.char(' ')
 		for i, v := range n.values[pi] {
 			if i > 0 {
-				w.w.WriteString(", ")
+				w.str(", ")
 			}
 			if v.IsBlank() && inline[v.Value] {
-				w.w.WriteString("[\n")
-				w.w.WriteString(turtleIndent(depth + 2))
+				w.str("[\n")
+				w.str(turtleIndent(depth + 2))
 				w.turtleNode(bySubject[v.Value], bySubject, inline, depth+1)
-				w.w.WriteByte('\n')
-				w.w.WriteString(indent)
-				w.w.WriteByte(']')
+				w.char('\n')
+				w.str(indent)
+				w.char(']')
 				continue
 			}
 			w.turtleTerm(v)
@@ -348,40 +353,40 @@ func (w *Writer) xmlNode(n *node, bySubject map[string]*node, inline map[string]
 			element, types = c, types[1:]
 		}
 	}
-	w.w.WriteString(indent)
-	w.w.WriteByte('<')
-	w.w.WriteString(element)
+	w.str(indent)
+	w.char('<')
+	w.str(element)
 	switch {
 	case n.subject.IsIRI():
 		w.xmlAttribute("rdf:about", n.subject.Value)
 	case !inline[n.subject.Value]:
 		w.xmlAttribute("rdf:nodeID", n.subject.Value)
 	}
-	w.w.WriteString(">\n")
+	w.str(">\n")
 	for _, t := range types {
-		w.w.WriteString(indent)
-		w.w.WriteString("  <rdf:type")
+		w.str(indent)
+		w.str("  <rdf:type")
 		w.xmlAttribute("rdf:resource", t.Value)
-		w.w.WriteString("/>\n")
+		w.str("/>\n")
 	}
 	for i, p := range n.props {
 		for _, v := range n.values[i] {
 			w.xmlProperty(p, v, bySubject, inline, depth+1)
 		}
 	}
-	w.w.WriteString(indent)
-	w.w.WriteString("</")
-	w.w.WriteString(element)
-	w.w.WriteString(">\n")
+	w.str(indent)
+	w.str("</")
+	w.str(element)
+	w.str(">\n")
 }
 
 // xmlAttribute writes ` name="value"`.
 func (w *Writer) xmlAttribute(name, value string) {
-	w.w.WriteByte(' ')
-	w.w.WriteString(name)
-	w.w.WriteString(`="`)
-	w.w.WriteString(xmlAttr(value))
-	w.w.WriteByte('"')
+	w.char(' ')
+	w.str(name)
+	w.str(`="`)
+	w.str(xmlAttr(value))
+	w.char('"')
 }
 
 // xmlProperty writes one property element; a predicate no prefix names gets a namespace
@@ -393,22 +398,22 @@ func (w *Writer) xmlProperty(p string, v Term, bySubject map[string]*node, inlin
 		ns, local := splitIRI(p)
 		name, decl = "ns0:"+local, ` xmlns:ns0="`+xmlAttr(ns)+`"`
 	}
-	w.w.WriteString(indent)
-	w.w.WriteByte('<')
-	w.w.WriteString(name)
-	w.w.WriteString(decl)
+	w.str(indent)
+	w.char('<')
+	w.str(name)
+	w.str(decl)
 	switch {
 	case v.IsBlank() && inline[v.Value]:
-		w.w.WriteString(">\n")
+		w.str(">\n")
 		w.xmlNode(bySubject[v.Value], bySubject, inline, depth+1)
-		w.w.WriteString(indent)
+		w.str(indent)
 	case v.IsIRI():
 		w.xmlAttribute("rdf:resource", v.Value)
-		w.w.WriteString("/>\n")
+		w.str("/>\n")
 		return
 	case v.IsBlank():
 		w.xmlAttribute("rdf:nodeID", v.Value)
-		w.w.WriteString("/>\n")
+		w.str("/>\n")
 		return
 	default:
 		switch {
@@ -417,12 +422,12 @@ func (w *Writer) xmlProperty(p string, v Term, bySubject map[string]*node, inlin
 		case v.Datatype != XSDString:
 			w.xmlAttribute("rdf:datatype", v.Datatype)
 		}
-		w.w.WriteByte('>')
-		w.w.WriteString(xmlText(v.Value))
+		w.char('>')
+		w.str(xmlText(v.Value))
 	}
-	w.w.WriteString("</")
-	w.w.WriteString(name)
-	w.w.WriteString(">\n")
+	w.str("</")
+	w.str(name)
+	w.str(">\n")
 }
 
 func xmlIndent(depth int) string {
