@@ -11,66 +11,79 @@ import (
 
 	"meridian/gen"
 	"meridian/internal/auth"
+	"meridian/internal/dcat"
 )
 
 // DcatUS3Catalog: DCAT-US 3 catalog (GET /datasets/dcat-us/3.0/).
 func (s *Server) DcatUS3Catalog(ctx context.Context, request gen.DcatUS3CatalogRequestObject) (gen.DcatUS3CatalogResponseObject, error) {
-	return nil, notImplemented("dcatUS3Catalog")
+	return feedAnswer[gen.DcatUS3CatalogResponseObject](s.dcatCatalog(ctx, dcat.DCATUS, formatOf(request.Params.Format), request.Params.Limit,
+		request.Params.Offset))
 }
 
 // ValidateDCATUS3Catalog: Validate DCAT-US 3 catalog (GET /datasets/dcat-us/3.0/validation/).
 func (s *Server) ValidateDCATUS3Catalog(ctx context.Context, request gen.ValidateDCATUS3CatalogRequestObject) (gen.ValidateDCATUS3CatalogResponseObject, error) {
-	return nil, notImplemented("validateDCATUS3Catalog")
+	r, err := dcatValidation(s.dcat.ValidateCatalog(ctx, auth.From(ctx), dcat.DCATUS, s.dcatRoot(ctx),
+		valOr(request.Params.Limit, dcat.MaxLimit), val(request.Params.Offset)))
+	return gen.ValidateDCATUS3Catalog200JSONResponse(r), err
 }
 
 // DcatCatalog: DCAT catalog (GET /datasets/dcat/).
 func (s *Server) DcatCatalog(ctx context.Context, request gen.DcatCatalogRequestObject) (gen.DcatCatalogResponseObject, error) {
-	return nil, notImplemented("dcatCatalog")
+	return feedAnswer[gen.DcatCatalogResponseObject](s.dcatCatalog(ctx, dcat.DCATAP, formatOf(request.Params.Format), request.Params.Limit,
+		request.Params.Offset))
 }
 
 // ValidateDCATCatalog: Validate DCAT catalog (GET /datasets/dcat/validation/).
 func (s *Server) ValidateDCATCatalog(ctx context.Context, request gen.ValidateDCATCatalogRequestObject) (gen.ValidateDCATCatalogResponseObject, error) {
-	return nil, notImplemented("validateDCATCatalog")
+	r, err := dcatValidation(s.dcat.ValidateCatalog(ctx, auth.From(ctx), dcat.DCATAP, s.dcatRoot(ctx),
+		valOr(request.Params.Limit, dcat.MaxLimit), val(request.Params.Offset)))
+	return gen.ValidateDCATCatalog200JSONResponse(r), err
 }
 
 // GeodcatAPCatalog: GeoDCAT-AP catalog (GET /datasets/geodcat-ap/).
 func (s *Server) GeodcatAPCatalog(ctx context.Context, request gen.GeodcatAPCatalogRequestObject) (gen.GeodcatAPCatalogResponseObject, error) {
-	return nil, notImplemented("geodcatAPCatalog")
+	return feedAnswer[gen.GeodcatAPCatalogResponseObject](s.dcatCatalog(ctx, dcat.GeoDCATAP, formatOf(request.Params.Format), request.Params.Limit,
+		request.Params.Offset))
 }
 
 // ValidateGeoDCATAPCatalog: Validate GeoDCAT-AP catalog (GET /datasets/geodcat-ap/validation/).
 func (s *Server) ValidateGeoDCATAPCatalog(ctx context.Context, request gen.ValidateGeoDCATAPCatalogRequestObject) (gen.ValidateGeoDCATAPCatalogResponseObject, error) {
-	return nil, notImplemented("validateGeoDCATAPCatalog")
+	r, err := dcatValidation(s.dcat.ValidateCatalog(ctx, auth.From(ctx), dcat.GeoDCATAP, s.dcatRoot(ctx),
+		valOr(request.Params.Limit, dcat.MaxLimit), val(request.Params.Offset)))
+	return gen.ValidateGeoDCATAPCatalog200JSONResponse(r), err
 }
 
 // DcatUS3Record: DCAT-US 3 record (GET /datasets/{dataset_id}/dcat-us/3.0/).
 func (s *Server) DcatUS3Record(ctx context.Context, request gen.DcatUS3RecordRequestObject) (gen.DcatUS3RecordResponseObject, error) {
-	return nil, notImplemented("dcatUS3Record")
+	return feedAnswer[gen.DcatUS3RecordResponseObject](s.dcatRecord(ctx, dcat.DCATUS, formatOf(request.Params.Format), request.DatasetId))
 }
 
 // ValidateDCATUS3Record: Validate DCAT-US 3 record (GET /datasets/{dataset_id}/dcat-us/3.0/validation/).
 func (s *Server) ValidateDCATUS3Record(ctx context.Context, request gen.ValidateDCATUS3RecordRequestObject) (gen.ValidateDCATUS3RecordResponseObject, error) {
-	return nil, notImplemented("validateDCATUS3Record")
+	r, err := dcatValidation(s.dcat.ValidateRecord(ctx, auth.From(ctx), dcat.DCATUS, s.dcatRoot(ctx), request.DatasetId))
+	return gen.ValidateDCATUS3Record200JSONResponse(r), err
 }
 
 // DcatRecord: DCAT record (GET /datasets/{dataset_id}/dcat/).
 func (s *Server) DcatRecord(ctx context.Context, request gen.DcatRecordRequestObject) (gen.DcatRecordResponseObject, error) {
-	return nil, notImplemented("dcatRecord")
+	return feedAnswer[gen.DcatRecordResponseObject](s.dcatRecord(ctx, dcat.DCATAP, formatOf(request.Params.Format), request.DatasetId))
 }
 
 // ValidateDCATRecord: Validate DCAT record (GET /datasets/{dataset_id}/dcat/validation/).
 func (s *Server) ValidateDCATRecord(ctx context.Context, request gen.ValidateDCATRecordRequestObject) (gen.ValidateDCATRecordResponseObject, error) {
-	return nil, notImplemented("validateDCATRecord")
+	r, err := dcatValidation(s.dcat.ValidateRecord(ctx, auth.From(ctx), dcat.DCATAP, s.dcatRoot(ctx), request.DatasetId))
+	return gen.ValidateDCATRecord200JSONResponse(r), err
 }
 
 // GeodcatAPRecord: GeoDCAT-AP record (GET /datasets/{dataset_id}/geodcat-ap/).
 func (s *Server) GeodcatAPRecord(ctx context.Context, request gen.GeodcatAPRecordRequestObject) (gen.GeodcatAPRecordResponseObject, error) {
-	return nil, notImplemented("geodcatAPRecord")
+	return feedAnswer[gen.GeodcatAPRecordResponseObject](s.dcatRecord(ctx, dcat.GeoDCATAP, formatOf(request.Params.Format), request.DatasetId))
 }
 
 // ValidateGeoDCATAPRecord: Validate GeoDCAT-AP record (GET /datasets/{dataset_id}/geodcat-ap/validation/).
 func (s *Server) ValidateGeoDCATAPRecord(ctx context.Context, request gen.ValidateGeoDCATAPRecordRequestObject) (gen.ValidateGeoDCATAPRecordResponseObject, error) {
-	return nil, notImplemented("validateGeoDCATAPRecord")
+	r, err := dcatValidation(s.dcat.ValidateRecord(ctx, auth.From(ctx), dcat.GeoDCATAP, s.dcatRoot(ctx), request.DatasetId))
+	return gen.ValidateGeoDCATAPRecord200JSONResponse(r), err
 }
 
 // exportClient names the caller of an export for its per-client bound: the user, or the client

@@ -19,6 +19,7 @@ import (
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
 	"meridian/internal/config"
+	"meridian/internal/dcat"
 	"meridian/internal/export"
 	"meridian/internal/features"
 	"meridian/internal/health"
@@ -58,6 +59,7 @@ type Deps struct {
 	Rasters       *rastertiles.Service
 	Maps          *maps.Service
 	SQL           *sqlquery.Service
+	DCAT          *dcat.Service
 }
 
 // Server implements gen.StrictServerInterface.
@@ -87,6 +89,7 @@ type Server struct {
 	rasters        *rastertiles.Service
 	maps           *maps.Service
 	sql            *sqlquery.Service
+	dcat           *dcat.Service
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -96,7 +99,8 @@ func New(d Deps) *Server {
 	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, settingsAdmin: d.SettingsAdmin, pageMax: d.PageMax, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
-		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, rasters: d.Rasters, maps: d.Maps, sql: d.SQL}
+		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, rasters: d.Rasters, maps: d.Maps, sql: d.SQL,
+		dcat: d.DCAT}
 }
 
 // Mount registers every contract operation under /api with the per-route middleware, in order:

@@ -19,6 +19,7 @@ import (
 	"meridian/internal/blob"
 	"meridian/internal/catalog"
 	"meridian/internal/config"
+	"meridian/internal/dcat"
 	"meridian/internal/export"
 	"meridian/internal/features"
 	"meridian/internal/gate"
@@ -93,6 +94,7 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		Rasters:  &rastertiles.Service{Tiles: tileService, Source: rastertiles.Stored{Objects: objects}},
 		Maps:     mapService,
 		SQL:      &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
+		DCAT:     &dcat.Service{Records: cat, Settings: settings.Reader{Q: q}},
 	}, nil
 }
 

@@ -124,6 +124,7 @@ type SortKey struct {
 type Record struct {
 	ID, DatasetID                      uuid.UUID
 	Title, RecordType, RecordStatus    string
+	Visibility                         string // public, internal, restricted, private (the feeds' access rights)
 	Summary, Language, License, Rights *string
 	GeometryType                       *string
 	Themes                             []string // ISO 19115 topic categories
@@ -272,7 +273,7 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		d.source_organization, d.source_format, d.quality_statement, d.lineage_summary, d.update_frequency,
 		d.access_constraints, d.usage_constraints, d.origin, d.quality_detail, d.source_health,
 		d.last_checked_at, d.last_refreshed_at, ` + recordContacts + `, d.table_schema, d.table_name, ` + recordDistributions + `,
-		(d.raster->>'band_count')::int, (d.raster->>'res_x')::float8, (d.raster->>'crs_is_geographic')::boolean, page.sort_values, page.total
+		(d.raster->>'band_count')::int, (d.raster->>'res_x')::float8, (d.raster->>'crs_is_geographic')::boolean, page.sort_values, page.total, d.visibility
 		FROM page JOIN catalog.datasets d ON d.id = page.id
 		LEFT JOIN LATERAL (SELECT t.language, t.title, t.summary FROM catalog.record_translations t
 			WHERE t.dataset_id = d.id AND split_part(t.language, '-', 1) = split_part(` + lang + `, '-', 1)
@@ -293,7 +294,7 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 			&r.SourceOrganization, &r.SourceFormat, &r.QualityStatement, &r.Lineage, &r.UpdateFrequency,
 			&r.AccessConstraints, &r.UsageConstraints, &r.Origin, &r.QualityDetail, &r.SourceHealth,
 			&r.LastCheckedAt, &r.LastRefreshedAt, &r.Contacts, &r.TableSchema, &r.TableName, &r.Distributions,
-			&r.BandCount, &r.RasterResX, &r.RasterGeographic, &r.SortValues, &total); err != nil {
+			&r.BandCount, &r.RasterResX, &r.RasterGeographic, &r.SortValues, &total, &r.Visibility); err != nil {
 			return nil, 0, err
 		}
 		out = append(out, r)

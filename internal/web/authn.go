@@ -44,6 +44,8 @@ type Meta struct {
 	Language string
 	// Method is the request's method: a HEAD of a download sends the headers and reads nothing.
 	Method string
+	// Accept is the Accept header as sent: operations answering several media types negotiate.
+	Accept string
 }
 
 // Cookie returns the value of the named request cookie, or "".
@@ -87,7 +89,8 @@ func Authenticate(a Authenticator, op *Operation, opts AuthOptions) echo.Middlew
 		return func(c echo.Context) error {
 			req := c.Request()
 			meta := Meta{IP: c.RealIP(), UserAgent: req.UserAgent(), Secure: c.Scheme() == "https", cookies: req.Cookies(), Query: c.QueryParams(),
-				RawQuery: req.URL.RawQuery, Language: preferredLanguage(req.Header.Get("Accept-Language")), Method: req.Method}
+				RawQuery: req.URL.RawQuery, Language: preferredLanguage(req.Header.Get("Accept-Language")), Method: req.Method,
+				Accept: req.Header.Get("Accept")}
 			if op.NoCreds {
 				c.SetRequest(req.WithContext(WithMeta(req.Context(), meta)))
 				return next(c)
