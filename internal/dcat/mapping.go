@@ -232,6 +232,11 @@ func (m mapper) Dataset(g *graph, e Entry) rdf.Term {
 		crs := g.entity(epsg+strconv.Itoa(int(*r.SRID)), []string{dctNS + "Standard"})
 		g.add(ds, dctNS+"conformsTo", crs)
 	}
+	if gsd := r.GSD(); gsd != nil {
+		// A raster's pixel size on the ground (catalog.Record.GSD: metres, converted from degrees
+		// at the extent's middle latitude for a geographic CRS).
+		g.add(ds, dcatNS+"spatialResolutionInMeters", rdf.Typed(rdf.Decimal(*gsd), rdf.XSDNS+"decimal"))
+	}
 	if v := strings.TrimSpace(deref(r.Lineage)); v != "" {
 		prov := g.blank()
 		g.typed(prov, dctNS+"ProvenanceStatement")

@@ -73,14 +73,31 @@ func mapEntry(p *Profile, e Entry) *graph {
 
 // A record with every field conforms to every profile's shapes.
 func TestFullRecordConforms(t *testing.T) {
-	for _, p := range Profiles {
-		shapes, err := p.Shapes()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range shapes.Validate(mapEntry(p, fullEntry()).Graph) {
-			if r.Severity == rdf.Violation {
-				t.Errorf("%s: %v %s %s %v (%s)", p.Name, r.Focus, r.Path, r.Component, r.Value, r.Detail)
+	// The same record as a raster too: its COG distribution and its spatial resolution.
+	raster := fullEntry()
+	raster.Record.RecordType, raster.Record.RasterResX, raster.Record.RasterGeographic = "raster_dataset", ptr(0.00025), ptr(true)
+	for _, e := range []Entry{fullEntry(), raster} {
+		for _, p := range Profiles {
+			shapes, err := p.Shapes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := mapEntry(p, e).Graph
+			if e.Record.RecordType == "raster_dataset" {
+				found := ""
+				for _, tr := range doc.Triples() {
+					if tr.P.Value == dcatNS+"spatialResolutionInMeters" {
+						found = tr.O.Value
+					}
+				}
+				if !strings.HasPrefix(found, "17.1") { // 0.00025 degree at 52 degrees north
+					t.Errorf("%s: spatial resolution %q, want about 17.1 m", p.Name, found)
+				}
+			}
+			for _, r := range shapes.Validate(doc) {
+				if r.Severity == rdf.Violation {
+					t.Errorf("%s %s: %v %s %s %v (%s)", e.Record.RecordType, p.Name, r.Focus, r.Path, r.Component, r.Value, r.Detail)
+				}
 			}
 		}
 	}
