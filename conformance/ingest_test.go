@@ -70,7 +70,13 @@ func importFile(t *testing.T, s session, filename string, content []byte, commit
 	if c.Status != 202 {
 		t.Fatalf("commit: %d %s", c.Status, c.Body)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	return waitJobEnd(t, s, id)
+}
+
+// waitJobEnd waits for a committed job to end and returns it.
+func waitJobEnd(t *testing.T, s session, id string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		job := call(t, "GET", "/jobs/"+id, nil, bearer(s.Access)...).JSON(t)
 		if job["status"] == "complete" || job["status"] == "failed" {

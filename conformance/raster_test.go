@@ -92,21 +92,6 @@ func uploadJob(t *testing.T, s session, name string, content []byte) string {
 	return up.JSON(t)["job_id"].(string)
 }
 
-// waitRasterJob waits for a committed job to end and returns it.
-func waitRasterJob(t *testing.T, s session, id string) map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) {
-		job := call(t, "GET", "/jobs/"+id, nil, bearer(s.Access)...).JSON(t)
-		if job["status"] == "complete" || job["status"] == "failed" {
-			return job
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("job %s did not finish", id)
-	return nil
-}
-
 // importRaster uploads, commits and waits; it returns the dataset of a completed job.
 func importRaster(t *testing.T, s session, name string, content []byte, commit map[string]any) map[string]any {
 	t.Helper()
@@ -170,7 +155,7 @@ func TestRasterPreviewCommitAndRecord(t *testing.T) {
 	if c.Status != 202 {
 		t.Fatalf("commit: %d %s", c.Status, c.Body)
 	}
-	done := waitRasterJob(t, u, job)
+	done := waitJobEnd(t, u, job)
 	if done["status"] != "complete" || done["current_step"] != "complete" || done["progress"] != 1.0 {
 		t.Fatalf("job: %v", done)
 	}
@@ -309,7 +294,7 @@ func TestRasterCommitOptions(t *testing.T) {
 	if c.Status != 202 {
 		t.Fatalf("commit with srid_override: %d %s", c.Status, c.Body)
 	}
-	done := waitRasterJob(t, u, job)
+	done := waitJobEnd(t, u, job)
 	bd := call(t, "GET", "/datasets/"+done["dataset_id"].(string), nil, bearer(u.Access)...).JSON(t)
 	if bd["original_srid"] != 32632.0 || bd["raster"].(map[string]any)["epsg"] != 32632.0 || bd["raster"].(map[string]any)["res_x"] != 30.0 {
 		t.Fatalf("assigned CRS: %v", bd)
@@ -697,7 +682,7 @@ func TestRasterSourceKinds(t *testing.T) {
 			t.Errorf("%s: commit %d %s", c.name, cm.Status, cm.Body)
 			continue
 		}
-		done := waitRasterJob(t, u, job)
+		done := waitJobEnd(t, u, job)
 		if done["status"] != "complete" {
 			t.Errorf("%s: job %v", c.name, done)
 			continue
