@@ -256,12 +256,24 @@ func TestJobsAdministration(t *testing.T) {
 		VALUES ('running', 'ogr2ogr', 'lost.gpkg', $2, $1, now() - interval '3 hours') RETURNING id::text`, u.ID, staged).Scan(&stale); err != nil {
 		t.Fatal(err)
 	}
+	// The server's own stall sweeper would fail this job at any moment too; a lock on its row
+	// holds the sweeper (and any write) off while the dry run, which only reads, is checked.
+	lock, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.Exec(ctx, `SELECT 1 FROM catalog.ingest_jobs WHERE id = $1 FOR UPDATE`, stale); err != nil {
+		t.Fatal(err)
+	}
 	dry := call(t, "POST", "/jobs/cleanup/stale/", map[string]any{"dry_run": true}, bearer(a.Access)...).JSON(t)
 	if !strings.Contains(fmt.Sprint(dry["job_ids"]), stale) || dry["dry_run"] != true {
 		t.Fatalf("dry run: %v", dry)
 	}
 	if j := call(t, "GET", "/jobs/"+stale, nil, bearer(u.Access)...).JSON(t); j["status"] != "running" {
 		t.Fatalf("dry run changed the job: %v", j)
+	}
+	if err := lock.Rollback(ctx); err != nil {
+		t.Fatal(err)
 	}
 	call(t, "POST", "/jobs/cleanup/stale/", map[string]any{}, bearer(a.Access)...)
 	if j := call(t, "GET", "/jobs/"+stale, nil, bearer(u.Access)...).JSON(t); j["status"] != "failed" || j["can_retry"] != true {
