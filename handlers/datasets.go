@@ -366,7 +366,11 @@ func (s *Server) datasetDetail(ctx context.Context, d catalog.Dataset) (gen.Data
 		refs[i] = gen.DatasetCollectionRef{Id: c.ID, Name: c.Name}
 	}
 	out.Collections = &refs
-	return out, nil
+	pv, err := s.catalog.ProvenanceFor(ctx, auth.From(ctx), d)
+	if pv != nil {
+		out.DerivedFrom = &gen.DerivedFrom{DatasetId: pv.DatasetID, Operation: pv.Operation, Params: pv.Params, CreatedAt: pv.CreatedAt}
+	}
+	return out, err
 }
 
 // UploadFile: Upload File (POST /ingest/upload). The file part is streamed to the staging

@@ -14,6 +14,7 @@ import (
 
 	"meridian/gen"
 	"meridian/internal/accounts"
+	"meridian/internal/analysis"
 	"meridian/internal/apperr"
 	"meridian/internal/audit"
 	"meridian/internal/auth"
@@ -53,6 +54,7 @@ type Deps struct {
 	OAuthFlow     *oauth.Flow
 	Catalog       *catalog.Service
 	Jobs          *ingest.Jobs
+	Analysis      *analysis.Service
 	Exporter      *export.Exporter
 	Tables        features.Reader
 	Tiles         *tiles.Service
@@ -83,6 +85,7 @@ type Server struct {
 	records        recordCatalog
 	downloads      *auth.DownloadTokens
 	jobs           *ingest.Jobs
+	analysis       *analysis.Service
 	exporter       *export.Exporter
 	tables         features.Reader
 	tiles          *tiles.Service
@@ -99,7 +102,7 @@ func New(d Deps) *Server {
 	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, settingsAdmin: d.SettingsAdmin, pageMax: d.PageMax, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
-		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, rasters: d.Rasters, maps: d.Maps, sql: d.SQL,
+		downloads: d.Downloads, jobs: d.Jobs, analysis: d.Analysis, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, rasters: d.Rasters, maps: d.Maps, sql: d.SQL,
 		dcat: d.DCAT}
 }
 

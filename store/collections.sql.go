@@ -126,7 +126,7 @@ func (q *Queries) GetCollection(ctx context.Context, id uuid.UUID) (CatalogColle
 }
 
 const listCollectionDatasets = `-- name: ListCollectionDatasets :many
-SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, d.tile_version, d.signed_tiles_floor, d.raster, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
+SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, d.tile_version, d.signed_tiles_floor, d.raster, d.derived_from, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
     count(*) OVER () AS total
 FROM catalog.collection_datasets cd
 JOIN catalog.datasets d ON d.id = cd.dataset_id
@@ -232,6 +232,7 @@ func (q *Queries) ListCollectionDatasets(ctx context.Context, arg ListCollection
 			&i.CatalogDataset.TileVersion,
 			&i.CatalogDataset.SignedTilesFloor,
 			&i.CatalogDataset.Raster,
+			&i.CatalogDataset.DerivedFrom,
 			&i.CreatedByDisplay,
 			&i.LastEditedByDisplay,
 			&i.Total,

@@ -125,7 +125,7 @@ func (q *Queries) FindDatasetByTable(ctx context.Context, arg FindDatasetByTable
 }
 
 const getDatasetRecord = `-- name: GetDatasetRecord :one
-SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, d.tile_version, d.signed_tiles_floor, d.raster, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
+SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, d.tile_version, d.signed_tiles_floor, d.raster, d.derived_from, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
     d.xmin::text::bigint AS version,
     coalesce((SELECT g.level FROM catalog.dataset_grants g
       WHERE g.dataset_id = d.id AND (g.user_id = $1 OR g.role = $2)
@@ -224,6 +224,7 @@ func (q *Queries) GetDatasetRecord(ctx context.Context, arg GetDatasetRecordPara
 		&i.CatalogDataset.TileVersion,
 		&i.CatalogDataset.SignedTilesFloor,
 		&i.CatalogDataset.Raster,
+		&i.CatalogDataset.DerivedFrom,
 		&i.CreatedByDisplay,
 		&i.LastEditedByDisplay,
 		&i.Version,
@@ -302,13 +303,13 @@ const insertDataset = `-- name: InsertDataset :one
 INSERT INTO catalog.datasets (id, table_schema, table_name, title, summary, visibility, record_type, origin, source_format,
     source_filename, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max,
     feature_count, extent_bbox, column_info, created_by, updated_by, registered, id_column, geometry_column,
-    data_vintage_start, data_vintage_end, record_status, published_at, raster)
+    data_vintage_start, data_vintage_end, record_status, published_at, raster, derived_from)
 VALUES (coalesce($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9,
     $10, $11, $12, $13, $14, $15, $16, $17, $18,
     $19, $20, $21, $22, $22, $23,
     coalesce($24, 'gid'), coalesce($25, 'geom'),
     $26, $27, coalesce($28::text, 'draft'),
-    CASE WHEN $28::text = 'published' THEN now() END, $29::jsonb)
+    CASE WHEN $28::text = 'published' THEN now() END, $29::jsonb, $30::jsonb)
 RETURNING id
 `
 
@@ -342,6 +343,7 @@ type InsertDatasetParams struct {
 	DataVintageEnd     pgtype.Date `json:"data_vintage_end"`
 	RecordStatus       *string     `json:"record_status"`
 	Raster             []byte      `json:"raster"`
+	DerivedFrom        []byte      `json:"derived_from"`
 }
 
 // A new record, draft unless record_status says otherwise (an ingest commit publishes); a record
@@ -377,6 +379,7 @@ func (q *Queries) InsertDataset(ctx context.Context, arg InsertDatasetParams) (u
 		arg.DataVintageEnd,
 		arg.RecordStatus,
 		arg.Raster,
+		arg.DerivedFrom,
 	)
 	var id uuid.UUID
 	err := row.Scan(&id)
@@ -560,7 +563,7 @@ func (q *Queries) ListDatasetHistory(ctx context.Context, arg ListDatasetHistory
 }
 
 const listVisibleDatasets = `-- name: ListVisibleDatasets :many
-SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, d.tile_version, d.signed_tiles_floor, d.raster, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
+SELECT d.id, d.record_id, d.table_schema, d.table_name, d.registered, d.title, d.summary, d.record_type, d.visibility, d.record_status, d.origin, d.origin_uri, d.origin_ref, d.source_format, d.source_filename, d.source_url, d.srid, d.original_srid, d.geometry_type, d.has_generic_geometry, d.is_3d, d.n_dims, d.z_min, d.z_max, d.feature_count, d.extent_bbox, d.column_info, d.tile_columns, d.license, d.attribution, d.source_organization, d.quality_statement, d.lineage_summary, d.update_frequency, d.usage_constraints, d.access_constraints, d.sensitivity_classification, d.owner_org, d.language, d.theme_category, d.data_vintage_start, d.data_vintage_end, d.current_version, d.source_health, d.source_health_detail, d.schema_drift_status, d.last_refreshed_at, d.last_checked_at, d.published_at, d.created_by, d.updated_by, d.last_edited_by, d.last_edited_at, d.created_at, d.updated_at, d.quality_detail, d.id_column, d.geometry_column, d.tile_version, d.signed_tiles_floor, d.raster, d.derived_from, coalesce(cu.username, '')::text AS created_by_display, eu.username AS last_edited_by_display,
     count(*) OVER () AS total
 FROM catalog.datasets d
 LEFT JOIN catalog.users cu ON cu.id = d.created_by
@@ -693,6 +696,7 @@ func (q *Queries) ListVisibleDatasets(ctx context.Context, arg ListVisibleDatase
 			&i.CatalogDataset.TileVersion,
 			&i.CatalogDataset.SignedTilesFloor,
 			&i.CatalogDataset.Raster,
+			&i.CatalogDataset.DerivedFrom,
 			&i.CreatedByDisplay,
 			&i.LastEditedByDisplay,
 			&i.Total,
@@ -835,7 +839,7 @@ UPDATE catalog.datasets SET
     raster = jsonb_set(raster, '{is_dem}', to_jsonb(coalesce($1::boolean, (raster->>'is_dem_detected')::boolean, false))),
     updated_by = $2, updated_at = now()
 WHERE id = $3 AND raster IS NOT NULL
-RETURNING id, record_id, table_schema, table_name, registered, title, summary, record_type, visibility, record_status, origin, origin_uri, origin_ref, source_format, source_filename, source_url, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max, feature_count, extent_bbox, column_info, tile_columns, license, attribution, source_organization, quality_statement, lineage_summary, update_frequency, usage_constraints, access_constraints, sensitivity_classification, owner_org, language, theme_category, data_vintage_start, data_vintage_end, current_version, source_health, source_health_detail, schema_drift_status, last_refreshed_at, last_checked_at, published_at, created_by, updated_by, last_edited_by, last_edited_at, created_at, updated_at, quality_detail, id_column, geometry_column, tile_version, signed_tiles_floor, raster
+RETURNING id, record_id, table_schema, table_name, registered, title, summary, record_type, visibility, record_status, origin, origin_uri, origin_ref, source_format, source_filename, source_url, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max, feature_count, extent_bbox, column_info, tile_columns, license, attribution, source_organization, quality_statement, lineage_summary, update_frequency, usage_constraints, access_constraints, sensitivity_classification, owner_org, language, theme_category, data_vintage_start, data_vintage_end, current_version, source_health, source_health_detail, schema_drift_status, last_refreshed_at, last_checked_at, published_at, created_by, updated_by, last_edited_by, last_edited_at, created_at, updated_at, quality_detail, id_column, geometry_column, tile_version, signed_tiles_floor, raster, derived_from
 `
 
 type SetRasterIsDEMParams struct {
@@ -911,6 +915,7 @@ func (q *Queries) SetRasterIsDEM(ctx context.Context, arg SetRasterIsDEMParams) 
 		&i.TileVersion,
 		&i.SignedTilesFloor,
 		&i.Raster,
+		&i.DerivedFrom,
 	)
 	return i, err
 }
@@ -939,7 +944,7 @@ UPDATE catalog.datasets SET
     updated_by = $21,
     updated_at = now()
 WHERE id = $22
-RETURNING id, record_id, table_schema, table_name, registered, title, summary, record_type, visibility, record_status, origin, origin_uri, origin_ref, source_format, source_filename, source_url, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max, feature_count, extent_bbox, column_info, tile_columns, license, attribution, source_organization, quality_statement, lineage_summary, update_frequency, usage_constraints, access_constraints, sensitivity_classification, owner_org, language, theme_category, data_vintage_start, data_vintage_end, current_version, source_health, source_health_detail, schema_drift_status, last_refreshed_at, last_checked_at, published_at, created_by, updated_by, last_edited_by, last_edited_at, created_at, updated_at, quality_detail, id_column, geometry_column, tile_version, signed_tiles_floor, raster
+RETURNING id, record_id, table_schema, table_name, registered, title, summary, record_type, visibility, record_status, origin, origin_uri, origin_ref, source_format, source_filename, source_url, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max, feature_count, extent_bbox, column_info, tile_columns, license, attribution, source_organization, quality_statement, lineage_summary, update_frequency, usage_constraints, access_constraints, sensitivity_classification, owner_org, language, theme_category, data_vintage_start, data_vintage_end, current_version, source_health, source_health_detail, schema_drift_status, last_refreshed_at, last_checked_at, published_at, created_by, updated_by, last_edited_by, last_edited_at, created_at, updated_at, quality_detail, id_column, geometry_column, tile_version, signed_tiles_floor, raster, derived_from
 `
 
 type UpdateDatasetMetadataParams struct {
@@ -1057,6 +1062,7 @@ func (q *Queries) UpdateDatasetMetadata(ctx context.Context, arg UpdateDatasetMe
 		&i.TileVersion,
 		&i.SignedTilesFloor,
 		&i.Raster,
+		&i.DerivedFrom,
 	)
 	return i, err
 }

@@ -120,6 +120,7 @@ type CatalogDataset struct {
 	TileVersion               int64       `json:"tile_version"`
 	SignedTilesFloor          int64       `json:"signed_tiles_floor"`
 	Raster                    []byte      `json:"raster"`
+	DerivedFrom               []byte      `json:"derived_from"`
 }
 
 type CatalogDatasetAttribute struct {

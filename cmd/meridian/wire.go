@@ -14,6 +14,7 @@ import (
 
 	"meridian/handlers"
 	"meridian/internal/accounts"
+	"meridian/internal/analysis"
 	"meridian/internal/audit"
 	"meridian/internal/auth"
 	"meridian/internal/blob"
@@ -65,6 +66,12 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 	cat.Announced = mapService.Announced
 	tileService := &tiles.Service{Catalog: cat, Reader: features.Reader{Pool: pool}, Settings: settings.Reader{Q: q},
 		Signer: tiles.NewSigner(cmp.Or(c.TileSigningSecret, c.JWTSecretKey)), Cache: tiles.NewCache(0)}
+	jobs := &ingest.Jobs{Pool: pool, Q: q, Queue: queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes, Storage: storage,
+		PresignedThreshold: c.PresignedThresholdBytes, PresignedPartSize: c.PresignedPartBytes, Stall: c.ImportStallTimeout,
+		Catalog: cat, Settings: settings.Reader{Q: q}, Bounds: bounds(c), GDAL: gdalLimits(c), Staging: staging, Objects: objects,
+		Previews: gate.New(gate.Config{What: "previews of uploaded files", Setting: "PREVIEW_CONCURRENCY",
+			PerClientSetting: "PREVIEW_CONCURRENCY_PER_CLIENT", Max: c.Files.PreviewConcurrency, PerClient: c.Files.PreviewPerClient,
+			Wait: previewWait, RetryAfter: 5 * time.Second})}
 	pageMax := &settings.ItemsPageMax{Reader: settings.Reader{Q: q}, Bound: c.OGCMaxLimit, MaxAge: time.Second}
 	return handlers.Deps{
 		SettingsAdmin: settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Fixed: fixedSettings(c),
@@ -82,19 +89,15 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		Box:       box,
 		OAuthFlow: oauth.NewFlow(&http.Client{Timeout: 15 * time.Second}),
 		Catalog:   cat,
-		Jobs: &ingest.Jobs{Pool: pool, Q: q, Queue: queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes, Storage: storage,
-			PresignedThreshold: c.PresignedThresholdBytes, PresignedPartSize: c.PresignedPartBytes, Stall: c.ImportStallTimeout,
-			Catalog: cat, Settings: settings.Reader{Q: q}, Bounds: bounds(c), GDAL: gdalLimits(c), Staging: staging, Objects: objects,
-			Previews: gate.New(gate.Config{What: "previews of uploaded files", Setting: "PREVIEW_CONCURRENCY",
-				PerClientSetting: "PREVIEW_CONCURRENCY_PER_CLIENT", Max: c.Files.PreviewConcurrency, PerClient: c.Files.PreviewPerClient,
-				Wait: previewWait, RetryAfter: 5 * time.Second})},
-		Exporter: exporter(c, pool, log),
-		Tables:   features.Reader{Pool: pool},
-		Tiles:    tileService,
-		Rasters:  &rastertiles.Service{Tiles: tileService, Source: rastertiles.Stored{Objects: objects}},
-		Maps:     mapService,
-		SQL:      &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
-		DCAT:     &dcat.Service{Records: cat, Settings: settings.Reader{Q: q}},
+		Jobs:      jobs,
+		Analysis:  &analysis.Service{Pool: pool, Catalog: cat, Jobs: jobs, MaxFeatures: c.AnalysisMaxFeatures},
+		Exporter:  exporter(c, pool, log),
+		Tables:    features.Reader{Pool: pool},
+		Tiles:     tileService,
+		Rasters:   &rastertiles.Service{Tiles: tileService, Source: rastertiles.Stored{Objects: objects}},
+		Maps:      mapService,
+		SQL:       &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
+		DCAT:      &dcat.Service{Records: cat, Settings: settings.Reader{Q: q}},
 	}, nil
 }
 

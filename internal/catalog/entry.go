@@ -72,6 +72,7 @@ type Entry struct {
 	GeometryColumn            string
 	TileVersion               int64  // moves on with every change of what the dataset's tiles show
 	Raster                    []byte // a raster dataset's description (Raster), JSON; nil for others
+	DerivedFrom               []byte // an analysis output's provenance, JSON (Provenance)
 }
 
 func entryOf(r store.CatalogDataset) Entry {
@@ -136,6 +137,7 @@ func entryOf(r store.CatalogDataset) Entry {
 		GeometryColumn:            r.GeometryColumn,
 		TileVersion:               r.TileVersion,
 		Raster:                    r.Raster,
+		DerivedFrom:               r.DerivedFrom,
 	}
 }
 

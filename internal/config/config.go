@@ -48,7 +48,11 @@ type Config struct {
 	QueryTimeout    time.Duration
 	// ExportTimeout bounds one export's ogr2ogr run (and its database session); past it the
 	// process group is killed and a download in flight is cut.
-	ExportTimeout       time.Duration
+	ExportTimeout time.Duration
+	// AnalysisTimeout bounds one analysis materialization's statements; AnalysisMaxFeatures
+	// the features of each dataset an analysis reads (previews are bounded by QueryTimeout).
+	AnalysisTimeout     time.Duration
+	AnalysisMaxFeatures int64
 	BackupMaxAgeMinutes int
 	MaxUploadBytes      int64
 	// Presigned uploads switch to multipart above PresignedThresholdBytes, in parts of
@@ -200,6 +204,8 @@ func load(get func(string) string) (Config, error) {
 		DBMaxConns:              int32(p.integer("DB_MAX_CONNS", defaultDBMaxConns(runtime.GOMAXPROCS(0)), 1, 80)),
 		QueryTimeout:            p.duration("QUERY_TIMEOUT", 30*time.Second),
 		ExportTimeout:           p.duration("EXPORT_TIMEOUT", 15*time.Minute),
+		AnalysisTimeout:         p.duration("ANALYSIS_TIMEOUT", 10*time.Minute),
+		AnalysisMaxFeatures:     p.int64("ANALYSIS_MAX_FEATURES", 1_000_000),
 		ImportWorkers:           p.integer("IMPORT_WORKERS", 2, 1, 64),
 		IngestDatabaseURL:       p.str("INGEST_DATABASE_URL", ""),
 		ImportStallTimeout:      p.duration("IMPORT_STALL_TIMEOUT", 60*time.Second),

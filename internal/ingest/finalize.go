@@ -109,6 +109,9 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		if opts.Summary != "" {
 			prm.Summary = &opts.Summary
 		}
+		if opts.Analysis != nil {
+			prm.Origin, prm.SourceFormat, prm.DerivedFrom = ptr("analysis"), nil, opts.DerivedFrom
+		}
 		if opts.SourceSRID > 0 {
 			prm.OriginalSrid = ptr(int32(opts.SourceSRID))
 		}

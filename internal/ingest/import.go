@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"meridian/internal/analysis"
 	"meridian/internal/blob"
 	"meridian/internal/gdalcmd"
 	"meridian/store"
@@ -45,6 +46,10 @@ type Options struct {
 	Mode string `json:"-"`
 	// Raster are the choices of a raster commit (compression, resampling, nodata, CRS override).
 	Raster RasterOptions `json:"raster,omitempty"`
+	// Analysis, when set, makes the job materialize an analysis instead of loading a file; the
+	// new dataset records DerivedFrom as its provenance.
+	Analysis    *analysis.Spec  `json:"analysis,omitempty"`
+	DerivedFrom json.RawMessage `json:"derived_from,omitempty"`
 }
 
 // Importer loads a staged file into a new table of the data schema with ogr2ogr and creates
@@ -60,6 +65,8 @@ type Importer struct {
 	Stall   time.Duration  // a run silent for this long is failed (see Sweep)
 	Staging *Staging       // staging accounting and expiry; nil: files are only removed
 	Objects blob.Objects   // where raster datasets' COGs are stored
+	// AnalysisTimeout bounds the statements of one analysis materialization.
+	AnalysisTimeout time.Duration
 }
 
 // ImportError is a failure the caller can act on; its message is shown as the job's error.
@@ -126,6 +133,9 @@ func (im *Importer) Run(ctx context.Context, id uuid.UUID, complete func(context
 			ErrorMessage: &msg, CanRetry: retry, RetryReason: reason})
 	}
 	im.Log.Info("import complete", "job_id", id, "dataset_id", res.DatasetID, "rows", res.Rows)
+	if job.StagingPath == nil { // an analysis: nothing was staged
+		return nil
+	}
 	// The staging file goes once no other job (a fan-out sibling, a failed one awaiting retry) needs it.
 	if busy, err := im.Q.OtherJobsNeedStaging(ctx, store.OtherJobsNeedStagingParams{StagingPath: job.StagingPath, ID: id}); err == nil && !busy {
 		if dir, ok := stagingDir(deref(job.StagingPath)); ok && im.Staging != nil {
@@ -163,6 +173,9 @@ func (im *Importer) drop(table string) {
 var progressMark = regexp.MustCompile(`(\d+)\.\.\.`)
 
 func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts Options, table string, complete func(context.Context, pgx.Tx) error) (result, error) {
+	if opts.Analysis != nil {
+		return im.loadAnalysis(ctx, job, opts, table, complete)
+	}
 	path := deref(job.StagingPath)
 	if _, err := os.Stat(path); err != nil {
 		return result{}, &ImportError{Msg: "the staging file is gone; upload the file again"}
