@@ -347,7 +347,23 @@ func TestAnalysisLimits(t *testing.T) {
 	}
 	var after int
 	_ = conn.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'data'").Scan(&after)
-	if job["status"] != "failed" || !strings.Contains(fmt.Sprint(job["error_message"]), "statement timeout") || after != before {
+	if job["status"] != "failed" || !strings.Contains(fmt.Sprint(job["error_message"]), "statement timeout") || after != before || job["can_retry"] != true {
 		t.Fatalf("%v (data tables %d → %d)", job, before, after)
+	}
+	// Once the table is fast again, Retry Job runs the analysis again from its spec.
+	if _, err := conn.Exec(ctx, `DROP VIEW public.merc; ALTER TABLE public.merc_base RENAME TO merc`); err != nil {
+		t.Fatal(err)
+	}
+	id := job["id"].(string)
+	if r := callAt(t, hc, s.APIRoot, "POST", "/jobs/"+id+"/retry", nil, bearer(tok)...); r.Status != 200 {
+		t.Fatalf("retry: %d %s", r.Status, r.Body)
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if job = callAt(t, hc, s.APIRoot, "GET", "/jobs/"+id, nil, bearer(tok)...).JSON(t); job["status"] == "complete" || job["status"] == "failed" {
+			break
+		}
+	}
+	if job["status"] != "complete" || job["rows_processed"] != 3.0 {
+		t.Fatalf("after the retry: %v", job)
 	}
 }

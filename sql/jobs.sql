@@ -52,10 +52,11 @@ UPDATE catalog.ingest_jobs SET status = 'failed', error_message = @error_message
 WHERE id = @id AND status = 'pending';
 
 -- name: RequeueIngestJob :one
--- A failed job whose staging was released (STAGING_TTL) has nothing to run again.
+-- A failed job whose staging was released (STAGING_TTL) has nothing to run again; an analysis
+-- runs again from the spec in its options.
 UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL,
     error_message = NULL, can_retry = false, retry_reason = NULL, completed_at = NULL, updated_at = now()
-WHERE id = @id AND status = 'failed' AND staging_path IS NOT NULL
+WHERE id = @id AND status = 'failed' AND (staging_path IS NOT NULL OR options ? 'analysis')
 RETURNING *;
 
 -- name: LatestJobOfDataset :one

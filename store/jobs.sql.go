@@ -812,11 +812,12 @@ func (q *Queries) ReleaseStaleFailedJobs(ctx context.Context, ttlSeconds float64
 const requeueIngestJob = `-- name: RequeueIngestJob :one
 UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL,
     error_message = NULL, can_retry = false, retry_reason = NULL, completed_at = NULL, updated_at = now()
-WHERE id = $1 AND status = 'failed' AND staging_path IS NOT NULL
+WHERE id = $1 AND status = 'failed' AND (staging_path IS NOT NULL OR options ? 'analysis')
 RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts
 `
 
-// A failed job whose staging was released (STAGING_TTL) has nothing to run again.
+// A failed job whose staging was released (STAGING_TTL) has nothing to run again; an analysis
+// runs again from the spec in its options.
 func (q *Queries) RequeueIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngestJob, error) {
 	row := q.db.QueryRow(ctx, requeueIngestJob, id)
 	var i CatalogIngestJob

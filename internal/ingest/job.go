@@ -51,10 +51,14 @@ func jobOf(j store.CatalogIngestJob) Job {
 
 // retryable tells whether Retry Job would re-queue j: it failed, whatever the cause and however
 // often, and its staging file still exists (interface spec 3.1). Asked of the file itself, so it
-// holds whoever removed the file.
+// holds whoever removed the file. A materialized analysis has no file and can always run again.
 func retryable(j store.CatalogIngestJob) bool {
-	if j.Status != "failed" || j.StagingPath == nil {
+	if j.Status != "failed" {
 		return false
+	}
+	if j.StagingPath == nil { // an analysis runs again from its spec; nothing else lacks a file
+		var o Options
+		return json.Unmarshal(j.Options, &o) == nil && o.Analysis != nil
 	}
 	info, err := os.Stat(*j.StagingPath)
 	return err == nil && info.Mode().IsRegular()
