@@ -451,7 +451,7 @@ func TestStagingQuota(t *testing.T) {
 // Staging expires: an upload never committed within STAGING_TTL fails with the reason and its
 // files go; an import that runs longer than the TTL keeps its staging and completes.
 func TestStagingExpiresWithoutTouchingRunningImports(t *testing.T) {
-	f := startBounded(t, "STAGING_TTL=2s")
+	f := startBounded(t, "STAGING_TTL=8s") // long enough for the large upload to be committed on a busy machine
 	u := f.user(t, "editor")
 	idle := f.upload(t, u, "idle.geojson", pointsGeoJSON(3))
 	long := f.upload(t, u, "long.zip", geojsonSeqZip(t, 400000))

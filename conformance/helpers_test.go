@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // reply is a decoded response of the validating client.
@@ -106,14 +108,21 @@ func login(t *testing.T, username, password string) session {
 	return s
 }
 
-var adminSession *session
+var (
+	adminMu      sync.Mutex
+	adminSession *session
+	adminSince   time.Time
+)
 
-// admin returns a session of the first admin (created by the server from ADMIN_*).
+// admin returns a session of the first admin (created by the server from ADMIN_*), signed in
+// again every five minutes: a run slowed down by a busy machine outlives an access token.
 func admin(t *testing.T) session {
 	t.Helper()
-	if adminSession == nil {
+	adminMu.Lock()
+	defer adminMu.Unlock()
+	if adminSession == nil || time.Since(adminSince) > 5*time.Minute {
 		s := login(t, "admin", AdminPassword)
-		adminSession = &s
+		adminSession, adminSince = &s, time.Now()
 	}
 	return *adminSession
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"meridian/internal/features"
+	"meridian/internal/sqlbuild"
 )
 
 // The operations, as the contract names them.
@@ -90,14 +91,6 @@ var DatasetParams = []string{"mask_dataset_id", "join_dataset_id"}
 // with a _src suffix so that nothing is overwritten.
 var reserved = []string{"gid", "geom", "source_id", "overlay_id", "area_m2", "length_m", "perimeter_m", "feature_count"}
 
-// query accumulates a statement's parameters.
-type query struct{ args []any }
-
-func (q *query) arg(v any) string {
-	q.args = append(q.args, v)
-	return "$" + strconv.Itoa(len(q.args))
-}
-
 func ident(s ...string) string { return pgx.Identifier(s).Sanitize() }
 
 // geom4326 is the layer's geometry column of alias a in WGS 84.
@@ -132,11 +125,11 @@ func (s Spec) Select() (string, []any, error) {
 
 // build returns Select's parts: the common table expressions and the result's query.
 func (s Spec) build() (string, string, []any, error) {
-	var q query
+	var q sqlbuild.Builder
 	sel, out := s.Source.attrs()
 	where := "true"
 	if len(s.BBox) == 4 {
-		env := fmt.Sprintf("ST_MakeEnvelope(%s, %s, %s, %s, 4326)", q.arg(s.BBox[0]), q.arg(s.BBox[1]), q.arg(s.BBox[2]), q.arg(s.BBox[3]))
+		env := fmt.Sprintf("ST_MakeEnvelope(%s, %s, %s, %s, 4326)", q.Arg(s.BBox[0]), q.Arg(s.BBox[1]), q.Arg(s.BBox[2]), q.Arg(s.BBox[3]))
 		if s.Source.SRID != 4326 && s.Source.SRID != 0 {
 			env = "ST_Transform(" + env + ", " + strconv.Itoa(s.Source.SRID) + ")"
 		}
@@ -147,7 +140,7 @@ func (s Spec) build() (string, string, []any, error) {
 		" AND " + ident("s", s.Source.Geom) + " IS NOT NULL)"}
 	switch {
 	case len(s.Mask) > 0:
-		ctes = append(ctes, "mask AS (SELECT NULL::text AS mid, ST_MakeValid(ST_SetSRID(ST_GeomFromGeoJSON("+q.arg(string(s.Mask))+"::text), 4326)) AS geom)")
+		ctes = append(ctes, "mask AS (SELECT NULL::text AS mid, ST_MakeValid(ST_SetSRID(ST_GeomFromGeoJSON("+q.Arg(string(s.Mask))+"::text), 4326)) AS geom)")
 	case s.Overlay != nil:
 		ctes = append(ctes, "mask AS NOT MATERIALIZED (SELECT "+ident("o", s.Overlay.ID)+"::text AS mid, "+s.Overlay.geom4326("o")+" AS geom FROM "+
 			ident(s.Overlay.Schema, s.Overlay.Table)+" o WHERE "+ident("o", s.Overlay.Geom)+" IS NOT NULL)")
@@ -156,7 +149,7 @@ func (s Spec) build() (string, string, []any, error) {
 	var body string
 	switch s.Operation {
 	case OpBuffer:
-		body = "SELECT " + cols + ", ST_Buffer(src.geom::geography, " + q.arg(s.DistanceMeters) + ")::geometry AS geom FROM src"
+		body = "SELECT " + cols + ", ST_Buffer(src.geom::geography, " + q.Arg(s.DistanceMeters) + ")::geometry AS geom FROM src"
 	case OpCentroid:
 		body = "SELECT " + cols + ", ST_Centroid(src.geom) AS geom FROM src"
 	case OpMeasure:
@@ -169,7 +162,7 @@ func (s Spec) build() (string, string, []any, error) {
 	case OpSelectByLocation:
 		near := "ST_Intersects(src.geom, mask.geom)"
 		if s.DistanceMeters > 0 {
-			near = "ST_DWithin(src.geom::geography, mask.geom::geography, " + q.arg(s.DistanceMeters) + ")"
+			near = "ST_DWithin(src.geom::geography, mask.geom::geography, " + q.Arg(s.DistanceMeters) + ")"
 		}
 		body = "SELECT " + cols + ", src.geom FROM src WHERE EXISTS (SELECT 1 FROM mask WHERE " + near + ")"
 	case OpIntersect:
@@ -194,7 +187,7 @@ func (s Spec) build() (string, string, []any, error) {
 	default:
 		return "", "", nil, fmt.Errorf("unknown operation %q", s.Operation)
 	}
-	return strings.Join(ctes, ", "), body, q.args, nil
+	return strings.Join(ctes, ", "), body, q.Args(), nil
 }
 
 // matched is a scalar subquery (over the CTEs of Select and its result r) counting what the
