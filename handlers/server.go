@@ -30,6 +30,7 @@ import (
 	"meridian/internal/rastertiles"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
+	"meridian/internal/sources"
 	"meridian/internal/sqlquery"
 	"meridian/internal/tiles"
 	"meridian/internal/web"
@@ -55,6 +56,7 @@ type Deps struct {
 	Catalog       *catalog.Service
 	Jobs          *ingest.Jobs
 	Analysis      *analysis.Service
+	Sources       *sources.Service
 	Exporter      *export.Exporter
 	Tables        features.Reader
 	Tiles         *tiles.Service
@@ -86,6 +88,7 @@ type Server struct {
 	downloads      *auth.DownloadTokens
 	jobs           *ingest.Jobs
 	analysis       *analysis.Service
+	sources        *sources.Service
 	exporter       *export.Exporter
 	tables         features.Reader
 	tiles          *tiles.Service
@@ -102,7 +105,7 @@ func New(d Deps) *Server {
 	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, settingsAdmin: d.SettingsAdmin, pageMax: d.PageMax, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
-		downloads: d.Downloads, jobs: d.Jobs, analysis: d.Analysis, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, rasters: d.Rasters, maps: d.Maps, sql: d.SQL,
+		downloads: d.Downloads, jobs: d.Jobs, analysis: d.Analysis, sources: d.Sources, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, rasters: d.Rasters, maps: d.Maps, sql: d.SQL,
 		dcat: d.DCAT}
 }
 

@@ -221,3 +221,9 @@ WHERE d.id = @dataset_id
       SELECT 1 FROM catalog.dataset_history h
       WHERE h.dataset_id = d.id AND h.action = 'dataset.view' AND h.actor_id IS NOT DISTINCT FROM sqlc.narg(actor_id)::uuid
         AND h.occurred_at > now() - interval '1 hour'));
+
+-- name: SetDatasetSourceHealth :one
+-- The outcome of Check Source Health; the check's time is the database's.
+UPDATE catalog.datasets SET source_health = @source_health, source_health_detail = @source_health_detail, last_checked_at = now()
+WHERE id = @id
+RETURNING last_checked_at;

@@ -812,6 +812,26 @@ func (q *Queries) SetDatasetQuality(ctx context.Context, arg SetDatasetQualityPa
 	return err
 }
 
+const setDatasetSourceHealth = `-- name: SetDatasetSourceHealth :one
+UPDATE catalog.datasets SET source_health = $1, source_health_detail = $2, last_checked_at = now()
+WHERE id = $3
+RETURNING last_checked_at
+`
+
+type SetDatasetSourceHealthParams struct {
+	SourceHealth       string    `json:"source_health"`
+	SourceHealthDetail *string   `json:"source_health_detail"`
+	ID                 uuid.UUID `json:"id"`
+}
+
+// The outcome of Check Source Health; the check's time is the database's.
+func (q *Queries) SetDatasetSourceHealth(ctx context.Context, arg SetDatasetSourceHealthParams) (*time.Time, error) {
+	row := q.db.QueryRow(ctx, setDatasetSourceHealth, arg.SourceHealth, arg.SourceHealthDetail, arg.ID)
+	var last_checked_at *time.Time
+	err := row.Scan(&last_checked_at)
+	return last_checked_at, err
+}
+
 const setDatasetStatus = `-- name: SetDatasetStatus :one
 UPDATE catalog.datasets SET record_status = $1,
     published_at = CASE WHEN $1 = 'published' THEN now() ELSE published_at END,

@@ -31,8 +31,10 @@ import (
 	"meridian/internal/maps"
 	"meridian/internal/oauth"
 	"meridian/internal/rastertiles"
+	"meridian/internal/remote"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
+	"meridian/internal/sources"
 	"meridian/internal/sqlquery"
 	"meridian/internal/tiles"
 	"meridian/store"
@@ -91,6 +93,7 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		Catalog:   cat,
 		Jobs:      jobs,
 		Analysis:  &analysis.Service{Pool: pool, Catalog: cat, Jobs: jobs, MaxFeatures: c.AnalysisMaxFeatures},
+		Sources:   &sources.Service{Pool: pool, Q: q, Catalog: cat, Remote: remote.New(remote.Policy(c.Remote)), Objects: objects},
 		Exporter:  exporter(c, pool, log),
 		Tables:    features.Reader{Pool: pool},
 		Tiles:     tileService,
