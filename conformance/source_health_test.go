@@ -68,7 +68,9 @@ func TestCheckSourceHealth(t *testing.T) {
 			t.Fatalf("the dataset: %v %v", d["source_health"], d["last_checked_at"])
 		}
 	}
-	t.Run("reachable and changed", func(t *testing.T) { check(t, withURL(src.URL+"/data.geojson"), "healthy", `changed since the data was last loaded`) })
+	t.Run("reachable and changed", func(t *testing.T) {
+		check(t, withURL(src.URL+"/data.geojson"), "healthy", `changed since the data was last loaded`)
+	})
 	t.Run("reachable by GET, unchanged", func(t *testing.T) { check(t, withURL(src.URL+"/old.geojson"), "healthy", "unchanged since") })
 	t.Run("gone", func(t *testing.T) { check(t, withURL(src.URL+"/nothing"), "missing", "404") })
 	t.Run("failing", func(t *testing.T) { check(t, withURL(src.URL+"/broken"), "inaccessible", "500") })

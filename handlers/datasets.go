@@ -20,6 +20,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
+	"meridian/internal/sources"
 	"meridian/internal/cql2"
 	"meridian/internal/export"
 	"meridian/internal/features"
@@ -94,7 +95,36 @@ func (s *Server) PreviewServiceLayer(ctx context.Context, request gen.PreviewSer
 
 // ProbeServiceURL: Probe Service URL (POST /services/probe/).
 func (s *Server) ProbeServiceURL(ctx context.Context, request gen.ProbeServiceURLRequestObject) (gen.ProbeServiceURLResponseObject, error) {
-	return nil, notImplemented("probeServiceURL")
+	pr, err := s.sources.Probe(ctx, auth.From(ctx), request.Body.Url, val(request.Body.Token))
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ProbeServiceURL200JSONResponse{ServiceType: pr.ServiceType, Url: pr.URL, Layers: make([]gen.LayerInfo, len(pr.Layers))}
+	for i, l := range pr.Layers {
+		out.Layers[i] = layerOut(l)
+	}
+	if pr.Selected != nil {
+		raw, _ := json.Marshal(pr.Selected)
+		out.SelectedLayerId = &gen.ProbeResponse_SelectedLayerId{}
+		_ = out.SelectedLayerId.UnmarshalJSON(raw)
+	}
+	return out, nil
+}
+
+// layerOut maps a probed layer; its id is a number or a string, as the service keys it.
+func layerOut(l sources.Layer) gen.LayerInfo {
+	kind, lt := gen.LayerInfoKind("vector"), l.LayerType
+	if l.Raster {
+		kind = "raster"
+	}
+	out := gen.LayerInfo{Name: l.Name, Title: nonEmpty(l.Title), GeometryType: nonEmpty(l.GeometryType), FeatureCount: l.FeatureCount,
+		LayerType: &lt, Kind: &kind, ObjectIdField: nonEmpty(l.ObjectIDField)}
+	if l.ID != nil {
+		raw, _ := json.Marshal(l.ID)
+		out.LayerId = &gen.LayerInfo_LayerId{}
+		_ = out.LayerId.UnmarshalJSON(raw)
+	}
+	return out
 }
 
 // CreateDataset: Create Dataset (POST /datasets/create/). An empty table with the given columns
