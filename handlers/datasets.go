@@ -20,11 +20,11 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
-	"meridian/internal/sources"
 	"meridian/internal/cql2"
 	"meridian/internal/export"
 	"meridian/internal/features"
 	"meridian/internal/ingest"
+	"meridian/internal/sources"
 )
 
 // GetQuicklook: Get Quicklook (GET /datasets/{dataset_id}/quicklook).
