@@ -296,7 +296,9 @@ type ogcCollection struct {
 	STACVersion string `json:"stac_version"`
 }
 
-func (c ogcCollection) layer() Layer { return Layer{Name: c.ID, Title: c.Title, LayerType: "layer", ID: c.ID} }
+func (c ogcCollection) layer() Layer {
+	return Layer{Name: c.ID, Title: c.Title, LayerType: "layer", ID: c.ID}
+}
 
 func anySTAC(cs []ogcCollection) bool {
 	for _, c := range cs {
