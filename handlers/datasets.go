@@ -90,7 +90,27 @@ func (s *Server) DispatchConnectorIngest(ctx context.Context, request gen.Dispat
 
 // PreviewServiceLayer: Preview Service Layer (POST /services/preview/).
 func (s *Server) PreviewServiceLayer(ctx context.Context, request gen.PreviewServiceLayerRequestObject) (gen.PreviewServiceLayerResponseObject, error) {
-	return nil, notImplemented("previewServiceLayer")
+	b := request.Body
+	var id any
+	if b.LayerId != nil {
+		raw, _ := b.LayerId.MarshalJSON()
+		_ = json.Unmarshal(raw, &id)
+	}
+	pv, err := s.sources.PreviewLayer(ctx, auth.From(ctx), sources.LayerSource{URL: b.Url, ServiceType: b.ServiceType, LayerName: b.LayerName,
+		LayerID: id, ObjectIDField: val(b.ObjectIdField), Token: val(b.Token)}, 5)
+	if err != nil {
+		return nil, err
+	}
+	if len(pv.Layers) == 0 {
+		return nil, apperr.Unprocessable("the layer's features could not be read")
+	}
+	l := previewLayer(pv.Layers[0], pv.Samples[0])
+	out := gen.PreviewServiceLayer200JSONResponse{JobId: pv.Job.ID, SourceFilename: pv.Job.SourceFilename, LayerName: b.LayerName,
+		Crs: l.Crs, GeometryType: l.GeometryType, FeatureCount: int64p(l.FeatureCount), SampleRows: l.SampleRows, Columns: make([]map[string]string, len(l.Columns))}
+	for i, c := range l.Columns {
+		out.Columns[i] = map[string]string{"name": c.Name, "type": c.Type}
+	}
+	return out, nil
 }
 
 // ProbeServiceURL: Probe Service URL (POST /services/probe/).

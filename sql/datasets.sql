@@ -4,13 +4,14 @@
 INSERT INTO catalog.datasets (id, table_schema, table_name, title, summary, visibility, record_type, origin, source_format,
     source_filename, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max,
     feature_count, extent_bbox, column_info, created_by, updated_by, registered, id_column, geometry_column,
-    data_vintage_start, data_vintage_end, record_status, published_at, raster, derived_from)
+    data_vintage_start, data_vintage_end, record_status, published_at, raster, derived_from, source_url, origin_ref)
 VALUES (coalesce(sqlc.narg(id)::uuid, gen_random_uuid()), @table_schema, @table_name, @title, @summary, @visibility, @record_type, @origin, @source_format,
     @source_filename, @srid, @original_srid, @geometry_type, @has_generic_geometry, @is_3d, @n_dims, @z_min, @z_max,
     @feature_count, @extent_bbox, @column_info, @created_by, @created_by, @registered,
     coalesce(sqlc.narg(id_column), 'gid'), coalesce(sqlc.narg(geometry_column), 'geom'),
     sqlc.narg(data_vintage_start), sqlc.narg(data_vintage_end), coalesce(sqlc.narg(record_status)::text, 'draft'),
-    CASE WHEN sqlc.narg(record_status)::text = 'published' THEN now() END, sqlc.narg(raster)::jsonb, sqlc.narg(derived_from)::jsonb)
+    CASE WHEN sqlc.narg(record_status)::text = 'published' THEN now() END, sqlc.narg(raster)::jsonb, sqlc.narg(derived_from)::jsonb,
+    sqlc.narg(source_url), sqlc.narg(origin_ref)::jsonb)
 RETURNING id;
 
 -- name: GetDatasetRecord :one

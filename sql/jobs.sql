@@ -172,3 +172,7 @@ SELECT EXISTS (SELECT 1 FROM catalog.ingest_jobs j, catalog.ingest_jobs u
                WHERE u.id = @job_id AND j.staging_path = u.staging_path
                  AND j.status IN ('pending', 'running', 'failed'))::bool AS in_use,
     EXISTS (SELECT 1 FROM catalog.ingest_jobs WHERE id = @job_id)::bool AS known;
+
+-- name: SetIngestJobSource :exec
+-- Where a pending job's file was fetched from (a remote service's layer).
+UPDATE catalog.ingest_jobs SET source = @source WHERE id = @id AND status = 'pending';

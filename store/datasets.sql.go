@@ -303,13 +303,14 @@ const insertDataset = `-- name: InsertDataset :one
 INSERT INTO catalog.datasets (id, table_schema, table_name, title, summary, visibility, record_type, origin, source_format,
     source_filename, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max,
     feature_count, extent_bbox, column_info, created_by, updated_by, registered, id_column, geometry_column,
-    data_vintage_start, data_vintage_end, record_status, published_at, raster, derived_from)
+    data_vintage_start, data_vintage_end, record_status, published_at, raster, derived_from, source_url, origin_ref)
 VALUES (coalesce($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7, $8, $9,
     $10, $11, $12, $13, $14, $15, $16, $17, $18,
     $19, $20, $21, $22, $22, $23,
     coalesce($24, 'gid'), coalesce($25, 'geom'),
     $26, $27, coalesce($28::text, 'draft'),
-    CASE WHEN $28::text = 'published' THEN now() END, $29::jsonb, $30::jsonb)
+    CASE WHEN $28::text = 'published' THEN now() END, $29::jsonb, $30::jsonb,
+    $31, $32::jsonb)
 RETURNING id
 `
 
@@ -344,6 +345,8 @@ type InsertDatasetParams struct {
 	RecordStatus       *string     `json:"record_status"`
 	Raster             []byte      `json:"raster"`
 	DerivedFrom        []byte      `json:"derived_from"`
+	SourceUrl          *string     `json:"source_url"`
+	OriginRef          []byte      `json:"origin_ref"`
 }
 
 // A new record, draft unless record_status says otherwise (an ingest commit publishes); a record
@@ -380,6 +383,8 @@ func (q *Queries) InsertDataset(ctx context.Context, arg InsertDatasetParams) (u
 		arg.RecordStatus,
 		arg.Raster,
 		arg.DerivedFrom,
+		arg.SourceUrl,
+		arg.OriginRef,
 	)
 	var id uuid.UUID
 	err := row.Scan(&id)

@@ -93,14 +93,15 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		Catalog:   cat,
 		Jobs:      jobs,
 		Analysis:  &analysis.Service{Pool: pool, Catalog: cat, Jobs: jobs, MaxFeatures: c.AnalysisMaxFeatures},
-		Sources:   &sources.Service{Pool: pool, Q: q, Catalog: cat, Remote: remote.New(remote.Policy(c.Remote)), Objects: objects},
-		Exporter:  exporter(c, pool, log),
-		Tables:    features.Reader{Pool: pool},
-		Tiles:     tileService,
-		Rasters:   &rastertiles.Service{Tiles: tileService, Source: rastertiles.Stored{Objects: objects}},
-		Maps:      mapService,
-		SQL:       &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
-		DCAT:      &dcat.Service{Records: cat, Settings: settings.Reader{Q: q}},
+		Sources: &sources.Service{Pool: pool, Q: q, Catalog: cat, Remote: remote.New(remote.Policy(c.Remote)), Objects: objects,
+			Jobs: jobs},
+		Exporter: exporter(c, pool, log),
+		Tables:   features.Reader{Pool: pool},
+		Tiles:    tileService,
+		Rasters:  &rastertiles.Service{Tiles: tileService, Source: rastertiles.Stored{Objects: objects}},
+		Maps:     mapService,
+		SQL:      &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
+		DCAT:     &dcat.Service{Records: cat, Settings: settings.Reader{Q: q}},
 	}, nil
 }
 

@@ -112,6 +112,9 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		if opts.Analysis != nil {
 			prm.Origin, prm.SourceFormat, prm.DerivedFrom = ptr("analysis"), nil, opts.DerivedFrom
 		}
+		if url := sourceURL(job.Source); url != "" { // fetched from a remote service: refreshable
+			prm.Origin, prm.SourceUrl, prm.OriginRef = ptr("service"), &url, job.Source
+		}
 		if opts.SourceSRID > 0 {
 			prm.OriginalSrid = ptr(int32(opts.SourceSRID))
 		}
@@ -281,4 +284,13 @@ func dateOf(t *time.Time) pgtype.Date {
 		return pgtype.Date{}
 	}
 	return pgtype.Date{Time: *t, Valid: true}
+}
+
+// sourceURL is the url of a job's remote source (catalog.ingest_jobs.source), or "".
+func sourceURL(source []byte) string {
+	var src struct {
+		URL string `json:"url"`
+	}
+	_ = json.Unmarshal(source, &src)
+	return src.URL
 }

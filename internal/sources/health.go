@@ -36,6 +36,7 @@ type Service struct {
 	Catalog *catalog.Service
 	Remote  *remote.Client
 	Objects blob.Objects
+	Jobs    Stager // where a remote layer is staged for import
 }
 
 // Health is a check's outcome as stored on the dataset.
