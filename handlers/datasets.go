@@ -75,17 +75,37 @@ func (s *Server) RemoveVRTSource(ctx context.Context, request gen.RemoveVRTSourc
 
 // ListConnectors: List Connectors (GET /services/connectors/).
 func (s *Server) ListConnectors(ctx context.Context, request gen.ListConnectorsRequestObject) (gen.ListConnectorsResponseObject, error) {
-	return nil, notImplemented("listConnectors")
+	no := false
+	out := gen.ListConnectors200JSONResponse{Connectors: []gen.ConnectorDefinition{}}
+	for _, c := range s.connectors.List() {
+		out.Connectors = append(out.Connectors, gen.ConnectorDefinition{Name: c.Name(), DisplayName: c.DisplayName(),
+			ConfigSchema: c.ConfigSchema(), SupportsCredentials: &no, SupportsScheduledSync: &no})
+	}
+	return out, nil
 }
 
 // DiscoverConnectorResources: Discover Connector Resources (POST /services/connectors/{connector_name}/discover/).
 func (s *Server) DiscoverConnectorResources(ctx context.Context, request gen.DiscoverConnectorResourcesRequestObject) (gen.DiscoverConnectorResourcesResponseObject, error) {
-	return nil, notImplemented("discoverConnectorResources")
+	found, err := s.connectors.Discover(ctx, auth.From(ctx), request.ConnectorName, val(request.Body.Config), request.Body.CredentialId)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.DiscoverConnectorResources200JSONResponse{Resources: make([]gen.ConnectorResourceResponse, len(found))}
+	for i, r := range found {
+		out.Resources[i] = gen.ConnectorResourceResponse{Id: r.ID, Name: r.Name, Kind: r.Kind, Metadata: &found[i].Metadata}
+	}
+	return out, nil
 }
 
 // DispatchConnectorIngest: Dispatch Connector Ingest (POST /services/connectors/{connector_name}/ingest/).
 func (s *Server) DispatchConnectorIngest(ctx context.Context, request gen.DispatchConnectorIngestRequestObject) (gen.DispatchConnectorIngestResponseObject, error) {
-	return nil, notImplemented("dispatchConnectorIngest")
+	b := request.Body
+	job, err := s.connectors.Ingest(ctx, auth.From(ctx), request.ConnectorName, val(b.Config), b.CredentialId, b.ResourceId)
+	if err != nil {
+		return nil, err
+	}
+	queued := gen.ConnectorIngestResponseStatus("queued")
+	return gen.DispatchConnectorIngest202JSONResponse{JobId: job.ID.String(), Status: &queued}, nil
 }
 
 // PreviewServiceLayer: Preview Service Layer (POST /services/preview/).

@@ -20,6 +20,7 @@ import (
 	"meridian/internal/blob"
 	"meridian/internal/catalog"
 	"meridian/internal/config"
+	"meridian/internal/connectors"
 	"meridian/internal/dcat"
 	"meridian/internal/export"
 	"meridian/internal/features"
@@ -74,6 +75,7 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		Previews: gate.New(gate.Config{What: "previews of uploaded files", Setting: "PREVIEW_CONCURRENCY",
 			PerClientSetting: "PREVIEW_CONCURRENCY_PER_CLIENT", Max: c.Files.PreviewConcurrency, PerClient: c.Files.PreviewPerClient,
 			Wait: previewWait, RetryAfter: 5 * time.Second})}
+	fetcher := remote.New(remote.Policy(c.Remote))
 	pageMax := &settings.ItemsPageMax{Reader: settings.Reader{Q: q}, Bound: c.OGCMaxLimit, MaxAge: time.Second}
 	return handlers.Deps{
 		SettingsAdmin: settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Fixed: fixedSettings(c),
@@ -87,22 +89,33 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		Registration: &accounts.Registration{Pool: pool, Q: q, Log: log, BaseURL: c.BaseURL,
 			Mail: mail.New(mail.Config{Host: c.SMTPHost, Port: c.SMTPPort, Username: c.SMTPUsername, Password: c.SMTPPassword,
 				From: c.SMTPFrom, StartTLS: c.SMTPStartTLS})},
-		Providers: &accounts.Providers{Pool: pool, Q: q, Box: box, Log: log},
-		Box:       box,
-		OAuthFlow: oauth.NewFlow(&http.Client{Timeout: 15 * time.Second}),
-		Catalog:   cat,
-		Jobs:      jobs,
-		Analysis:  &analysis.Service{Pool: pool, Catalog: cat, Jobs: jobs, MaxFeatures: c.AnalysisMaxFeatures},
-		Sources: &sources.Service{Pool: pool, Q: q, Catalog: cat, Remote: remote.New(remote.Policy(c.Remote)), Objects: objects,
-			Jobs: jobs},
-		Exporter: exporter(c, pool, log),
-		Tables:   features.Reader{Pool: pool},
-		Tiles:    tileService,
-		Rasters:  &rastertiles.Service{Tiles: tileService, Source: rastertiles.Stored{Objects: objects}},
-		Maps:     mapService,
-		SQL:      &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
-		DCAT:     &dcat.Service{Records: cat, Settings: settings.Reader{Q: q}},
+		Providers:  &accounts.Providers{Pool: pool, Q: q, Box: box, Log: log},
+		Box:        box,
+		OAuthFlow:  oauth.NewFlow(&http.Client{Timeout: 15 * time.Second}),
+		Catalog:    cat,
+		Jobs:       jobs,
+		Analysis:   &analysis.Service{Pool: pool, Catalog: cat, Jobs: jobs, MaxFeatures: c.AnalysisMaxFeatures},
+		Sources:    &sources.Service{Pool: pool, Q: q, Catalog: cat, Remote: fetcher, Objects: objects, Jobs: jobs},
+		Connectors: connectors.NewRegistry(jobs, q, installed(c, fetcher)...),
+		Exporter:   exporter(c, pool, log),
+		Tables:     features.Reader{Pool: pool},
+		Tiles:      tileService,
+		Rasters:    &rastertiles.Service{Tiles: tileService, Source: rastertiles.Stored{Objects: objects}},
+		Maps:       mapService,
+		SQL:        &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
+		DCAT:       &dcat.Service{Records: cat, Settings: settings.Reader{Q: q}},
 	}, nil
+}
+
+// installed are the connectors CONNECTORS names (config.Load refuses unknown names).
+func installed(c config.Config, fetcher *remote.Client) []connectors.Connector {
+	var out []connectors.Connector
+	for _, name := range c.Connectors {
+		if name == "postgis" {
+			out = append(out, connectors.PostGIS{Remote: fetcher, Timeout: c.Remote.Timeout})
+		}
+	}
+	return out
 }
 
 // objectsOf is where raster COGs are stored: the S3 bucket when S3 is configured (presigned

@@ -53,6 +53,8 @@ type Config struct {
 	// the features of each dataset an analysis reads (previews are bounded by QueryTimeout).
 	AnalysisTimeout     time.Duration
 	AnalysisMaxFeatures int64
+	// Connectors are the persistent connectors installed (internal/connectors): none by default.
+	Connectors          []string
 	BackupMaxAgeMinutes int
 	MaxUploadBytes      int64
 	// Presigned uploads switch to multipart above PresignedThresholdBytes, in parts of
@@ -206,6 +208,7 @@ func load(get func(string) string) (Config, error) {
 		ExportTimeout:           p.duration("EXPORT_TIMEOUT", 15*time.Minute),
 		AnalysisTimeout:         p.duration("ANALYSIS_TIMEOUT", 10*time.Minute),
 		AnalysisMaxFeatures:     p.int64("ANALYSIS_MAX_FEATURES", 1_000_000),
+		Connectors:              p.list("CONNECTORS"),
 		ImportWorkers:           p.integer("IMPORT_WORKERS", 2, 1, 64),
 		IngestDatabaseURL:       p.str("INGEST_DATABASE_URL", ""),
 		ImportStallTimeout:      p.duration("IMPORT_STALL_TIMEOUT", 60*time.Second),
@@ -402,6 +405,11 @@ func (c Config) validate() error {
 	if c.ImportStallTimeout < 2*time.Second {
 		// Runs beat every sixth of it; shorter would fail healthy imports on a busy database.
 		return fmt.Errorf("IMPORT_STALL_TIMEOUT %s must be at least 2s", c.ImportStallTimeout)
+	}
+	for _, name := range c.Connectors {
+		if name != "postgis" {
+			return fmt.Errorf("CONNECTORS: no connector %q is built in (postgis is)", name)
+		}
 	}
 	return nil
 }

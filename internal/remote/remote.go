@@ -59,21 +59,7 @@ func New(policy Policy) *Client {
 	transport := &http.Transport{
 		Proxy: nil, // never the environment's proxy: the checks are about where we connect
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			host, port, err := net.SplitHostPort(addr)
-			if err != nil {
-				return nil, err
-			}
-			ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-			if err != nil {
-				return nil, err
-			}
-			for _, ip := range ips {
-				if err := c.checkAddress(host, ip); err != nil {
-					continue
-				}
-				return dialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
-			}
-			return nil, fmt.Errorf("%w: %s resolves only to addresses this service does not reach", ErrRefused, host)
+			return c.dial(ctx, dialer, network, addr)
 		},
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: 30 * time.Second,
@@ -82,6 +68,39 @@ func New(policy Policy) *Client {
 	}
 	c.http = &http.Client{Transport: transport, CheckRedirect: c.checkRedirect}
 	return c
+}
+
+// dial connects to the first address of addr's host that the policy lets us reach.
+func (c *Client) dial(ctx context.Context, dialer *net.Dialer, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, err
+	}
+	for _, ip := range ips {
+		if err := c.checkAddress(host, ip); err != nil {
+			continue
+		}
+		return dialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+	}
+	return nil, fmt.Errorf("%w: %s resolves only to addresses this service does not reach", ErrRefused, host)
+}
+
+// Dial connects to addr (host:port) for a protocol other than HTTP (a database a connector
+// reads) under the same policy: the host's allow and deny lists, then every address checked
+// as it is dialled.
+func (c *Client) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkHost(host); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	return c.dial(ctx, &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}, network, addr)
 }
 
 // Check refuses a URL this service does not fetch, before anything is sent.
