@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meridian/internal/blob"
+	"meridian/internal/catalog"
 	"meridian/internal/gdalcmd"
 	"meridian/store"
 )
@@ -45,6 +46,8 @@ type Options struct {
 	Mode string `json:"-"`
 	// Raster are the choices of a raster commit (compression, resampling, nodata, CRS override).
 	Raster RasterOptions `json:"raster,omitempty"`
+	// Reupload are the choices of a reupload commit (reupload jobs only).
+	Reupload *ReuploadOptions `json:"reupload,omitempty"`
 }
 
 // Importer loads a staged file into a new table of the data schema with ogr2ogr and creates
@@ -54,12 +57,13 @@ type Importer struct {
 	Q       *store.Queries
 	Log     *slog.Logger
 	DataDir string
-	Bounds  Bounds         // what a staged file may expand to (Prepare)
-	GDAL    gdalcmd.Limits // the kernel limits of ogrinfo and ogr2ogr
-	Role    ImportRole     // the database role ogr2ogr writes as
-	Stall   time.Duration  // a run silent for this long is failed (see Sweep)
-	Staging *Staging       // staging accounting and expiry; nil: files are only removed
-	Objects blob.Objects   // where raster datasets' COGs are stored
+	Bounds  Bounds             // what a staged file may expand to (Prepare)
+	GDAL    gdalcmd.Limits     // the kernel limits of ogrinfo and ogr2ogr
+	Role    ImportRole         // the database role ogr2ogr writes as
+	Stall   time.Duration      // a run silent for this long is failed (see Sweep)
+	Staging *Staging           // staging accounting and expiry; nil: files are only removed
+	Objects blob.Objects       // where raster datasets' COGs are stored
+	Refs    catalog.ColumnRefs // map layers' references to columns a reupload removes
 }
 
 // ImportError is a failure the caller can act on; its message is shown as the job's error.
@@ -172,6 +176,9 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 	src, err := Prepare(path, im.Bounds)
 	if err != nil {
 		return result{}, &ImportError{Msg: err.Error()}
+	}
+	if src.Raster && job.Reupload {
+		return result{}, &ImportError{Msg: src.Name + " is a raster: the data of a vector dataset is replaced by a vector file"}
 	}
 	if src.Raster {
 		return im.loadRaster(ctx, job, opts, src, complete)
