@@ -95,10 +95,17 @@ func (j *Jobs) reuploadJob(ctx context.Context, p auth.Principal, dataset, id uu
 }
 
 // ColumnType is a column and its type, as PostgreSQL names it (text for any character type).
-type ColumnType struct{ Name, Type string }
+type ColumnType struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
 
 // TypeChange is a column whose type a reupload changes.
-type TypeChange struct{ Name, Old, New string }
+type TypeChange struct {
+	Name string `json:"name"`
+	Old  string `json:"old_type"`
+	New  string `json:"new_type"`
+}
 
 // SchemaDiff is how a reupload's data differs from the dataset's.
 type SchemaDiff struct {
