@@ -361,11 +361,13 @@ func TestPresignedReupload(t *testing.T) {
 // TestReuploadRefusals: who may reupload (the rule of editing the dataset), and the jobs a
 // reupload operation takes.
 func TestReuploadRefusals(t *testing.T) {
-	owner, editor, viewer, writer := newUser(t, "editor"), newUser(t, "editor"), newUser(t, "viewer"), newUser(t, "editor")
+	owner, editor, viewer, writer, reader := newUser(t, "editor"), newUser(t, "editor"), newUser(t, "viewer"), newUser(t, "editor"), newUser(t, "editor")
 	id := placesV1(t, owner, 3)
 	publishAs(t, owner, id, "restricted")
 	wantStatus(t, "grant write", call(t, "POST", "/datasets/"+id+"/grants/", map[string]any{"user_id": writer.ID, "level": "write"}, bearer(owner.Access)...), 201)
-	wantStatus(t, "grant read", call(t, "POST", "/datasets/"+id+"/grants/", map[string]any{"user_id": viewer.ID, "level": "read"}, bearer(owner.Access)...), 201)
+	for _, u := range []session{viewer, reader} {
+		wantStatus(t, "grant read", call(t, "POST", "/datasets/"+id+"/grants/", map[string]any{"user_id": u.ID, "level": "read"}, bearer(owner.Access)...), 201)
+	}
 	private := placesV1(t, owner, 2)
 	file := geojsonOf(2, false, func(i int) string { return fmt.Sprintf(`"name":"x%d","rank":%d,"note":"x"`, i, i) })
 	job := stagedReupload(t, owner, id, "mine.geojson", file)
@@ -380,6 +382,10 @@ func TestReuploadRefusals(t *testing.T) {
 			return postFileAt(t, httpc, server.APIRoot+"/datasets/"+id+"/reupload", "", "x.geojson", file)
 		}},
 		{"viewer with a read grant", 403, func() reply { return reupload(t, viewer, id, "x.geojson", file) }},
+		{"editor with a read grant", 403, func() reply { return reupload(t, reader, id, "x.geojson", file) }},
+		{"editor with a read grant, commit", 403, func() reply {
+			return call(t, "POST", "/datasets/"+id+"/reupload/"+job+"/commit", map[string]any{}, bearer(reader.Access)...)
+		}},
 		{"editor without a grant", 404, func() reply { return reupload(t, editor, id, "x.geojson", file) }},
 		{"editor, someone's private dataset", 404, func() reply { return reupload(t, editor, private, "x.geojson", file) }},
 		{"viewer, presigned", 403, func() reply {
