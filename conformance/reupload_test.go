@@ -456,3 +456,65 @@ func TestReuploadBadFiles(t *testing.T) {
 		t.Fatalf("items after the bad files: %v", props)
 	}
 }
+
+// A server killed in the middle of a reupload's load leaves the dataset as it was: after a
+// restart the stall sweeper fails the job, retryably, and drops the partial table; the dataset
+// still reads its old data; the retry replaces it, once.
+func TestKilledReuploadLeavesTheDatasetAndRetries(t *testing.T) {
+	const rows = 300_000
+	s := startFresh(t, "IMPORT_STALL_TIMEOUT=3s", "RATE_LIMIT_ENABLED=false", "LOG_LEVEL=info")
+	ctx := t.Context()
+	hc := contractAt(t, s)
+	tok := loginAt(t, hc, s.APIRoot, "admin", AdminPassword)
+	up := uploadAt(t, hc, s.APIRoot, tok, "few.geojsonl", pointsSeq(3))
+	base := up.JSON(t)["job_id"].(string)
+	wantStatus(t, "commit the first version", callAt(t, hc, s.APIRoot, "POST", "/ingest/commit/"+base, map[string]any{"title": "Few"}, bearer(tok)...), 202)
+	id := waitJob(t, hc, s.APIRoot, tok, base, time.Minute, func(j map[string]any) bool { return j["status"] == "complete" })["dataset_id"].(string)
+	table := callAt(t, hc, s.APIRoot, "GET", "/datasets/"+id, nil, bearer(tok)...).JSON(t)["table_name"].(string)
+
+	r := postFileAt(t, hc, s.APIRoot+"/datasets/"+id+"/reupload", tok, "many.geojsonl", pointsSeq(rows))
+	wantStatus(t, "reupload", r, 201)
+	job := r.JSON(t)["job_id"].(string)
+	wantStatus(t, "commit", callAt(t, hc, s.APIRoot, "POST", "/datasets/"+id+"/reupload/"+job+"/commit", map[string]any{}, bearer(tok)...), 202)
+	running := waitJob(t, hc, s.APIRoot, tok, job, time.Minute, func(j map[string]any) bool {
+		p, _ := j["progress"].(float64)
+		return p >= 0.45 || j["status"] != "running" && j["status"] != "pending"
+	})
+	if running["status"] != "running" {
+		t.Fatalf("the reupload ended before it could be killed: %v", running)
+	}
+	wantStatus(t, "another reupload meanwhile", postFileAt(t, hc, s.APIRoot+"/datasets/"+id+"/reupload", tok, "more.geojsonl", pointsSeq(2)), 409, "running")
+	s.Kill()
+
+	conn := connect(t, s.DBURL)
+	state := func() (tables int, stored, count int64) {
+		_ = conn.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'data'").Scan(&tables)
+		_ = conn.QueryRow(ctx, "SELECT count(*) FROM data."+table).Scan(&stored)
+		_ = conn.QueryRow(ctx, "SELECT feature_count FROM catalog.datasets WHERE id = $1", id).Scan(&count)
+		return
+	}
+	if tables, stored, count := state(); tables != 2 || stored != 3 || count != 3 {
+		t.Fatalf("after the kill: %d tables (want the dataset's and the partial one), %d rows, feature_count %d", tables, stored, count)
+	}
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	failed := waitJob(t, hc, s.APIRoot, tok, job, 2*time.Minute, func(j map[string]any) bool { return j["status"] != "running" })
+	if failed["status"] != "failed" || failed["can_retry"] != true {
+		t.Fatalf("after the restart: %v", failed)
+	}
+	if tables, stored, count := state(); tables != 1 || stored != 3 || count != 3 {
+		t.Fatalf("after the sweep: %d tables, %d rows, feature_count %d; want the dataset's one table as it was", tables, stored, count)
+	}
+	wantStatus(t, "retry", callAt(t, hc, s.APIRoot, "POST", "/jobs/"+job+"/retry", nil, bearer(tok)...), 200)
+	done := waitJob(t, hc, s.APIRoot, tok, job, 2*time.Minute, func(j map[string]any) bool { return j["status"] == "complete" || j["status"] == "failed" })
+	if done["status"] != "complete" || done["dataset_id"] != id {
+		t.Fatalf("the retry did not complete: %v", done)
+	}
+	if tables, stored, count := state(); tables != 1 || stored != rows || count != rows {
+		t.Fatalf("after the retry: %d tables, %d rows, feature_count %d; want 1, %d, %d", tables, stored, count, rows, rows)
+	}
+	if d := callAt(t, hc, s.APIRoot, "GET", "/datasets/"+id, nil, bearer(tok)...).JSON(t); d["current_version"] != 2.0 || d["table_name"] != table {
+		t.Fatalf("dataset after the retry: %v", d)
+	}
+}
