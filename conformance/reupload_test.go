@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -516,5 +518,44 @@ func TestKilledReuploadLeavesTheDatasetAndRetries(t *testing.T) {
 	}
 	if d := callAt(t, hc, s.APIRoot, "GET", "/datasets/"+id, nil, bearer(tok)...).JSON(t); d["current_version"] != 2.0 || d["table_name"] != table {
 		t.Fatalf("dataset after the retry: %v", d)
+	}
+}
+
+// TestReuploadMultiLayer: a multi-layer file is read, by default, at the layer the dataset was
+// imported from (previous_source_layer), and all_layers lists its layers.
+func TestReuploadMultiLayer(t *testing.T) {
+	owner := newUser(t, "editor")
+	dir := t.TempDir()
+	gpkg := func(name string, n int) []byte {
+		src := filepath.Join(dir, name+".geojson")
+		if err := os.WriteFile(src, pointsGeoJSON(n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, name+".gpkg")
+		gdal(t, "ogr2ogr", "-f", "GPKG", out, src, "-nln", "roads")
+		gdal(t, "ogr2ogr", "-f", "GPKG", "-update", out, src, "-nln", "parks", "-t_srs", "EPSG:3857")
+		b, _ := os.ReadFile(out)
+		return b
+	}
+	job := importFile(t, owner, "two.gpkg", gpkg("v1", 4), map[string]any{"layer_name": "parks"})
+	id := job["dataset_id"].(string)
+
+	up := stagedReupload(t, owner, id, "two.gpkg", gpkg("v2", 6))
+	pv := call(t, "POST", "/datasets/"+id+"/reupload/"+up+"/preview", nil, bearer(owner.Access)...)
+	wantStatus(t, "preview", pv, 200)
+	p := pv.JSON(t)
+	if p["layer_name"] != "parks" || p["previous_source_layer"] != "parks" || p["crs"] != 3857.0 || len(p["all_layers"].([]any)) != 2 {
+		t.Fatalf("preview: %s", pv.Body)
+	}
+	p = call(t, "POST", "/datasets/"+id+"/reupload/"+up+"/preview", map[string]any{"layer_name": "roads"}, bearer(owner.Access)...).JSON(t)
+	if p["layer_name"] != "roads" || p["crs"] != 4326.0 {
+		t.Fatalf("preview of roads: %v", p)
+	}
+	if done := commitReupload(t, owner, id, up, map[string]any{}); done["status"] != "complete" {
+		t.Fatalf("reupload: %v", done)
+	}
+	d := call(t, "GET", "/datasets/"+id, nil, bearer(owner.Access)...).JSON(t)
+	if d["feature_count"] != 6.0 {
+		t.Fatalf("dataset after the reupload: %v", d)
 	}
 }

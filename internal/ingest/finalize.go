@@ -32,6 +32,7 @@ type result struct {
 // finalize takes the table over from the import role, reads what ogr2ogr made (geometry
 // column, extent, columns, count) and, in one transaction, creates the catalog record and
 // completes the job: a crash leaves either both or neither.
+// A reupload's table replaces its dataset's instead (replace).
 func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, opts Options, table string, src Source,
 	names []string, warns []Warning, complete func(context.Context, pgx.Tx) error) (result, error) {
 	var id uuid.UUID
