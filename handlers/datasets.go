@@ -7,9 +7,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
-	"mime"
 	"strconv"
 	"strings"
 	"time"
@@ -446,29 +443,17 @@ func (s *Server) datasetDetail(ctx context.Context, d catalog.Dataset) (gen.Data
 // UploadFile: Upload File (POST /ingest/upload). The file part is streamed to the staging
 // directory (never held in memory); the job waits, pending, for Commit Import.
 func (s *Server) UploadFile(ctx context.Context, request gen.UploadFileRequestObject) (gen.UploadFileResponseObject, error) {
-	for {
-		part, err := request.Body.NextPart()
-		if errors.Is(err, io.EOF) {
-			return nil, apperr.Unprocessable("the multipart body has no file part")
-		}
-		if err != nil {
-			return nil, apperr.Invalid("malformed multipart body: %v", err)
-		}
-		if part.FormName() != "file" {
-			_ = part.Close()
-			continue
-		}
-		// The raw name, not part.FileName(): that strips directories silently, and a name that
-		// tries to climb out of the staging directory deserves a clear refusal.
-		_, params, _ := mime.ParseMediaType(part.Header.Get("Content-Disposition"))
-		job, err := s.jobs.Upload(ctx, auth.From(ctx), params["filename"], part)
-		if err != nil {
-			return nil, err
-		}
-		pending := gen.UploadResponseStatusPending
-		return gen.UploadFile201JSONResponse{JobId: job.ID, Status: &pending,
-			Message: "file staged; preview it or commit the import with /ingest/commit/{job_id}"}, nil
+	part, filename, err := filePart(request.Body)
+	if err != nil {
+		return nil, err
 	}
+	job, err := s.jobs.Upload(ctx, auth.From(ctx), filename, part)
+	if err != nil {
+		return nil, err
+	}
+	pending := gen.UploadResponseStatusPending
+	return gen.UploadFile201JSONResponse{JobId: job.ID, Status: &pending,
+		Message: "file staged; preview it or commit the import with /ingest/commit/{job_id}"}, nil
 }
 
 // CommitImport: Commit Import (POST /ingest/commit/{job_id}). Queues the import; 202 with the job.

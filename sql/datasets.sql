@@ -228,3 +228,23 @@ WHERE d.id = @dataset_id
 UPDATE catalog.datasets SET source_health = @source_health, source_health_detail = @source_health_detail, last_checked_at = now()
 WHERE id = @id
 RETURNING last_checked_at;
+
+-- name: LockDatasetForReplace :one
+-- A reupload's swap holds the record while it replaces the table, so feature edits and column
+-- changes (which lock it too) come before or after, never in between.
+SELECT * FROM catalog.datasets WHERE id = @id FOR UPDATE;
+
+-- name: ReplaceDatasetData :one
+-- A reupload: the record describes the new table (same id, same table name), a new data version.
+-- last_edited_at moves tile_version on (migration 24) even when nothing else described changed.
+UPDATE catalog.datasets SET
+    source_format = @source_format, source_filename = @source_filename,
+    srid = @srid, original_srid = sqlc.narg(original_srid),
+    geometry_type = sqlc.narg(geometry_type), has_generic_geometry = @has_generic_geometry,
+    is_3d = sqlc.narg(is_3d), n_dims = sqlc.narg(n_dims), z_min = sqlc.narg(z_min), z_max = sqlc.narg(z_max),
+    feature_count = @feature_count, extent_bbox = @extent_bbox, column_info = @column_info, tile_columns = @tile_columns,
+    id_column = 'gid', geometry_column = @geometry_column,
+    current_version = current_version + 1,
+    last_edited_by = sqlc.narg(edited_by), last_edited_at = now(), updated_by = sqlc.narg(edited_by), updated_at = now()
+WHERE id = @id
+RETURNING current_version;

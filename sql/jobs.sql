@@ -1,6 +1,7 @@
 -- name: CreateIngestJob :one
-INSERT INTO catalog.ingest_jobs (id, source_filename, staging_path, created_by, current_step)
-VALUES (@id, @source_filename, @staging_path, @created_by, 'queued')
+-- reupload_of, when given, makes the job a reupload of that dataset (migration 100).
+INSERT INTO catalog.ingest_jobs (id, source_filename, staging_path, created_by, current_step, dataset_id, reupload)
+VALUES (@id, @source_filename, @staging_path, @created_by, 'queued', sqlc.narg(reupload_of)::uuid, sqlc.narg(reupload_of)::uuid IS NOT NULL)
 RETURNING *;
 
 -- name: GetIngestJob :one
@@ -59,6 +60,12 @@ UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', prog
 WHERE id = @id AND status = 'failed' AND (staging_path IS NOT NULL OR options ? 'analysis')
 RETURNING *;
 
+-- name: PreviousSourceLayer :one
+-- The layer the most recent completed job of the dataset (its import or a reupload) read.
+SELECT (options->>'layer_name')::text FROM catalog.ingest_jobs
+WHERE dataset_id = @dataset_id AND status = 'complete'
+ORDER BY completed_at DESC NULLS LAST LIMIT 1;
+
 -- name: LatestJobOfDataset :one
 SELECT * FROM catalog.ingest_jobs WHERE dataset_id = @dataset_id ORDER BY created_at DESC LIMIT 1;
 
@@ -107,8 +114,9 @@ SELECT EXISTS (SELECT 1 FROM catalog.ingest_jobs
 
 -- name: CreatePresignedJob :one
 INSERT INTO catalog.ingest_jobs (id, source_filename, created_by, current_step, presigned, declared_size, part_size, part_count,
-    expires_at, object_key, upload_id)
-VALUES (@id, @source_filename, @created_by, 'queued', true, @declared_size, @part_size, @part_count, @expires_at, @object_key, @upload_id)
+    expires_at, object_key, upload_id, dataset_id, reupload)
+VALUES (@id, @source_filename, @created_by, 'queued', true, @declared_size, @part_size, @part_count, @expires_at, @object_key, @upload_id,
+    sqlc.narg(reupload_of)::uuid, sqlc.narg(reupload_of)::uuid IS NOT NULL)
 RETURNING *;
 
 -- name: AttachStagedFile :execrows

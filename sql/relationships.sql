@@ -40,3 +40,9 @@ FROM best b JOIN catalog.datasets d ON d.id = b.id
 WHERE catalog.dataset_visible(d.id, d.visibility, d.record_status, d.created_by, sqlc.narg(caller_id), sqlc.narg(caller_role), @is_admin::bool)
 ORDER BY b.similarity DESC, lower(d.title), d.id
 LIMIT 200;
+
+-- name: DropRelationshipsOnColumns :execrows
+-- A reupload removed these columns of the dataset: the relationships joining on them go with them.
+DELETE FROM catalog.dataset_relationships
+WHERE (source_dataset_id = @dataset_id AND source_column = ANY(@columns::text[]))
+   OR (target_dataset_id = @dataset_id AND target_column = ANY(@columns::text[]));

@@ -716,6 +716,82 @@ func (q *Queries) ListVisibleDatasets(ctx context.Context, arg ListVisibleDatase
 	return items, nil
 }
 
+const lockDatasetForReplace = `-- name: LockDatasetForReplace :one
+SELECT id, record_id, table_schema, table_name, registered, title, summary, record_type, visibility, record_status, origin, origin_uri, origin_ref, source_format, source_filename, source_url, srid, original_srid, geometry_type, has_generic_geometry, is_3d, n_dims, z_min, z_max, feature_count, extent_bbox, column_info, tile_columns, license, attribution, source_organization, quality_statement, lineage_summary, update_frequency, usage_constraints, access_constraints, sensitivity_classification, owner_org, language, theme_category, data_vintage_start, data_vintage_end, current_version, source_health, source_health_detail, schema_drift_status, last_refreshed_at, last_checked_at, published_at, created_by, updated_by, last_edited_by, last_edited_at, created_at, updated_at, quality_detail, id_column, geometry_column, tile_version, signed_tiles_floor, raster, derived_from FROM catalog.datasets WHERE id = $1 FOR UPDATE
+`
+
+// A reupload's swap holds the record while it replaces the table, so feature edits and column
+// changes (which lock it too) come before or after, never in between.
+func (q *Queries) LockDatasetForReplace(ctx context.Context, id uuid.UUID) (CatalogDataset, error) {
+	row := q.db.QueryRow(ctx, lockDatasetForReplace, id)
+	var i CatalogDataset
+	err := row.Scan(
+		&i.ID,
+		&i.RecordID,
+		&i.TableSchema,
+		&i.TableName,
+		&i.Registered,
+		&i.Title,
+		&i.Summary,
+		&i.RecordType,
+		&i.Visibility,
+		&i.RecordStatus,
+		&i.Origin,
+		&i.OriginUri,
+		&i.OriginRef,
+		&i.SourceFormat,
+		&i.SourceFilename,
+		&i.SourceUrl,
+		&i.Srid,
+		&i.OriginalSrid,
+		&i.GeometryType,
+		&i.HasGenericGeometry,
+		&i.Is3d,
+		&i.NDims,
+		&i.ZMin,
+		&i.ZMax,
+		&i.FeatureCount,
+		&i.ExtentBbox,
+		&i.ColumnInfo,
+		&i.TileColumns,
+		&i.License,
+		&i.Attribution,
+		&i.SourceOrganization,
+		&i.QualityStatement,
+		&i.LineageSummary,
+		&i.UpdateFrequency,
+		&i.UsageConstraints,
+		&i.AccessConstraints,
+		&i.SensitivityClassification,
+		&i.OwnerOrg,
+		&i.Language,
+		&i.ThemeCategory,
+		&i.DataVintageStart,
+		&i.DataVintageEnd,
+		&i.CurrentVersion,
+		&i.SourceHealth,
+		&i.SourceHealthDetail,
+		&i.SchemaDriftStatus,
+		&i.LastRefreshedAt,
+		&i.LastCheckedAt,
+		&i.PublishedAt,
+		&i.CreatedBy,
+		&i.UpdatedBy,
+		&i.LastEditedBy,
+		&i.LastEditedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.QualityDetail,
+		&i.IDColumn,
+		&i.GeometryColumn,
+		&i.TileVersion,
+		&i.SignedTilesFloor,
+		&i.Raster,
+		&i.DerivedFrom,
+	)
+	return i, err
+}
+
 const recordDatasetEvent = `-- name: RecordDatasetEvent :exec
 INSERT INTO catalog.dataset_history (dataset_id, version, action, actor_id, actor_display, changes)
 SELECT d.id, d.current_version, $1::text, $2::uuid, $3, $4
@@ -773,6 +849,67 @@ func (q *Queries) RecordDatasetHistory(ctx context.Context, arg RecordDatasetHis
 		arg.Changes,
 	)
 	return err
+}
+
+const replaceDatasetData = `-- name: ReplaceDatasetData :one
+UPDATE catalog.datasets SET
+    source_format = $1, source_filename = $2,
+    srid = $3, original_srid = $4,
+    geometry_type = $5, has_generic_geometry = $6,
+    is_3d = $7, n_dims = $8, z_min = $9, z_max = $10,
+    feature_count = $11, extent_bbox = $12, column_info = $13, tile_columns = $14,
+    id_column = 'gid', geometry_column = $15,
+    current_version = current_version + 1,
+    last_edited_by = $16, last_edited_at = now(), updated_by = $16, updated_at = now()
+WHERE id = $17
+RETURNING current_version
+`
+
+type ReplaceDatasetDataParams struct {
+	SourceFormat       *string    `json:"source_format"`
+	SourceFilename     *string    `json:"source_filename"`
+	Srid               *int32     `json:"srid"`
+	OriginalSrid       *int32     `json:"original_srid"`
+	GeometryType       *string    `json:"geometry_type"`
+	HasGenericGeometry bool       `json:"has_generic_geometry"`
+	Is3d               *bool      `json:"is_3d"`
+	NDims              *int32     `json:"n_dims"`
+	ZMin               *float64   `json:"z_min"`
+	ZMax               *float64   `json:"z_max"`
+	FeatureCount       *int64     `json:"feature_count"`
+	ExtentBbox         []float64  `json:"extent_bbox"`
+	ColumnInfo         []byte     `json:"column_info"`
+	TileColumns        []string   `json:"tile_columns"`
+	GeometryColumn     string     `json:"geometry_column"`
+	EditedBy           *uuid.UUID `json:"edited_by"`
+	ID                 uuid.UUID  `json:"id"`
+}
+
+// A reupload: the record describes the new table (same id, same table name), a new data version.
+// last_edited_at moves tile_version on (migration 24) even when nothing else described changed.
+func (q *Queries) ReplaceDatasetData(ctx context.Context, arg ReplaceDatasetDataParams) (int32, error) {
+	row := q.db.QueryRow(ctx, replaceDatasetData,
+		arg.SourceFormat,
+		arg.SourceFilename,
+		arg.Srid,
+		arg.OriginalSrid,
+		arg.GeometryType,
+		arg.HasGenericGeometry,
+		arg.Is3d,
+		arg.NDims,
+		arg.ZMin,
+		arg.ZMax,
+		arg.FeatureCount,
+		arg.ExtentBbox,
+		arg.ColumnInfo,
+		arg.TileColumns,
+		arg.GeometryColumn,
+		arg.EditedBy,
+		arg.ID,
+	)
+	var current_version int32
+	err := row.Scan(&current_version)
+	return current_version, err
 }
 
 const setDatasetColumns = `-- name: SetDatasetColumns :one

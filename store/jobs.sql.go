@@ -87,7 +87,7 @@ UPDATE catalog.ingest_jobs SET status = 'running', current_step = 'validating', 
     started_at = now(), completed_at = NULL, error_message = NULL, can_retry = false, retry_reason = NULL,
     updated_at = now()
 WHERE id = $1 AND status = 'pending' AND committed
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, source
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source
 `
 
 // A committed pending job is taken by exactly one run; a run of a job that is already running,
@@ -127,6 +127,7 @@ func (q *Queries) ClaimIngestJob(ctx context.Context, id uuid.UUID) (CatalogInge
 		&i.TemporalParseErrors,
 		&i.HeartbeatAt,
 		&i.Attempts,
+		&i.Reupload,
 		&i.Source,
 	)
 	return i, err
@@ -144,7 +145,7 @@ func (q *Queries) CloseStagingArea(ctx context.Context, jobID uuid.UUID) error {
 const commitIngestJob = `-- name: CommitIngestJob :one
 UPDATE catalog.ingest_jobs SET committed = true, options = $1, updated_at = now()
 WHERE id = $2 AND status = 'pending' AND NOT committed
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, source
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source
 `
 
 type CommitIngestJobParams struct {
@@ -188,6 +189,7 @@ func (q *Queries) CommitIngestJob(ctx context.Context, arg CommitIngestJobParams
 		&i.TemporalParseErrors,
 		&i.HeartbeatAt,
 		&i.Attempts,
+		&i.Reupload,
 		&i.Source,
 	)
 	return i, err
@@ -228,9 +230,9 @@ func (q *Queries) CompleteIngestJob(ctx context.Context, arg CompleteIngestJobPa
 }
 
 const createIngestJob = `-- name: CreateIngestJob :one
-INSERT INTO catalog.ingest_jobs (id, source_filename, staging_path, created_by, current_step)
-VALUES ($1, $2, $3, $4, 'queued')
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, source
+INSERT INTO catalog.ingest_jobs (id, source_filename, staging_path, created_by, current_step, dataset_id, reupload)
+VALUES ($1, $2, $3, $4, 'queued', $5::uuid, $5::uuid IS NOT NULL)
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source
 `
 
 type CreateIngestJobParams struct {
@@ -238,14 +240,17 @@ type CreateIngestJobParams struct {
 	SourceFilename *string    `json:"source_filename"`
 	StagingPath    *string    `json:"staging_path"`
 	CreatedBy      *uuid.UUID `json:"created_by"`
+	ReuploadOf     *uuid.UUID `json:"reupload_of"`
 }
 
+// reupload_of, when given, makes the job a reupload of that dataset (migration 100).
 func (q *Queries) CreateIngestJob(ctx context.Context, arg CreateIngestJobParams) (CatalogIngestJob, error) {
 	row := q.db.QueryRow(ctx, createIngestJob,
 		arg.ID,
 		arg.SourceFilename,
 		arg.StagingPath,
 		arg.CreatedBy,
+		arg.ReuploadOf,
 	)
 	var i CatalogIngestJob
 	err := row.Scan(
@@ -280,6 +285,7 @@ func (q *Queries) CreateIngestJob(ctx context.Context, arg CreateIngestJobParams
 		&i.TemporalParseErrors,
 		&i.HeartbeatAt,
 		&i.Attempts,
+		&i.Reupload,
 		&i.Source,
 	)
 	return i, err
@@ -287,9 +293,10 @@ func (q *Queries) CreateIngestJob(ctx context.Context, arg CreateIngestJobParams
 
 const createPresignedJob = `-- name: CreatePresignedJob :one
 INSERT INTO catalog.ingest_jobs (id, source_filename, created_by, current_step, presigned, declared_size, part_size, part_count,
-    expires_at, object_key, upload_id)
-VALUES ($1, $2, $3, 'queued', true, $4, $5, $6, $7, $8, $9)
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, source
+    expires_at, object_key, upload_id, dataset_id, reupload)
+VALUES ($1, $2, $3, 'queued', true, $4, $5, $6, $7, $8, $9,
+    $10::uuid, $10::uuid IS NOT NULL)
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source
 `
 
 type CreatePresignedJobParams struct {
@@ -302,6 +309,7 @@ type CreatePresignedJobParams struct {
 	ExpiresAt      *time.Time `json:"expires_at"`
 	ObjectKey      *string    `json:"object_key"`
 	UploadID       *string    `json:"upload_id"`
+	ReuploadOf     *uuid.UUID `json:"reupload_of"`
 }
 
 func (q *Queries) CreatePresignedJob(ctx context.Context, arg CreatePresignedJobParams) (CatalogIngestJob, error) {
@@ -315,6 +323,7 @@ func (q *Queries) CreatePresignedJob(ctx context.Context, arg CreatePresignedJob
 		arg.ExpiresAt,
 		arg.ObjectKey,
 		arg.UploadID,
+		arg.ReuploadOf,
 	)
 	var i CatalogIngestJob
 	err := row.Scan(
@@ -349,6 +358,7 @@ func (q *Queries) CreatePresignedJob(ctx context.Context, arg CreatePresignedJob
 		&i.TemporalParseErrors,
 		&i.HeartbeatAt,
 		&i.Attempts,
+		&i.Reupload,
 		&i.Source,
 	)
 	return i, err
@@ -487,7 +497,7 @@ func (q *Queries) FanOutIngestJob(ctx context.Context, id uuid.UUID) (int64, err
 }
 
 const getIngestJob = `-- name: GetIngestJob :one
-SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, source FROM catalog.ingest_jobs WHERE id = $1
+SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source FROM catalog.ingest_jobs WHERE id = $1
 `
 
 func (q *Queries) GetIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngestJob, error) {
@@ -525,13 +535,14 @@ func (q *Queries) GetIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngest
 		&i.TemporalParseErrors,
 		&i.HeartbeatAt,
 		&i.Attempts,
+		&i.Reupload,
 		&i.Source,
 	)
 	return i, err
 }
 
 const latestJobOfDataset = `-- name: LatestJobOfDataset :one
-SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, source FROM catalog.ingest_jobs WHERE dataset_id = $1 ORDER BY created_at DESC LIMIT 1
+SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source FROM catalog.ingest_jobs WHERE dataset_id = $1 ORDER BY created_at DESC LIMIT 1
 `
 
 func (q *Queries) LatestJobOfDataset(ctx context.Context, datasetID *uuid.UUID) (CatalogIngestJob, error) {
@@ -569,13 +580,14 @@ func (q *Queries) LatestJobOfDataset(ctx context.Context, datasetID *uuid.UUID) 
 		&i.TemporalParseErrors,
 		&i.HeartbeatAt,
 		&i.Attempts,
+		&i.Reupload,
 		&i.Source,
 	)
 	return i, err
 }
 
 const listIngestJobs = `-- name: ListIngestJobs :many
-SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts, j.source, u.username,
+SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts, j.reupload, j.source, u.username,
     count(*) OVER () AS total FROM catalog.ingest_jobs j LEFT JOIN catalog.users u ON u.id = j.created_by
 WHERE ($1::text IS NULL OR j.status = $1)
   AND ($2::uuid IS NULL OR j.created_by = $2)
@@ -665,6 +677,7 @@ func (q *Queries) ListIngestJobs(ctx context.Context, arg ListIngestJobsParams) 
 			&i.CatalogIngestJob.TemporalParseErrors,
 			&i.CatalogIngestJob.HeartbeatAt,
 			&i.CatalogIngestJob.Attempts,
+			&i.CatalogIngestJob.Reupload,
 			&i.CatalogIngestJob.Source,
 			&i.Username,
 			&i.Total,
@@ -768,6 +781,20 @@ func (q *Queries) OtherJobsNeedStaging(ctx context.Context, arg OtherJobsNeedSta
 	return column_1, err
 }
 
+const previousSourceLayer = `-- name: PreviousSourceLayer :one
+SELECT (options->>'layer_name')::text FROM catalog.ingest_jobs
+WHERE dataset_id = $1 AND status = 'complete'
+ORDER BY completed_at DESC NULLS LAST LIMIT 1
+`
+
+// The layer the most recent completed job of the dataset (its import or a reupload) read.
+func (q *Queries) PreviousSourceLayer(ctx context.Context, datasetID *uuid.UUID) (string, error) {
+	row := q.db.QueryRow(ctx, previousSourceLayer, datasetID)
+	var column_1 string
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const refuseIngestJob = `-- name: RefuseIngestJob :execrows
 UPDATE catalog.ingest_jobs SET status = 'failed', error_message = $1, can_retry = false,
     retry_reason = NULL, completed_at = now(), updated_at = now()
@@ -820,7 +847,7 @@ const requeueIngestJob = `-- name: RequeueIngestJob :one
 UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL,
     error_message = NULL, can_retry = false, retry_reason = NULL, completed_at = NULL, updated_at = now()
 WHERE id = $1 AND status = 'failed' AND (staging_path IS NOT NULL OR options ? 'analysis')
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, source
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source
 `
 
 // A failed job whose staging was released (STAGING_TTL) has nothing to run again; an analysis
@@ -860,6 +887,7 @@ func (q *Queries) RequeueIngestJob(ctx context.Context, id uuid.UUID) (CatalogIn
 		&i.TemporalParseErrors,
 		&i.HeartbeatAt,
 		&i.Attempts,
+		&i.Reupload,
 		&i.Source,
 	)
 	return i, err

@@ -245,6 +245,7 @@ type CatalogIngestJob struct {
 	TemporalParseErrors json.RawMessage `json:"temporal_parse_errors"`
 	HeartbeatAt         *time.Time      `json:"heartbeat_at"`
 	Attempts            int32           `json:"attempts"`
+	Reupload            bool            `json:"reupload"`
 	Source              []byte          `json:"source"`
 }
 

@@ -63,6 +63,26 @@ func (q *Queries) DeleteDatasetRelationship(ctx context.Context, id uuid.UUID) (
 	return result.RowsAffected(), nil
 }
 
+const dropRelationshipsOnColumns = `-- name: DropRelationshipsOnColumns :execrows
+DELETE FROM catalog.dataset_relationships
+WHERE (source_dataset_id = $1 AND source_column = ANY($2::text[]))
+   OR (target_dataset_id = $1 AND target_column = ANY($2::text[]))
+`
+
+type DropRelationshipsOnColumnsParams struct {
+	DatasetID uuid.UUID `json:"dataset_id"`
+	Columns   []string  `json:"columns"`
+}
+
+// A reupload removed these columns of the dataset: the relationships joining on them go with them.
+func (q *Queries) DropRelationshipsOnColumns(ctx context.Context, arg DropRelationshipsOnColumnsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, dropRelationshipsOnColumns, arg.DatasetID, arg.Columns)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getDatasetRelationship = `-- name: GetDatasetRelationship :one
 SELECT id, source_dataset_id, target_dataset_id, source_column, target_column, relationship_type, label, created_by, created_at FROM catalog.dataset_relationships WHERE id = $1
 `

@@ -26,6 +26,7 @@ import (
 	"meridian/internal/db"
 	"meridian/internal/gdalcmd"
 	"meridian/internal/ingest"
+	"meridian/internal/maps"
 	"meridian/internal/sqlquery"
 	"meridian/internal/web"
 	"meridian/openapi"
@@ -157,7 +158,8 @@ func serve() error {
 	}
 	importer := &ingest.Importer{Pool: jobs, Q: store.New(jobs), Log: log, DataDir: cfg.DataDir,
 		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Staging: staging, Objects: objects,
-		AnalysisTimeout: cfg.AnalysisTimeout}
+		AnalysisTimeout: cfg.AnalysisTimeout,
+		Refs:            &maps.Service{Q: store.New(jobs)}} // a reupload's removed columns leave map layers as a forced drop does
 	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers)
 	if err != nil {
 		return err

@@ -32,6 +32,7 @@ type result struct {
 // finalize takes the table over from the import role, reads what ogr2ogr made (geometry
 // column, extent, columns, count) and, in one transaction, creates the catalog record and
 // completes the job: a crash leaves either both or neither.
+// A reupload's table replaces its dataset's instead (replace).
 func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, opts Options, table string, src Source,
 	names []string, warns []Warning, complete func(context.Context, pgx.Tx) error) (result, error) {
 	var id uuid.UUID
@@ -70,27 +71,18 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 	if err != nil {
 		return result{}, err
 	}
-	res := result{Temporal: map[string]string{}}
+	lt := loadedTable{name: table, t: t, check: check, geomCol: geomCol, gtype: gtype, dims: dims}
+	if job.Reupload {
+		return im.replace(ctx, job, opts, lt, src, warns, complete)
+	}
+	var res result
 	err = pgx.BeginFunc(ctx, im.Pool, func(tx pgx.Tx) error {
-		// Count, WGS 84 box (antimeridian-aware) and heights, as feature edits recompute them.
-		box, err := features.TableExtent(ctx, tx, features.Table{Schema: "data", Name: table, ID: "gid", Geom: geomCol}, 4326)
+		box, info, temporal, err := im.describe(ctx, tx, lt)
 		if err != nil {
 			return err
 		}
 		count = box.Count
-		if count == 0 {
-			return &ImportError{Msg: "the file holds no features"}
-		}
-		cols, err := reader.Profile(ctx, t, count)
-		if err != nil {
-			return err
-		}
-		info, _ := json.Marshal(cols)
-		for _, c := range cols {
-			if c.SemanticRole == "temporal" && (strings.Contains(c.Type, "char") || c.Type == "text") {
-				res.Temporal[c.Name] = "looks temporal but stayed text: the values are not ISO 8601 dates or times"
-			}
-		}
+		res.Temporal = temporal
 		title := fileTitle(opts.Title, deref(job.SourceFilename))
 		visibility := opts.Visibility
 		if visibility == "" {
@@ -131,28 +123,65 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		if id, err = catalog.AddRecord(ctx, q, prm, actor); err != nil {
 			return err
 		}
-		rec := store.CatalogDataset{Summary: prm.Summary, GeometryColumn: geomCol}
-		quality, _ := json.Marshal(catalog.ComputeQuality(rec, check, time.Now().UTC()))
-		if err := q.SetDatasetQuality(ctx, store.SetDatasetQualityParams{ID: id, QualityDetail: quality}); err != nil {
+		if err := im.setQuality(ctx, q, store.CatalogDataset{ID: id, Summary: prm.Summary, GeometryColumn: geomCol}, check); err != nil {
 			return err
 		}
-		if warns == nil {
-			warns = []Warning{}
-		}
-		wj, _ := json.Marshal(warns)
-		tj, _ := json.Marshal(res.Temporal)
-		n, err := q.CompleteIngestJob(ctx, store.CompleteIngestJobParams{ID: job.ID, Attempt: job.Attempts, DatasetID: &id,
-			RowsProcessed: &count, RowsFailed: ptr(int64(0)), Warnings: wj, TemporalParseErrors: tj})
-		if err == nil && n == 0 {
-			err = errLostJob
-		}
-		if err == nil && complete != nil {
-			err = complete(ctx, tx)
-		}
-		return err
+		res.DatasetID, res.Rows = id, count
+		return im.completeJob(ctx, tx, job, res, warns, complete)
 	})
-	res.DatasetID, res.Rows = id, count
 	return res, err
+}
+
+// describe measures a run's table inside the transaction that records it: count, WGS 84 box
+// (antimeridian-aware) and heights, as feature edits recompute them, the column profile, and the
+// columns that look temporal but stayed text. A table without rows is refused.
+func (im *Importer) describe(ctx context.Context, tx pgx.Tx, lt loadedTable) (features.Extent, []byte, map[string]string, error) {
+	box, err := features.TableExtent(ctx, tx, features.Table{Schema: "data", Name: lt.name, ID: "gid", Geom: lt.geomCol}, 4326)
+	if err != nil {
+		return box, nil, nil, err
+	}
+	if box.Count == 0 {
+		return box, nil, nil, &ImportError{Msg: "the file holds no features"}
+	}
+	cols, err := features.Reader{Pool: im.Pool}.Profile(ctx, lt.t, box.Count)
+	if err != nil {
+		return box, nil, nil, err
+	}
+	info, _ := json.Marshal(cols)
+	temporal := map[string]string{}
+	for _, c := range cols {
+		if c.SemanticRole == "temporal" && (strings.Contains(c.Type, "char") || c.Type == "text") {
+			temporal[c.Name] = "looks temporal but stayed text: the values are not ISO 8601 dates or times"
+		}
+	}
+	return box, info, temporal, nil
+}
+
+// setQuality scores the record rec (its id, summary and geometry column are read) from the
+// table's check, as Validate Dataset would: the catalog shows it from the start.
+func (im *Importer) setQuality(ctx context.Context, q *store.Queries, rec store.CatalogDataset, check features.Validation) error {
+	quality, _ := json.Marshal(catalog.ComputeQuality(rec, check, time.Now().UTC()))
+	return q.SetDatasetQuality(ctx, store.SetDatasetQualityParams{ID: rec.ID, QualityDetail: quality})
+}
+
+// completeJob completes the run's job with res, in the transaction that records its data, and
+// River's record of it (complete); a run that lost its job commits nothing.
+func (im *Importer) completeJob(ctx context.Context, tx pgx.Tx, job store.CatalogIngestJob, res result, warns []Warning,
+	complete func(context.Context, pgx.Tx) error) error {
+	if warns == nil {
+		warns = []Warning{}
+	}
+	wj, _ := json.Marshal(warns)
+	tj, _ := json.Marshal(res.Temporal)
+	n, err := store.New(tx).CompleteIngestJob(ctx, store.CompleteIngestJobParams{ID: job.ID, Attempt: job.Attempts, DatasetID: &res.DatasetID,
+		RowsProcessed: &res.Rows, RowsFailed: ptr(int64(0)), Warnings: wj, TemporalParseErrors: tj})
+	if err == nil && n == 0 {
+		err = errLostJob
+	}
+	if err == nil && complete != nil {
+		err = complete(ctx, tx)
+	}
+	return err
 }
 
 // The usual names of longitude, latitude and WKT columns, in order of preference.

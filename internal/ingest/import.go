@@ -21,6 +21,7 @@ import (
 
 	"meridian/internal/analysis"
 	"meridian/internal/blob"
+	"meridian/internal/catalog"
 	"meridian/internal/gdalcmd"
 	"meridian/store"
 )
@@ -50,6 +51,8 @@ type Options struct {
 	// new dataset records DerivedFrom as its provenance.
 	Analysis    *analysis.Spec  `json:"analysis,omitempty"`
 	DerivedFrom json.RawMessage `json:"derived_from,omitempty"`
+	// Reupload are the choices of a reupload commit (reupload jobs only).
+	Reupload *ReuploadOptions `json:"reupload,omitempty"`
 }
 
 // Importer loads a staged file into a new table of the data schema with ogr2ogr and creates
@@ -59,12 +62,13 @@ type Importer struct {
 	Q       *store.Queries
 	Log     *slog.Logger
 	DataDir string
-	Bounds  Bounds         // what a staged file may expand to (Prepare)
-	GDAL    gdalcmd.Limits // the kernel limits of ogrinfo and ogr2ogr
-	Role    ImportRole     // the database role ogr2ogr writes as
-	Stall   time.Duration  // a run silent for this long is failed (see Sweep)
-	Staging *Staging       // staging accounting and expiry; nil: files are only removed
-	Objects blob.Objects   // where raster datasets' COGs are stored
+	Bounds  Bounds             // what a staged file may expand to (Prepare)
+	GDAL    gdalcmd.Limits     // the kernel limits of ogrinfo and ogr2ogr
+	Role    ImportRole         // the database role ogr2ogr writes as
+	Stall   time.Duration      // a run silent for this long is failed (see Sweep)
+	Staging *Staging           // staging accounting and expiry; nil: files are only removed
+	Objects blob.Objects       // where raster datasets' COGs are stored
+	Refs    catalog.ColumnRefs // map layers' references to columns a reupload removes
 	// AnalysisTimeout bounds the statements of one analysis materialization.
 	AnalysisTimeout time.Duration
 }
@@ -185,6 +189,9 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 	src, err := Prepare(path, im.Bounds)
 	if err != nil {
 		return result{}, &ImportError{Msg: err.Error()}
+	}
+	if src.Raster && job.Reupload {
+		return result{}, &ImportError{Msg: src.Name + " is a raster: the data of a vector dataset is replaced by a vector file"}
 	}
 	if src.Raster {
 		return im.loadRaster(ctx, job, opts, src, complete)

@@ -74,7 +74,7 @@ func jobsOf(rows []store.CatalogIngestJob) []Job {
 
 // Upload stages a file for a new pending job owned by the caller.
 func (j *Jobs) Upload(ctx context.Context, p auth.Principal, filename string, r io.Reader) (Job, error) {
-	job, err := j.upload(ctx, p, filename, r)
+	job, err := j.upload(ctx, p, filename, r, nil)
 	return jobOf(job), err
 }
 

@@ -46,12 +46,13 @@ type Jobs struct {
 	Objects  blob.Objects // where raster datasets' COGs are stored
 }
 
-// upload stages a file for a new pending job owned by the caller.
-func (j *Jobs) upload(ctx context.Context, p auth.Principal, filename string, r io.Reader) (store.CatalogIngestJob, error) {
+// upload stages a file for a new pending job owned by the caller; with reuploadOf, a reupload
+// job of that dataset, which the caller was found to may replace.
+func (j *Jobs) upload(ctx context.Context, p auth.Principal, filename string, r io.Reader, reuploadOf *uuid.UUID) (store.CatalogIngestJob, error) {
 	if !p.Can(auth.CapUpload) {
 		return store.CatalogIngestJob{}, apperr.Forbidden("uploading needs the upload capability")
 	}
-	limits, err := j.Limits(ctx, p)
+	limits, err := j.uploadLimits(ctx, p, reuploadOf)
 	if err != nil {
 		return store.CatalogIngestJob{}, err
 	}
@@ -77,7 +78,8 @@ func (j *Jobs) upload(ctx context.Context, p auth.Principal, filename string, r 
 	}
 	var job store.CatalogIngestJob
 	if err == nil {
-		job, err = j.Q.CreateIngestJob(ctx, store.CreateIngestJobParams{ID: id, SourceFilename: &filename, StagingPath: &path, CreatedBy: &p.UserID})
+		job, err = j.Q.CreateIngestJob(ctx, store.CreateIngestJobParams{ID: id, SourceFilename: &filename, StagingPath: &path, CreatedBy: &p.UserID,
+			ReuploadOf: reuploadOf})
 	}
 	if err != nil {
 		c.drop()
@@ -220,6 +222,9 @@ func (j *Jobs) commit(ctx context.Context, p auth.Principal, id uuid.UUID, opts 
 			"an existing dataset, upload the file with Reupload Dataset (POST /datasets/{dataset_id}/reupload) and commit it with "+
 			"Reupload Commit; or commit this job with mode create", opts.Mode, opts.Mode)
 	}
+	if err := notReupload(cur); err != nil {
+		return cur, err
+	}
 	if cur.Status != "pending" || cur.Committed {
 		return cur, apperr.Conflict("job %s was already processed: it was committed before or is no longer pending", id)
 	}
@@ -280,6 +285,9 @@ type FanOutChoice struct{ Layer, Title string }
 func (j *Jobs) fanOut(ctx context.Context, p auth.Principal, id uuid.UUID, choices []FanOutChoice, base Options) ([]store.CatalogIngestJob, []string, error) {
 	cur, err := j.get(ctx, p, id)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := notReupload(cur); err != nil {
 		return nil, nil, err
 	}
 	if cur.Status != "pending" || cur.Committed {

@@ -30,10 +30,16 @@ type Presigned struct {
 // RequestPresigned creates a pending job and the URLs its file is PUT to: one URL up to the
 // threshold, one per part above it.
 func (j *Jobs) RequestPresigned(ctx context.Context, p auth.Principal, filename string, size int64) (Presigned, error) {
+	return j.requestPresigned(ctx, p, filename, size, nil)
+}
+
+// requestPresigned creates the job of a presigned upload; with reuploadOf, a reupload job of that
+// dataset, which the caller was found to may replace.
+func (j *Jobs) requestPresigned(ctx context.Context, p auth.Principal, filename string, size int64, reuploadOf *uuid.UUID) (Presigned, error) {
 	if !p.Can(auth.CapUpload) {
 		return Presigned{}, apperr.Forbidden("uploading needs the upload capability")
 	}
-	limits, err := j.Limits(ctx, p)
+	limits, err := j.uploadLimits(ctx, p, reuploadOf)
 	if err != nil {
 		return Presigned{}, err
 	}
@@ -59,7 +65,7 @@ func (j *Jobs) RequestPresigned(ctx context.Context, p auth.Principal, filename 
 	}
 	job, err := j.Q.CreatePresignedJob(ctx, store.CreatePresignedJobParams{ID: id, SourceFilename: &filename,
 		CreatedBy: &p.UserID, DeclaredSize: &size, PartSize: partSize, PartCount: &count, ExpiresAt: &expires,
-		ObjectKey: &key, UploadID: up})
+		ObjectKey: &key, UploadID: up, ReuploadOf: reuploadOf})
 	if err != nil {
 		return Presigned{}, err
 	}
