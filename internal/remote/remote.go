@@ -35,6 +35,10 @@ type Policy struct {
 	MaxBytes     int64         // largest body read
 	Timeout      time.Duration // whole request, redirects included
 	MaxRedirects int
+	// AssetMaxBytes and AssetTimeout bound a streamed download (Open: a data file copied into
+	// staging), which may be far larger and slower than an answer read into memory.
+	AssetMaxBytes int64
+	AssetTimeout  time.Duration
 }
 
 // Client fetches under a policy.
@@ -224,6 +228,81 @@ func (c *Client) Do(ctx context.Context, method, raw string, header http.Header,
 		return nil, c.failure(raw, fmt.Errorf("%w: more than %d bytes (REMOTE_MAX_BYTES)", ErrTooLarge, c.policy.MaxBytes))
 	}
 	return &Response{Status: res.StatusCode, Header: res.Header, Body: b, URL: res.Request.URL}, nil
+}
+
+// Download is an answer whose body is streamed, never held whole: Body yields at most the bound
+// Open was given and fails with ErrTooLarge past it. Close it.
+type Download struct {
+	Status int
+	Header http.Header
+	URL    *url.URL // where the answer came from, after redirects
+	Size   int64    // the announced length, -1 when none
+	Body   io.ReadCloser
+}
+
+// Open sends a GET for a (possibly large) file and hands its body over as a stream, with every
+// check of Do: the URL and each redirect, the addresses dialled, credentials kept to their host.
+// The body is bounded by max bytes (an announced length over it is refused before anything is
+// read) and the whole transfer by the policy's AssetTimeout; ctx may end it sooner.
+func (c *Client) Open(ctx context.Context, raw string, header http.Header, max int64) (*Download, error) {
+	u, err := c.Check(raw)
+	if err != nil {
+		return nil, err
+	}
+	timeout := c.policy.AssetTimeout
+	if timeout <= 0 {
+		timeout = c.policy.Timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		cancel()
+		return nil, apperr.Unprocessable("url %q: %v", raw, err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("User-Agent", "Meridian")
+	res, err := c.http.Do(req)
+	if err != nil {
+		cancel()
+		return nil, c.failure(raw, err)
+	}
+	if res.ContentLength > max {
+		res.Body.Close()
+		cancel()
+		return nil, c.failure(raw, fmt.Errorf("%w: %d bytes announced, more than the %d read for a file", ErrTooLarge, res.ContentLength, max))
+	}
+	body := &bounded{r: res.Body, left: max, max: max, cancel: cancel}
+	return &Download{Status: res.StatusCode, Header: res.Header, URL: res.Request.URL, Size: res.ContentLength, Body: body}, nil
+}
+
+// bounded reads at most max bytes of r and fails past them, rather than cutting the file short.
+type bounded struct {
+	r         io.ReadCloser
+	left, max int64
+	cancel    context.CancelFunc
+}
+
+func (b *bounded) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, b.max)
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n - 1, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, b.max)
+	}
+	return n, err
+}
+
+func (b *bounded) Close() error {
+	err := b.r.Close()
+	b.cancel()
+	return err
 }
 
 // failure says what went wrong: a refusal is the caller's (422), anything else the remote's (502).

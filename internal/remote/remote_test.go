@@ -3,10 +3,12 @@ package remote
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -143,3 +145,60 @@ func TestHostPatterns(t *testing.T) {
 
 // The configuration's policy converts to this package's, field for field.
 var _ = Policy(config.RemotePolicy{})
+
+// A streamed download keeps every check of Do and is bounded without being read into memory:
+// an announced length over the bound is refused before the body, an unannounced one fails as
+// soon as the stream passes it.
+func TestOpenStreamsWithinBounds(t *testing.T) {
+	big := strings.Repeat("y", 3<<20)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/chunked":
+			w.WriteHeader(200)
+			for i := 0; i < 3; i++ {
+				_, _ = w.Write([]byte(big[:1<<20]))
+				w.(http.Flusher).Flush()
+			}
+		case "/small":
+			_, _ = w.Write([]byte("0123456789"))
+		case "/redirect":
+			http.Redirect(w, r, "http://10.0.0.1/x", http.StatusFound)
+		default:
+			w.Header().Set("Content-Length", strconv.Itoa(len(big)))
+			_, _ = w.Write([]byte(big))
+		}
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	if _, err := New(policy(Policy{})).Open(ctx, srv.URL+"/small", nil, 1<<20); !errors.Is(err, ErrRefused) {
+		t.Fatalf("loopback by default: %v", err)
+	}
+	if _, err := New(policy(Policy{})).Open(ctx, "file:///etc/passwd", nil, 1<<20); apperr.KindOf(err) != apperr.KindUnprocessable {
+		t.Fatalf("a file URL: %v", err)
+	}
+	c := New(policy(Policy{AllowPrivate: true, DenyHosts: []string{"10.0.0.1"}}))
+	if _, err := c.Open(ctx, srv.URL+"/redirect", nil, 1<<20); !errors.Is(err, ErrRefused) {
+		t.Fatalf("a redirect to a denied address: %v", err)
+	}
+	if _, err := c.Open(ctx, srv.URL+"/announced", nil, 1<<20); !errors.Is(err, ErrTooLarge) || apperr.KindOf(err) != apperr.KindUnprocessable {
+		t.Fatalf("an announced length over the bound: %v", err)
+	}
+	d, err := c.Open(ctx, srv.URL+"/chunked", nil, 2<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, d.Body)
+	d.Body.Close()
+	if !errors.Is(err, ErrTooLarge) || n > 2<<20 {
+		t.Fatalf("an unannounced body over the bound: %d bytes, %v", n, err)
+	}
+	d, err = c.Open(ctx, srv.URL+"/small", nil, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(d.Body)
+	d.Body.Close()
+	if err != nil || string(b) != "0123456789" {
+		t.Fatalf("a body of exactly the bound: %q %v", b, err)
+	}
+}
