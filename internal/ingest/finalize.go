@@ -71,6 +71,7 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		return result{}, err
 	}
 	res := result{Temporal: map[string]string{}}
+	var after func(context.Context)
 	err = pgx.BeginFunc(ctx, im.Pool, func(tx pgx.Tx) error {
 		// Count, WGS 84 box (antimeridian-aware) and heights, as feature edits recompute them.
 		box, err := features.TableExtent(ctx, tx, features.Table{Schema: "data", Name: table, ID: "gid", Geom: geomCol}, 4326)
@@ -140,11 +141,17 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		if err == nil && n == 0 {
 			err = errLostJob
 		}
+		if err == nil {
+			err = im.finish(ctx, tx, job.ID, id, &after)
+		}
 		if err == nil && complete != nil {
 			err = complete(ctx, tx)
 		}
 		return err
 	})
+	if err == nil && after != nil {
+		after(ctx)
+	}
 	res.DatasetID, res.Rows = id, count
 	return res, err
 }

@@ -60,6 +60,20 @@ type Importer struct {
 	Stall   time.Duration  // a run silent for this long is failed (see Sweep)
 	Staging *Staging       // staging accounting and expiry; nil: files are only removed
 	Objects blob.Objects   // where raster datasets' COGs are stored
+	// Finish, when set, runs in the transaction that writes a new dataset's record and completes
+	// its job (a STAC import keeps the item's metadata there, or moves the data into the dataset
+	// an earlier import of the item made); after, when it returns one, runs once that commits.
+	Finish func(ctx context.Context, tx pgx.Tx, job, dataset uuid.UUID) (after func(context.Context), err error)
+}
+
+// finish runs the Finish hook, if any, inside the record's transaction.
+func (im *Importer) finish(ctx context.Context, tx pgx.Tx, job, dataset uuid.UUID, after *func(context.Context)) error {
+	if im.Finish == nil {
+		return nil
+	}
+	f, err := im.Finish(ctx, tx, job, dataset)
+	*after = f
+	return err
 }
 
 // ImportError is a failure the caller can act on; its message is shown as the job's error.
