@@ -72,7 +72,9 @@ CREATE FUNCTION catalog.stac_import_tally(parent uuid) RETURNS void LANGUAGE sql
     FROM c WHERE j.id = parent
 $$;
 
--- An item's upload job ended (or was retried to an end): the item and its import follow.
+-- An item's upload job ended (or was retried to an end): the item and its import follow. An item
+-- that updates an earlier import's dataset keeps naming that dataset (the new record's data moves
+-- into it: stacimport.Service.Finish).
 CREATE FUNCTION catalog.stac_item_job_ended() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     parent uuid;
@@ -80,7 +82,7 @@ BEGIN
     UPDATE catalog.stac_import_items i SET
         state = CASE WHEN NEW.status = 'complete' THEN 'complete' ELSE 'failed' END,
         error = CASE WHEN NEW.status = 'complete' THEN NULL ELSE coalesce(NEW.error_message, 'the import was ' || NEW.status) END,
-        dataset_id = coalesce(NEW.dataset_id, i.dataset_id), updated_at = now()
+        dataset_id = coalesce(i.dataset_id, NEW.dataset_id), updated_at = now()
     WHERE i.job_id = NEW.id
     RETURNING i.import_id INTO parent;
     IF parent IS NOT NULL THEN

@@ -65,7 +65,7 @@ ON CONFLICT (owner_id, source_href) DO UPDATE SET collection_id = EXCLUDED.colle
 
 -- name: LockStacTarget :one
 -- The dataset a re-import moves new data into, locked, with what its old data was.
-SELECT table_schema, table_name, record_type, raster, current_version FROM catalog.datasets WHERE id = @id FOR UPDATE;
+SELECT table_schema, table_name, registered, record_type, raster, current_version FROM catalog.datasets WHERE id = @id FOR UPDATE;
 
 -- name: MoveStacData :execrows
 -- The data of the dataset a new import made (@source) replaces the data of the dataset an earlier
@@ -94,10 +94,11 @@ UPDATE catalog.datasets SET title = @title, summary = coalesce(sqlc.narg(summary
 WHERE id = @id;
 
 -- name: DeleteStacKeywords :exec
--- The keywords an earlier import of the item gave the record (a re-import replaces them; the
--- ones a curator added stay).
-DELETE FROM catalog.record_keywords WHERE dataset_id = @dataset_id AND vocabulary_uri IS NULL
-    AND lower(keyword) = ANY (SELECT lower(k) FROM unnest(@keywords::text[]) AS k);
+-- The keywords an earlier import of the item gave the record, as its origin_ref lists them (a
+-- re-import replaces them; the ones a curator added stay).
+DELETE FROM catalog.record_keywords k USING catalog.datasets d
+WHERE k.dataset_id = @dataset_id AND d.id = k.dataset_id AND k.vocabulary_uri IS NULL
+  AND lower(k.keyword) IN (SELECT lower(x) FROM jsonb_array_elements_text(coalesce(d.origin_ref->'stac'->'keywords', '[]'::jsonb)) AS x);
 
 -- name: AddStacKeywords :exec
 INSERT INTO catalog.record_keywords (dataset_id, keyword)

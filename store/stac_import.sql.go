@@ -174,19 +174,15 @@ func (q *Queries) DeleteStacContacts(ctx context.Context, datasetID uuid.UUID) e
 }
 
 const deleteStacKeywords = `-- name: DeleteStacKeywords :exec
-DELETE FROM catalog.record_keywords WHERE dataset_id = $1 AND vocabulary_uri IS NULL
-    AND lower(keyword) = ANY (SELECT lower(k) FROM unnest($2::text[]) AS k)
+DELETE FROM catalog.record_keywords k USING catalog.datasets d
+WHERE k.dataset_id = $1 AND d.id = k.dataset_id AND k.vocabulary_uri IS NULL
+  AND lower(k.keyword) IN (SELECT lower(x) FROM jsonb_array_elements_text(coalesce(d.origin_ref->'stac'->'keywords', '[]'::jsonb)) AS x)
 `
 
-type DeleteStacKeywordsParams struct {
-	DatasetID uuid.UUID `json:"dataset_id"`
-	Keywords  []string  `json:"keywords"`
-}
-
-// The keywords an earlier import of the item gave the record (a re-import replaces them; the
-// ones a curator added stay).
-func (q *Queries) DeleteStacKeywords(ctx context.Context, arg DeleteStacKeywordsParams) error {
-	_, err := q.db.Exec(ctx, deleteStacKeywords, arg.DatasetID, arg.Keywords)
+// The keywords an earlier import of the item gave the record, as its origin_ref lists them (a
+// re-import replaces them; the ones a curator added stay).
+func (q *Queries) DeleteStacKeywords(ctx context.Context, datasetID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, deleteStacKeywords, datasetID)
 	return err
 }
 
@@ -242,12 +238,13 @@ func (q *Queries) GetStacImportItem(ctx context.Context, id uuid.UUID) (GetStacI
 }
 
 const lockStacTarget = `-- name: LockStacTarget :one
-SELECT table_schema, table_name, record_type, raster, current_version FROM catalog.datasets WHERE id = $1 FOR UPDATE
+SELECT table_schema, table_name, registered, record_type, raster, current_version FROM catalog.datasets WHERE id = $1 FOR UPDATE
 `
 
 type LockStacTargetRow struct {
 	TableSchema    string `json:"table_schema"`
 	TableName      string `json:"table_name"`
+	Registered     bool   `json:"registered"`
 	RecordType     string `json:"record_type"`
 	Raster         []byte `json:"raster"`
 	CurrentVersion int32  `json:"current_version"`
@@ -260,6 +257,7 @@ func (q *Queries) LockStacTarget(ctx context.Context, id uuid.UUID) (LockStacTar
 	err := row.Scan(
 		&i.TableSchema,
 		&i.TableName,
+		&i.Registered,
 		&i.RecordType,
 		&i.Raster,
 		&i.CurrentVersion,

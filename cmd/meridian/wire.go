@@ -30,9 +30,11 @@ import (
 	"meridian/internal/maps"
 	"meridian/internal/oauth"
 	"meridian/internal/rastertiles"
+	"meridian/internal/remote"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
 	"meridian/internal/sqlquery"
+	"meridian/internal/stacimport"
 	"meridian/internal/tiles"
 	"meridian/store"
 )
@@ -96,6 +98,17 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		SQL:      &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
 		DCAT:     &dcat.Service{Records: cat, Settings: settings.Reader{Q: q}},
 	}, nil
+}
+
+// stacDownloads is how many STAC assets one server downloads at once (their imports then queue
+// with the uploads' on IMPORT_WORKERS).
+const stacDownloads = 2
+
+// stacImportOf is the STAC import: remote catalogs read under the remote policy (REMOTE_*), each
+// item's data file downloaded through the upload path of jobs and queued on queue.
+func stacImportOf(c config.Config, d handlers.Deps, pool *pgxpool.Pool, log *slog.Logger, queue *ingest.Queue, objects blob.Objects) *stacimport.Service {
+	return &stacimport.Service{Pool: pool, Q: store.New(pool), Remote: remote.New(remote.Policy(c.Remote)), Jobs: d.Jobs, Queue: queue,
+		Objects: objects, AssetMax: c.Remote.AssetMaxBytes, Timeout: c.Remote.AssetTimeout, Log: log}
 }
 
 // objectsOf is where raster COGs are stored: the S3 bucket when S3 is configured (presigned
