@@ -29,24 +29,24 @@ const (
 // object is any STAC document as far as the import reads it: catalog, collection, item, item
 // collection or collection list.
 type object struct {
-	Type          string             `json:"type"`
-	StacVersion   string             `json:"stac_version"`
-	ID            string             `json:"id"`
-	Title         string             `json:"title"`
-	Description   string             `json:"description"`
-	ConformsTo    []string           `json:"conformsTo"`
-	Links         []link             `json:"links"`
-	License       string             `json:"license"`
-	Keywords      []string           `json:"keywords"`
-	Providers     []provider         `json:"providers"`
-	Extent        *extent            `json:"extent"`
-	Collection    string             `json:"collection"`
-	BBox          []float64          `json:"bbox"`
-	Properties    properties         `json:"properties"`
-	Assets        map[string]asset   `json:"assets"`
-	Features      []json.RawMessage  `json:"features"`
-	Collections   []json.RawMessage  `json:"collections"`
-	NumberMatched *int               `json:"numberMatched"`
+	Type          string                  `json:"type"`
+	StacVersion   string                  `json:"stac_version"`
+	ID            string                  `json:"id"`
+	Title         string                  `json:"title"`
+	Description   string                  `json:"description"`
+	ConformsTo    []string                `json:"conformsTo"`
+	Links         []link                  `json:"links"`
+	License       string                  `json:"license"`
+	Keywords      []string                `json:"keywords"`
+	Providers     []provider              `json:"providers"`
+	Extent        *extent                 `json:"extent"`
+	Collection    string                  `json:"collection"`
+	BBox          []float64               `json:"bbox"`
+	Properties    properties              `json:"properties"`
+	Assets        map[string]asset        `json:"assets"`
+	Features      []json.RawMessage       `json:"features"`
+	Collections   []json.RawMessage       `json:"collections"`
+	NumberMatched *int                    `json:"numberMatched"`
 	Context       *struct{ Matched *int } `json:"context"`
 
 	base *url.URL // where the document came from: relative links resolve against it

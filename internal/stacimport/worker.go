@@ -32,14 +32,18 @@ func (ItemArgs) Kind() string { return "stac_item_download" }
 
 // InsertOpts: a download whose server went away is run again by River (the item is taken once:
 // a run that finds it past its download does nothing).
-func (ItemArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: LaneName, MaxAttempts: 3} }
+func (ItemArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: LaneName, MaxAttempts: 3}
+}
 
 type itemWorker struct {
 	river.WorkerDefaults[ItemArgs]
 	s *Service
 }
 
-func (w *itemWorker) Work(ctx context.Context, j *river.Job[ItemArgs]) error { return w.s.download(ctx, j.Args.Item) }
+func (w *itemWorker) Work(ctx context.Context, j *river.Job[ItemArgs]) error {
+	return w.s.download(ctx, j.Args.Item)
+}
 
 // Timeout bounds one download and its commit (the download has REMOTE_ASSET_TIMEOUT of its own).
 func (w *itemWorker) Timeout(*river.Job[ItemArgs]) time.Duration { return w.s.Timeout + 5*time.Minute }
