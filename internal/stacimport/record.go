@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -165,12 +164,12 @@ func (s *Service) describe(ctx context.Context, q *store.Queries, dataset uuid.U
 	return nil
 }
 
-// contactRole is the ISO 19115 role of a STAC provider, by its first role the two share.
+// contactRole is the ISO 19115 role of a STAC provider: that of its first role STAC and ISO share.
 func contactRole(roles []string) string {
-	for _, r := range []struct{ stac, iso string }{{"producer", "originator"}, {"licensor", "rightsHolder"},
-		{"processor", "processor"}, {"host", "distributor"}} {
-		if slices.Contains(roles, r.stac) {
-			return r.iso
+	iso := map[string]string{"producer": "originator", "licensor": "rightsHolder", "processor": "processor", "host": "distributor"}
+	for _, r := range roles {
+		if v, ok := iso[r]; ok {
+			return v
 		}
 	}
 	return "resourceProvider"

@@ -1,0 +1,339 @@
+package conformance
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// stacRemote is a remote STAC catalog served from memory: documents and data files by path,
+// each with an ETag and a modification time, HEAD and ranges included (http.ServeContent).
+type stacRemote struct {
+	mu    sync.Mutex
+	files map[string]fixtureFile
+	srv   *httptest.Server
+}
+
+type fixtureFile struct {
+	body  []byte
+	ctype string
+	mod   time.Time
+}
+
+func newStacRemote(t *testing.T) *stacRemote {
+	t.Helper()
+	f := &stacRemote{files: map[string]fixtureFile{}}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		file, ok := f.files[r.URL.Path]
+		f.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		sum := sha256.Sum256(file.body)
+		w.Header().Set("Content-Type", file.ctype)
+		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:8])+`"`)
+		http.ServeContent(w, r, "", file.mod, bytes.NewReader(file.body))
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *stacRemote) put(path, ctype string, body []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.files[path] = fixtureFile{body: body, ctype: ctype, mod: time.Now().UTC().Truncate(time.Second)}
+}
+
+func (f *stacRemote) putJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.put(path, "application/json", b)
+}
+
+func (f *stacRemote) url(path string) string { return f.srv.URL + path }
+
+const cogType = "image/tiff; application=geotiff; profile=cloud-optimized"
+
+// stacItem is an item document of the fixture: its self link absolute, its asset relative.
+func stacItem(f *stacRemote, id string, bbox []float64, props map[string]any, assets map[string]any) map[string]any {
+	dir := "/scenes/" + id + "/"
+	return map[string]any{"type": "Feature", "stac_version": "1.0.0", "id": id, "collection": "scenes", "bbox": bbox,
+		"geometry": map[string]any{"type": "Polygon", "coordinates": [][][]float64{{{bbox[0], bbox[1]}, {bbox[2], bbox[1]},
+			{bbox[2], bbox[3]}, {bbox[0], bbox[3]}, {bbox[0], bbox[1]}}}},
+		"properties": props, "assets": assets,
+		"links": []map[string]any{{"rel": "self", "href": f.url(dir + id + ".json"), "type": "application/geo+json"},
+			{"rel": "collection", "href": "../collection.json", "type": "application/json"},
+			{"rel": "parent", "href": "../collection.json"}, {"rel": "root", "href": "../../catalog.json"}}}
+}
+
+// staticCatalog lays out a static catalog: a root catalog, one collection ("scenes") with its
+// provider, licence and keywords, and four items: a COG scene, a GeoJSON layer, an item whose
+// asset is missing (404) and one whose asset is a file URL.
+func staticCatalog(t *testing.T, f *stacRemote, cog, roads []byte) {
+	t.Helper()
+	f.putJSON(t, "/catalog.json", map[string]any{"type": "Catalog", "stac_version": "1.0.0", "id": "fixture",
+		"title": "Fixture catalog", "description": "A static catalog served by the test",
+		"links": []map[string]any{{"rel": "self", "href": f.url("/catalog.json")}, {"rel": "root", "href": "./catalog.json"},
+			{"rel": "child", "href": "./scenes/collection.json", "type": "application/json"}}})
+	f.putJSON(t, "/scenes/collection.json", map[string]any{"type": "Collection", "stac_version": "1.0.0", "id": "scenes",
+		"title": "Fixture scenes " + randomHex(3), "description": "Scenes of the fixture", "license": "CC-BY-4.0",
+		"keywords": []string{"fixture"}, "providers": []map[string]any{{"name": "Fixture Agency", "roles": []string{"producer", "host"}}},
+		"extent": map[string]any{"spatial": map[string]any{"bbox": [][]float64{{5, 47, 11, 51}}},
+			"temporal": map[string]any{"interval": [][]any{{"2020-01-01T00:00:00Z", nil}}}},
+		"links": []map[string]any{{"rel": "self", "href": f.url("/scenes/collection.json")}, {"rel": "root", "href": "../catalog.json"},
+			{"rel": "item", "href": "./scene-a/scene-a.json"}, {"rel": "item", "href": "./roads-b/roads-b.json"},
+			{"rel": "item", "href": "./broken-c/broken-c.json"}, {"rel": "item", "href": "./local-d/local-d.json"}}})
+	f.putJSON(t, "/scenes/scene-a/scene-a.json", stacItem(f, "scene-a", []float64{10, 47.8, 10.3, 48},
+		map[string]any{"datetime": "2021-06-01T10:00:00Z", "title": "Scene A", "description": "An RGB scene",
+			"license": "CC-BY-SA-4.0", "keywords": []string{"optical", "rgb"}, "updated": "2024-01-01T00:00:00Z",
+			"providers": []map[string]any{{"name": "Scene Maker", "roles": []string{"licensor", "producer"}}}},
+		map[string]any{"visual": map[string]any{"href": "./scene-a.tif", "type": cogType, "roles": []string{"data"}},
+			"thumbnail": map[string]any{"href": "./thumb.png", "type": "image/png", "roles": []string{"thumbnail"}}}))
+	f.put("/scenes/scene-a/scene-a.tif", "image/tiff", cog)
+	f.putJSON(t, "/scenes/roads-b/roads-b.json", stacItem(f, "roads-b", []float64{5, 50, 5.5, 50.5},
+		map[string]any{"datetime": nil, "start_datetime": "2020-01-01T00:00:00Z", "end_datetime": "2020-12-31T00:00:00Z",
+			"title": "Roads B", "updated": "2024-01-01T00:00:00Z"},
+		map[string]any{"data": map[string]any{"href": "./roads-b.geojson", "type": "application/geo+json", "roles": []string{"data"}}}))
+	f.put("/scenes/roads-b/roads-b.geojson", "application/geo+json", roads)
+	f.putJSON(t, "/scenes/broken-c/broken-c.json", stacItem(f, "broken-c", []float64{10, 47.8, 10.3, 48},
+		map[string]any{"datetime": "2021-07-01T00:00:00Z"},
+		map[string]any{"data": map[string]any{"href": "./missing.tif", "type": cogType, "roles": []string{"data"}}}))
+	f.putJSON(t, "/scenes/local-d/local-d.json", stacItem(f, "local-d", []float64{10, 47.8, 10.3, 48},
+		map[string]any{"datetime": "2021-08-01T00:00:00Z"},
+		map[string]any{"data": map[string]any{"href": "file:///etc/passwd", "type": "image/tiff", "roles": []string{"data"}}}))
+}
+
+// importItems is the STAC Import body for search summaries, as a client sends it.
+func importItems(catalog string, items []any, visibility string) map[string]any {
+	var out []map[string]any
+	for _, raw := range items {
+		it := raw.(map[string]any)
+		out = append(out, map[string]any{"id": it["id"], "title": it["title"], "collection": it["collection"],
+			"item_href": it["item_href"], "data_asset_href": it["data_asset_href"], "data_asset_key": it["data_asset_key"]})
+	}
+	return map[string]any{"url": catalog, "items": out, "visibility": visibility}
+}
+
+// byID indexes an array of objects by a member.
+func byID(list []any, member string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, raw := range list {
+		m := raw.(map[string]any)
+		out[fmt.Sprint(m[member])] = m
+	}
+	return out
+}
+
+// stacSession is a signed-in editor on a server of the test's own.
+type stacSession struct {
+	hc          *http.Client
+	root, token string
+}
+
+func (s stacSession) call(t *testing.T, method, path string, body any) reply {
+	t.Helper()
+	return callAt(t, s.hc, s.root, method, path, body, bearer(s.token)...)
+}
+
+func (s stacSession) post(t *testing.T, path string, body any, want int) map[string]any {
+	t.Helper()
+	r := s.call(t, "POST", path, body)
+	if r.Status != want {
+		t.Fatalf("POST %s: %d, want %d: %s", path, r.Status, want, r.Body)
+	}
+	return r.JSON(t)
+}
+
+// wait follows an import's parent job until it ends.
+func (s stacSession) wait(t *testing.T, job string) map[string]any {
+	t.Helper()
+	return waitJob(t, s.hc, s.root, s.token, job, 3*time.Minute, func(j map[string]any) bool {
+		return j["status"] == "complete" || j["status"] == "failed"
+	})
+}
+
+// TestStacImportStaticCatalog: a static catalog served by the test is connected, listed,
+// searched and imported by a server that may reach loopback (REMOTE_ALLOW_PRIVATE). The COG
+// becomes a raster dataset whose tiles work, the GeoJSON a vector dataset with its features;
+// the record keeps the item's metadata and link, and the collection becomes a catalog collection
+// holding both. The item whose asset 404s and the one whose asset is a file URL fail alone.
+// A re-import of unchanged items skips them, a changed item updates its dataset in place.
+func TestStacImportStaticCatalog(t *testing.T) {
+	f := newStacRemote(t)
+	cog := converted(t, rgbTIFF(t), "scene.tif", "-of", "COG")
+	staticCatalog(t, f, cog, pointsGeoJSON(5))
+	srv := startFresh(t, "REMOTE_ALLOW_PRIVATE=true", "RATE_LIMIT_ENABLED=false")
+	hc := contractAt(t, srv)
+	admin := loginAt(t, hc, srv.APIRoot, "admin", AdminPassword)
+	s := stacSession{hc: hc, root: srv.APIRoot, token: newUserAt(t, hc, srv.APIRoot, admin, "editor")}
+	catalog := f.url("/catalog.json")
+
+	conn := s.post(t, "/services/stac/connect", map[string]any{"url": catalog}, 200)
+	if conn["catalog_id"] != "fixture" || conn["static"] != true || conn["item_search"] != false || conn["stac_version"] != "1.0.0" {
+		t.Fatalf("connect: %v", conn)
+	}
+	cols := s.post(t, "/services/stac/collections", map[string]any{"url": catalog}, 200)["collections"].([]any)
+	if len(cols) != 1 || cols[0].(map[string]any)["id"] != "scenes" || cols[0].(map[string]any)["license"] != "CC-BY-4.0" {
+		t.Fatalf("collections: %v", cols)
+	}
+	all := s.post(t, "/services/stac/search", map[string]any{"url": catalog, "collections": []string{"scenes"}}, 200)
+	items := byID(all["items"].([]any), "id")
+	if len(items) != 4 || items["scene-a"]["data_asset_key"] != "visual" || items["scene-a"]["data_asset_type"] != cogType ||
+		items["roads-b"]["data_asset_href"] != f.url("/scenes/roads-b/roads-b.geojson") || items["scene-a"]["thumbnail_href"] == nil {
+		t.Fatalf("search: %v", all)
+	}
+	// The filters of a static catalog's search apply here: the box holds only the roads, the
+	// time only the scenes of 2021 after June.
+	if got := s.post(t, "/services/stac/search", map[string]any{"url": catalog, "bbox": []float64{4, 49, 6, 51}}, 200); got["returned"] != 1.0 {
+		t.Fatalf("bbox search: %v", got)
+	}
+	if got := s.post(t, "/services/stac/search", map[string]any{"url": catalog, "datetime_range": "2021-06-15T00:00:00Z/.."}, 200); got["returned"] != 2.0 {
+		t.Fatalf("datetime search: %v", got)
+	}
+
+	res := s.post(t, "/services/stac/import", importItems(catalog, all["items"].([]any), "public"), 200)
+	results := byID(res["results"].([]any), "item_id")
+	if res["created"] != 3.0 || res["errors"] != 1.0 || results["local-d"]["status"] != "error" ||
+		!strings.Contains(fmt.Sprint(results["local-d"]["error"]), "http or https") {
+		t.Fatalf("import: %v", res)
+	}
+	job := s.wait(t, res["job_id"].(string))
+	if job["status"] != "complete" || job["rows_processed"] != 2.0 || job["rows_failed"] != 2.0 || job["progress"] != 1.0 ||
+		!strings.Contains(fmt.Sprint(job["warnings"]), "broken-c") || !strings.Contains(fmt.Sprint(job["warnings"]), "404") {
+		t.Fatalf("the import's job: %v", job)
+	}
+	datasets := stacDatasets(t, s, cols[0].(map[string]any)["title"].(string))
+	if len(datasets) != 2 {
+		t.Fatalf("the collection holds %d datasets: %v", len(datasets), datasets)
+	}
+	scene, roads := datasets[f.url("/scenes/scene-a/scene-a.json")], datasets[f.url("/scenes/roads-b/roads-b.json")]
+	if scene == nil || roads == nil {
+		t.Fatalf("datasets by source_url: %v", datasets)
+	}
+	// The record keeps the item's metadata: title, description, vintage, licence, producer,
+	// keywords, provider contact, link back and origin.
+	if scene["record_type"] != "raster_dataset" || scene["title"] != "Scene A" || scene["summary"] != "An RGB scene" ||
+		scene["license"] != "CC-BY-SA-4.0" || scene["source_organization"] != "Scene Maker" || scene["origin"] != "stac" ||
+		scene["origin_uri"] != f.url("/scenes/scene-a/scene-a.json") || scene["data_vintage_start"] != "2021-06-01" {
+		t.Fatalf("the scene's record: %v", scene)
+	}
+	if roads["record_type"] != "vector_dataset" || roads["feature_count"] != 5.0 || roads["data_vintage_start"] != "2020-01-01" ||
+		roads["data_vintage_end"] != "2020-12-31" || roads["license"] != "CC-BY-4.0" || roads["source_organization"] != "Fixture Agency" {
+		t.Fatalf("the roads' record: %v", roads)
+	}
+	sceneID, roadsID := scene["id"].(string), roads["id"].(string)
+	kw := s.call(t, "GET", "/records/"+scene["record_id"].(string)+"/keywords/", nil)
+	if kw.Status != 200 || !strings.Contains(string(kw.Body), `"optical"`) || !strings.Contains(string(kw.Body), `"rgb"`) {
+		t.Fatalf("keywords: %d %s", kw.Status, kw.Body)
+	}
+	if c := s.call(t, "GET", "/records/"+scene["record_id"].(string)+"/contacts/", nil); !strings.Contains(string(c.Body), "Scene Maker") ||
+		!strings.Contains(string(c.Body), "rightsHolder") {
+		t.Fatalf("contacts: %s", c.Body)
+	}
+	// The raster's tiles work; the vector's features are there.
+	tok := s.call(t, "GET", "/tiles/token/"+sceneID+"/", nil).JSON(t)
+	z := int(tok["maxzoom"].(float64))
+	x, y := rasterTileAt(10.15, 47.9, z)
+	if r := callAt(t, hc, "", "GET", tileURL(tok["tile_url"].(string), z, x, y), nil); r.Status != 200 || r.Header.Get("Content-Type") != "image/png" {
+		t.Fatalf("a tile of the imported COG: %d %s", r.Status, r.Header.Get("Content-Type"))
+	}
+	if r := s.call(t, "GET", "/collections/"+roadsID+"/items?limit=10", nil); r.Status != 200 || len(r.JSON(t)["features"].([]any)) != 5 {
+		t.Fatalf("features: %d %s", r.Status, r.Body)
+	}
+
+	// Again, unchanged: skipped, the same datasets, nothing new; the record still follows the
+	// item's metadata (a new title without a new `updated`).
+	sceneDoc := stacItem(f, "scene-a", []float64{10, 47.8, 10.3, 48},
+		map[string]any{"datetime": "2021-06-01T10:00:00Z", "title": "Scene A, renamed", "description": "An RGB scene",
+			"license": "CC-BY-SA-4.0", "keywords": []string{"optical"}, "updated": "2024-01-01T00:00:00Z"},
+		map[string]any{"visual": map[string]any{"href": "./scene-a.tif", "type": cogType, "roles": []string{"data"}}})
+	f.putJSON(t, "/scenes/scene-a/scene-a.json", sceneDoc)
+	two := []any{items["scene-a"], items["roads-b"]}
+	again := s.post(t, "/services/stac/import", importItems(catalog, two, "public"), 200)
+	if again["skipped"] != 2.0 || again["created"] != 0.0 {
+		t.Fatalf("an unchanged re-import: %v", again)
+	}
+	for _, r := range again["results"].([]any) {
+		if id := r.(map[string]any)["dataset_id"]; id != sceneID && id != roadsID {
+			t.Fatalf("a skipped item names dataset %v", id)
+		}
+	}
+	if j := s.wait(t, again["job_id"].(string)); j["status"] != "complete" {
+		t.Fatalf("the unchanged re-import's job: %v", j)
+	}
+	if d := s.call(t, "GET", "/datasets/"+sceneID, nil).JSON(t); d["title"] != "Scene A, renamed" {
+		t.Fatalf("metadata not refreshed on a skip: %v", d["title"])
+	}
+	if kw := s.call(t, "GET", "/records/"+scene["record_id"].(string)+"/keywords/", nil); strings.Contains(string(kw.Body), `"rgb"`) {
+		t.Fatalf("a keyword the item dropped stayed: %s", kw.Body)
+	}
+
+	// Changed data (a new `updated`, more features): the same dataset gets the new data.
+	f.put("/scenes/roads-b/roads-b.geojson", "application/geo+json", pointsGeoJSON(8))
+	roadsDoc := stacItem(f, "roads-b", []float64{5, 50, 5.5, 50.5},
+		map[string]any{"datetime": "2022-03-01T00:00:00Z", "title": "Roads B", "updated": "2024-05-01T00:00:00Z"},
+		map[string]any{"data": map[string]any{"href": "./roads-b.geojson", "type": "application/geo+json", "roles": []string{"data"}}})
+	f.putJSON(t, "/scenes/roads-b/roads-b.json", roadsDoc)
+	third := s.post(t, "/services/stac/import", importItems(catalog, []any{items["roads-b"]}, "public"), 200)
+	r0 := third["results"].([]any)[0].(map[string]any)
+	if third["created"] != 1.0 || r0["updated"] != true || r0["dataset_id"] != roadsID {
+		t.Fatalf("a changed re-import: %v", third)
+	}
+	if j := s.wait(t, third["job_id"].(string)); j["status"] != "complete" {
+		t.Fatalf("the changed re-import's job: %v", j)
+	}
+	d := s.call(t, "GET", "/datasets/"+roadsID, nil).JSON(t)
+	if d["feature_count"] != 8.0 || d["current_version"].(float64) < 2 || d["data_vintage_start"] != "2022-03-01" {
+		t.Fatalf("the updated dataset: %v", d)
+	}
+	if r := s.call(t, "GET", "/collections/"+roadsID+"/items?limit=20", nil); len(r.JSON(t)["features"].([]any)) != 8 {
+		t.Fatalf("features after the update: %s", r.Body)
+	}
+	if n := len(stacDatasets(t, s, cols[0].(map[string]any)["title"].(string))); n != 2 {
+		t.Fatalf("after re-imports the collection holds %d datasets, want the same 2", n)
+	}
+	// The collection was made once: one catalog collection of that name.
+	if r := s.call(t, "GET", "/catalog/collections/?q="+strings.ReplaceAll(cols[0].(map[string]any)["title"].(string), " ", "%20"), nil); r.JSON(t)["total"] != 1.0 {
+		t.Fatalf("collections after re-imports: %s", r.Body)
+	}
+	// register mode is refused and says why.
+	reg := importItems(catalog, []any{items["scene-a"]}, "private")
+	reg["mode"] = "register"
+	if r := s.call(t, "POST", "/services/stac/import", reg); r.Status != 422 || !strings.Contains(string(r.Body), "mode register") {
+		t.Fatalf("register mode: %d %s", r.Status, r.Body)
+	}
+}
+
+// stacDatasets are the datasets of the caller's catalog collection named name, by source_url.
+func stacDatasets(t *testing.T, s stacSession, name string) map[string]map[string]any {
+	t.Helper()
+	r := s.call(t, "GET", "/catalog/collections/?q="+strings.ReplaceAll(name, " ", "%20"), nil)
+	list := r.JSON(t)["collections"].([]any)
+	if len(list) != 1 {
+		t.Fatalf("collections named %q: %s", name, r.Body)
+	}
+	id := list[0].(map[string]any)["id"].(string)
+	ds := s.call(t, "GET", "/catalog/collections/"+id+"/datasets/", nil)
+	if ds.Status != 200 {
+		t.Fatalf("collection datasets: %d %s", ds.Status, ds.Body)
+	}
+	out := map[string]map[string]any{}
+	for _, raw := range ds.JSON(t)["datasets"].([]any) {
+		d := s.call(t, "GET", "/datasets/"+raw.(map[string]any)["id"].(string), nil).JSON(t)
+		out[fmt.Sprint(d["source_url"])] = d
+	}
+	return out
+}
