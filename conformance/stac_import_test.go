@@ -337,3 +337,105 @@ func stacDatasets(t *testing.T, s stacSession, name string) map[string]map[strin
 	}
 	return out
 }
+
+// TestStacImportRefusesPrivateAddressesByDefault: the shared server runs with the default remote
+// policy; a catalog on loopback is refused by every STAC Import operation with 422 naming the
+// setting that would allow it, before anything is queued.
+func TestStacImportRefusesPrivateAddressesByDefault(t *testing.T) {
+	f := newStacRemote(t)
+	staticCatalog(t, f, []byte("II*\x00"), pointsGeoJSON(1))
+	editor := newUser(t, "editor")
+	catalog := f.url("/catalog.json")
+	item := map[string]any{"id": "scene-a", "title": "Scene A", "item_href": f.url("/scenes/scene-a/scene-a.json"),
+		"data_asset_href": f.url("/scenes/scene-a/scene-a.tif")}
+	for _, tc := range []struct {
+		path string
+		body map[string]any
+	}{
+		{"/services/stac/connect", map[string]any{"url": catalog}},
+		{"/services/stac/collections", map[string]any{"url": catalog}},
+		{"/services/stac/search", map[string]any{"url": catalog}},
+		{"/services/stac/import", map[string]any{"url": catalog, "items": []any{item}}},
+		{"/services/stac/connect", map[string]any{"url": "file:///etc/passwd"}},
+		{"/services/stac/connect", map[string]any{"url": "http://169.254.169.254/latest/meta-data/"}},
+	} {
+		r := call(t, "POST", tc.path, tc.body, bearer(editor.Access)...)
+		want := "REMOTE_ALLOW_PRIVATE"
+		if strings.HasPrefix(fmt.Sprint(tc.body["url"]), "file:") {
+			want = "http or https"
+		}
+		if r.Status != 422 || !strings.Contains(string(r.Body), want) {
+			t.Errorf("%s %v: %d %s, want 422 naming %s", tc.path, tc.body["url"], r.Status, r.Body, want)
+		}
+	}
+	// Browsing and importing need the upload capability.
+	viewer := newUser(t, "viewer")
+	if r := call(t, "POST", "/services/stac/connect", map[string]any{"url": catalog}, bearer(viewer.Access)...); r.Status != 403 {
+		t.Errorf("a viewer connecting: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestStacImportRemotePolicy: a server that allows one host by name (REMOTE_ALLOW_HOSTS) reads
+// the catalog there, but not what a redirect sends to another address, neither for a document
+// nor for an asset; an asset over REMOTE_ASSET_MAX_BYTES fails its item and leaves no dataset;
+// the other item of the same import is imported.
+func TestStacImportRemotePolicy(t *testing.T) {
+	f := newStacRemote(t)
+	staticCatalog(t, f, []byte("unused"), pointsGeoJSON(3))
+	local := strings.Replace(f.srv.URL, "127.0.0.1", "localhost", 1)
+	f.srv.Config.Handler = redirecting(f.srv.Config.Handler, f.srv.URL)
+	f.put("/scenes/big/big.tif", "image/tiff", bytes.Repeat([]byte{1}, 300_000))
+	f.putJSON(t, "/scenes/big/big.json", stacItem(f, "big", []float64{10, 47.8, 10.3, 48}, map[string]any{"datetime": "2021-01-01T00:00:00Z"},
+		map[string]any{"data": map[string]any{"href": local + "/scenes/big/big.tif", "type": cogType, "roles": []string{"data"}}}))
+	f.putJSON(t, "/scenes/moved/moved.json", stacItem(f, "moved", []float64{10, 47.8, 10.3, 48}, map[string]any{"datetime": "2021-01-01T00:00:00Z"},
+		map[string]any{"data": map[string]any{"href": local + "/redirect/roads.geojson", "type": "application/geo+json", "roles": []string{"data"}}}))
+	srv := startFresh(t, "REMOTE_ALLOW_HOSTS=localhost", "REMOTE_ASSET_MAX_BYTES=200000", "RATE_LIMIT_ENABLED=false")
+	hc := contractAt(t, srv)
+	admin := loginAt(t, hc, srv.APIRoot, "admin", AdminPassword)
+	s := stacSession{hc: hc, root: srv.APIRoot, token: newUserAt(t, hc, srv.APIRoot, admin, "editor")}
+
+	if c := s.post(t, "/services/stac/connect", map[string]any{"url": local + "/catalog.json"}, 200); c["catalog_id"] != "fixture" {
+		t.Fatalf("connect to an allowed host: %v", c)
+	}
+	// The same server under its address: not on the allow list.
+	if r := s.call(t, "POST", "/services/stac/connect", map[string]any{"url": f.url("/catalog.json")}); r.Status != 422 ||
+		!strings.Contains(string(r.Body), "REMOTE_ALLOW_HOSTS") {
+		t.Fatalf("a host off the allow list: %d %s", r.Status, r.Body)
+	}
+	if r := s.call(t, "POST", "/services/stac/connect", map[string]any{"url": local + "/redirect/catalog.json"}); r.Status != 422 ||
+		!strings.Contains(string(r.Body), "redirect") {
+		t.Fatalf("a redirect to a private address not allowed: %d %s", r.Status, r.Body)
+	}
+	items := []any{
+		map[string]any{"id": "big", "title": "Big", "item_href": local + "/scenes/big/big.json", "data_asset_href": local + "/scenes/big/big.tif"},
+		map[string]any{"id": "moved", "title": "Moved", "item_href": local + "/scenes/moved/moved.json", "data_asset_href": local + "/redirect/roads.geojson"},
+		map[string]any{"id": "roads-b", "title": "Roads", "item_href": local + "/scenes/roads-b/roads-b.json",
+			"data_asset_href": local + "/scenes/roads-b/roads-b.geojson"},
+	}
+	res := s.post(t, "/services/stac/import", importItems(local+"/catalog.json", items, "private"), 200)
+	results := byID(res["results"].([]any), "item_id")
+	// Both refusals come with the download, in the background: the request queued all three.
+	if res["created"] != 3.0 || results["big"]["status"] != "created" || results["moved"]["status"] != "created" {
+		t.Fatalf("import: %v", res)
+	}
+	job := s.wait(t, res["job_id"].(string))
+	warnings := fmt.Sprint(job["warnings"])
+	if job["status"] != "complete" || job["rows_processed"] != 1.0 || job["rows_failed"] != 2.0 ||
+		!strings.Contains(warnings, "REMOTE_ASSET_MAX_BYTES") || !strings.Contains(warnings, "item moved") || !strings.Contains(warnings, "redirect") {
+		t.Fatalf("the import's job: %v", job)
+	}
+	if r := s.call(t, "GET", "/datasets/?q=Big", nil); r.JSON(t)["total"] != 0.0 {
+		t.Fatalf("a dataset of the refused asset: %s", r.Body)
+	}
+}
+
+// redirecting sends /redirect/... to the same path on target (another name of the same server).
+func redirecting(next http.Handler, target string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/redirect/"); ok {
+			http.Redirect(w, r, target+"/scenes/"+rest, http.StatusFound)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -9,6 +9,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,13 +72,16 @@ func New(policy Policy) *Client {
 			if err != nil {
 				return nil, err
 			}
+			var refusal error
 			for _, ip := range ips {
 				if err := c.checkAddress(host, ip); err != nil {
+					refusal = cmp.Or(refusal, err)
 					continue
 				}
 				return dialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
 			}
-			return nil, fmt.Errorf("%w: %s resolves only to addresses this service does not reach", ErrRefused, host)
+			// The refusal names the setting that would allow the address.
+			return nil, fmt.Errorf("%s resolves only to addresses this service does not reach: %w", host, cmp.Or(refusal, ErrRefused))
 		},
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: 30 * time.Second,

@@ -649,8 +649,13 @@ func assetKind(a asset) (kind, ext string) {
 	return "", ""
 }
 
+// formatRank orders the vector formats an item may offer its data in (a catalog like this one
+// offers several of the same data): the ones that keep types and geometry whole first.
+var formatRank = map[string]int{".tif": 3, ".gpkg": 3, ".fgb": 2, ".geojson": 2, ".zip": 1, ".csv": 0}
+
 // dataAsset is the asset an import takes: of those the import reads, one with the data role
-// first, a Cloud Optimized GeoTIFF before another raster, then by key.
+// first, a Cloud Optimized GeoTIFF before another raster, GeoPackage or FlatGeobuf before
+// GeoJSON, Shapefile and CSV, then by key.
 func dataAsset(it *object) (string, asset, bool) {
 	best, bestRank := "", -1
 	for _, key := range sortedKeys(it.Assets) {
@@ -659,12 +664,16 @@ func dataAsset(it *object) (string, asset, bool) {
 		if kind == "" || slices.Contains(a.Roles, "thumbnail") || slices.Contains(a.Roles, "overview") {
 			continue
 		}
-		rank := 1
+		_, ext := assetKind(a)
+		rank := formatRank[ext]
 		if slices.Contains(a.Roles, "data") {
-			rank += 4
+			rank += 10
 		}
 		if strings.Contains(strings.ToLower(a.Type), "cloud-optimized") {
-			rank += 2
+			rank += 5
+		}
+		if u, err := url.Parse(a.Href); err == nil && strings.HasSuffix(u.Path, "/items") {
+			rank -= 5 // an OGC API Features items endpoint answers one page, not the data
 		}
 		if rank > bestRank {
 			best, bestRank = key, rank

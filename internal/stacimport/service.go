@@ -415,10 +415,6 @@ func metadataOf(it *object, in ImportItem, col *CollectionSummary, req ImportReq
 			m.Providers = col.providers
 		}
 	}
-	if m.License == "proprietary" || m.License == "various" || m.License == "other" {
-		// STAC's words for "see the links": the record keeps the words, as a licence name.
-		m.License = pr.License
-	}
 	for _, k := range slices.Concat(pr.Keywords, in.Keywords) {
 		k = strings.TrimSpace(k)
 		if k != "" && len(k) <= 500 && !slices.ContainsFunc(m.Keywords, func(x string) bool { return strings.EqualFold(x, k) }) && len(m.Keywords) < 100 {

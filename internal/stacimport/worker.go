@@ -80,11 +80,14 @@ func (s *Service) download(ctx context.Context, id uuid.UUID) error {
 	if err != nil {
 		return fail(detail(err))
 	}
+	tooLarge := fmt.Sprintf("the asset %s is larger than the %d bytes this server downloads (REMOTE_ASSET_MAX_BYTES)", redact(it.AssetHref), s.AssetMax)
 	dl, err := s.Remote.Open(ctx, it.AssetHref, nil, s.AssetMax)
-	if err != nil {
-		if ctx.Err() != nil {
-			return err // the server is stopping: River runs the download again
-		}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return err // the server is stopping: River runs the download again
+	case errors.Is(err, remote.ErrTooLarge):
+		return fail(tooLarge)
+	case err != nil:
 		return fail(detail(err))
 	}
 	defer dl.Body.Close()
@@ -94,7 +97,7 @@ func (s *Service) download(ctx context.Context, id uuid.UUID) error {
 	job, err := s.Jobs.Upload(ctx, p, it.Filename, dl.Body)
 	if err != nil {
 		if errors.Is(err, remote.ErrTooLarge) {
-			return fail(fmt.Sprintf("the asset %s is larger than the %d bytes this server downloads (REMOTE_ASSET_MAX_BYTES)", redact(it.AssetHref), s.AssetMax))
+			return fail(tooLarge)
 		}
 		return fail(detail(err))
 	}
