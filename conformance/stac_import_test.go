@@ -439,3 +439,88 @@ func redirecting(next http.Handler, target string) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// TestStacImportFromAPI: the shared server is the remote, as a STAC API with item search; a
+// server of the test's own (REMOTE_ALLOW_PRIVATE) connects to it, searches by box and collection
+// (POST /search) and imports a public raster and a public vector dataset of it: the raster's
+// COG becomes a raster dataset whose tiles work, the vector's data a dataset with its features,
+// and the item's self link, title and data vintage stay on the records.
+func TestStacImportFromAPI(t *testing.T) {
+	owner := newUser(t, "editor")
+	tag := randomHex(3)
+	raster := importRaster(t, owner, "far.tif", createdTIFF(t, "-outsize", "200", "100", "-bands", "3", "-ot", "Byte", "-burn", "30",
+		"-burn", "90", "-burn", "200", "-a_srs", "EPSG:4326", "-a_ullr", "121", "-33", "121.3", "-33.15"),
+		map[string]any{"title": "Far scene " + tag, "visibility": "public"})
+	var gj strings.Builder
+	gj.WriteString(`{"type":"FeatureCollection","features":[`)
+	for i := 0; i < 6; i++ {
+		if i > 0 {
+			gj.WriteString(",")
+		}
+		fmt.Fprintf(&gj, `{"type":"Feature","properties":{"n":%d},"geometry":{"type":"Point","coordinates":[%g,-33.1]}}`, i, 121.05+float64(i)*0.01)
+	}
+	gj.WriteString("]}")
+	vjob := importFile(t, owner, "far.geojson", []byte(gj.String()), map[string]any{"title": "Far points " + tag, "visibility": "public"})
+	if vjob["status"] != "complete" {
+		t.Fatalf("vector import: %v", vjob)
+	}
+	srv := startFresh(t, "REMOTE_ALLOW_PRIVATE=true", "RATE_LIMIT_ENABLED=false")
+	hc := contractAt(t, srv)
+	admin := loginAt(t, hc, srv.APIRoot, "admin", AdminPassword)
+	s := stacSession{hc: hc, root: srv.APIRoot, token: newUserAt(t, hc, srv.APIRoot, admin, "editor")}
+	api := server.APIRoot + "/stac/"
+
+	if c := s.post(t, "/services/stac/connect", map[string]any{"url": api}, 200); c["item_search"] != true || c["static"] != false {
+		t.Fatalf("connect to a STAC API: %v", c)
+	}
+	cols := byID(s.post(t, "/services/stac/collections", map[string]any{"url": api}, 200)["collections"].([]any), "id")
+	if cols["datasets"] == nil {
+		t.Fatalf("the API's collections: %v", cols)
+	}
+	found := s.post(t, "/services/stac/search", map[string]any{"url": api, "collections": []string{"datasets"},
+		"bbox": []float64{120.9, -33.3, 121.4, -33}, "limit": 10}, 200)
+	items := byID(found["items"].([]any), "id")
+	rid, vid := raster["id"].(string), vjob["dataset_id"].(string)
+	if found["returned"] != 2.0 || items[rid] == nil || items[vid] == nil || items[rid]["data_asset_type"] != cogType {
+		t.Fatalf("search of the API: %v", found)
+	}
+	res := s.post(t, "/services/stac/import", importItems(api, found["items"].([]any), "public"), 200)
+	if res["created"] != 2.0 {
+		t.Fatalf("import: %v", res)
+	}
+	if job := s.wait(t, res["job_id"].(string)); job["status"] != "complete" || job["rows_processed"] != 2.0 {
+		t.Fatalf("the import's job: %v", job)
+	}
+	list := s.call(t, "GET", "/datasets/?limit=50", nil).JSON(t)["datasets"].([]any)
+	got := map[string]map[string]any{}
+	for _, raw := range list {
+		d := raw.(map[string]any)
+		got[fmt.Sprint(d["title"])] = d
+	}
+	rd, vd := got["Far scene "+tag], got["Far points "+tag]
+	if rd == nil || vd == nil || rd["record_type"] != "raster_dataset" || vd["feature_count"] != 6.0 || vd["origin"] != "stac" ||
+		vd["source_url"] != *strPtr(items[vid]["item_href"]) || vd["data_vintage_start"] != itemDate(items[vid]) || vd["summary"] != nil {
+		t.Fatalf("imported datasets: %v", got)
+	}
+	tok := s.call(t, "GET", "/tiles/token/"+rd["id"].(string)+"/", nil).JSON(t)
+	z := int(tok["maxzoom"].(float64))
+	x, y := rasterTileAt(121.15, -33.07, z)
+	if r := callAt(t, hc, "", "GET", tileURL(tok["tile_url"].(string), z, x, y), nil); r.Status != 200 {
+		t.Fatalf("a tile of the COG imported from the API: %d %s", r.Status, r.Body)
+	}
+}
+
+// itemDate is the day of a search summary's datetime (or start).
+func itemDate(it map[string]any) string {
+	for _, k := range []string{"datetime", "datetime_start"} {
+		if v, ok := it[k].(string); ok && len(v) >= 10 {
+			return v[:10]
+		}
+	}
+	return ""
+}
+
+func strPtr(v any) *string {
+	s := fmt.Sprint(v)
+	return &s
+}

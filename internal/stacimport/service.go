@@ -410,7 +410,6 @@ func metadataOf(it *object, in ImportItem, col *CollectionSummary, req ImportReq
 	}
 	if col != nil {
 		m.License = cmpOr(m.License, deref(col.License))
-		m.Summary = cmpOr(m.Summary, col.Description)
 		if len(m.Providers) == 0 {
 			m.Providers = col.providers
 		}
