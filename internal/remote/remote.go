@@ -3,8 +3,9 @@
 // host passes the deployment's allow and deny lists; every address it resolves to is checked at
 // the moment of connecting (so a DNS answer cannot change between the check and the dial), and
 // loopback, private, link-local and other special addresses are refused unless the deployment
-// allows them; every redirect is checked again like a first request, and headers that carry
-// credentials never follow one to another host; a body is bounded (too large is an error, never a
+// allows them; every redirect is checked again like a first request; a credential the user gave
+// (WithCredential) goes only to the origin it was given for, and headers that carry credentials
+// never follow a redirect to another host; a body is bounded (too large is an error, never a
 // silent cut) and so is the time.
 package remote
 
@@ -88,8 +89,80 @@ func New(policy Policy) *Client {
 		MaxIdleConnsPerHost:   4,
 		IdleConnTimeout:       30 * time.Second,
 	}
-	c.http = &http.Client{Transport: transport, CheckRedirect: c.checkRedirect}
+	c.http = &http.Client{Transport: credentialed{transport}, CheckRedirect: c.checkRedirect}
 	return c
+}
+
+// Credential is a secret a user gave for one remote service: Header: Value is sent with every
+// request to Origin (scheme, host and port of the address the user named), and with no other.
+type Credential struct {
+	Origin, Header, Value string
+}
+
+type credentialKey struct{}
+
+// WithCredential makes every fetch of ctx carry cred to its origin. The header is added per
+// request at the transport, never to the request a redirect copies its headers from: a redirect
+// to another origin, or a link or asset elsewhere, goes without it.
+func WithCredential(ctx context.Context, cred Credential) context.Context {
+	if cred.Value == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, credentialKey{}, cred)
+}
+
+// OriginOf is the origin a credential given with raw belongs to.
+func OriginOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return origin(u)
+}
+
+// origin is scheme://host:port, the port explicit, lower case.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme + "://" + net.JoinHostPort(strings.TrimSuffix(u.Hostname(), "."), port))
+}
+
+// credentialed adds the context's credential to requests for its origin.
+type credentialed struct{ next http.RoundTripper }
+
+func (c credentialed) RoundTrip(req *http.Request) (*http.Response, error) {
+	cred, ok := req.Context().Value(credentialKey{}).(Credential)
+	if !ok || cred.Origin == "" || origin(req.URL) != cred.Origin {
+		return c.next.RoundTrip(req)
+	}
+	r := req.Clone(req.Context())
+	r.Header.Set(cred.Header, cred.Value)
+	return c.next.RoundTrip(r)
+}
+
+// reservedHeaders are headers a credential may not be sent in: they frame the request itself.
+var reservedHeaders = []string{"Host", "Content-Length", "Content-Type", "Content-Encoding", "Transfer-Encoding", "Connection",
+	"Keep-Alive", "Upgrade", "Te", "Trailer", "Expect", "User-Agent", "Accept", "Accept-Encoding", "Range", "Proxy-Authorization"}
+
+// CheckCredential refuses a credential header that is not one (a malformed name or value, or
+// a header that frames the request).
+func CheckCredential(header, value string) error {
+	if header == "" || len(header) > 64 || strings.ContainsFunc(header, func(r rune) bool {
+		return !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) {
+		return apperr.Unprocessable("credentials.header %q: a header name (letters, digits and -, at most 64)", header)
+	}
+	for _, h := range reservedHeaders {
+		if strings.EqualFold(h, header) {
+			return apperr.Unprocessable("credentials.header %q frames the request and carries no credential", header)
+		}
+	}
+	if value == "" || strings.ContainsFunc(value, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+		return apperr.Unprocessable("credentials.value: not empty, without control characters")
+	}
+	return nil
 }
 
 // Check refuses a URL this service does not fetch, before anything is sent.
@@ -99,7 +172,7 @@ func (c *Client) Check(raw string) (*url.URL, error) {
 		return nil, apperr.Unprocessable("url %q: an absolute http or https URL is needed", raw)
 	}
 	if u.User != nil {
-		return nil, apperr.Unprocessable("url: credentials in the URL are not accepted; give them as a header or an API key setting")
+		return nil, apperr.Unprocessable("url: credentials in the URL are not accepted; give them as the request's credentials (header and value)")
 	}
 	if err := c.checkHost(u.Hostname()); err != nil {
 		return nil, apperr.Unprocessable("url %q: %v", raw, err)

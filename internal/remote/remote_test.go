@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,5 +201,70 @@ func TestOpenStreamsWithinBounds(t *testing.T) {
 	d.Body.Close()
 	if err != nil || string(b) != "0123456789" {
 		t.Fatalf("a body of exactly the bound: %q %v", b, err)
+	}
+}
+
+// A credential goes to the origin it was given for, in the header named, and nowhere else:
+// not to another port or name of the same machine, not after a redirect there, not on http
+// when given for https; back on its origin after a redirect, it is sent again.
+func TestCredentialStaysWithItsOrigin(t *testing.T) {
+	seen := map[string]string{}
+	var mu sync.Mutex
+	record := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seen[name+"@"+strings.Split(r.Host, ":")[0]+r.URL.Path] = r.Header.Get("X-Api-Key")
+			mu.Unlock()
+			if to := r.URL.Query().Get("to"); to != "" {
+				http.Redirect(w, r, to, http.StatusFound)
+				return
+			}
+			_, _ = w.Write([]byte("ok"))
+		})
+	}
+	other := httptest.NewServer(record("other"))
+	defer other.Close()
+	home := httptest.NewServer(record("home"))
+	defer home.Close()
+	byName := strings.Replace(home.URL, "127.0.0.1", "localhost", 1)
+	c := New(policy(Policy{AllowPrivate: true}))
+	ctx := WithCredential(context.Background(), Credential{Origin: OriginOf(home.URL + "/catalog.json"), Header: "X-Api-Key", Value: "s3cret"})
+	for _, raw := range []string{
+		home.URL + "/direct",
+		other.URL + "/direct",
+		byName + "/direct",
+		home.URL + "/away?to=" + url.QueryEscape(other.URL+"/redirected"),
+		home.URL + "/renamed?to=" + url.QueryEscape(byName+"/redirected"),
+		byName + "/back?to=" + url.QueryEscape(home.URL+"/returned"),
+	} {
+		if _, err := c.Get(ctx, raw, nil); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+	}
+	want := map[string]string{"home@127.0.0.1/direct": "s3cret", "other@127.0.0.1/direct": "", "home@localhost/direct": "",
+		"home@127.0.0.1/away": "s3cret", "other@127.0.0.1/redirected": "", "home@127.0.0.1/renamed": "s3cret",
+		"home@localhost/redirected": "", "home@localhost/back": "", "home@127.0.0.1/returned": "s3cret"}
+	for k, v := range want {
+		if got, ok := seen[k]; !ok || got != v {
+			t.Errorf("%s saw %q, want %q (all: %v)", k, got, v, seen)
+		}
+	}
+	if OriginOf("https://Example.org/x") != OriginOf("https://example.org:443/y") || OriginOf("http://example.org/") == OriginOf("https://example.org/") {
+		t.Error("origins: the default port is explicit, the scheme counts")
+	}
+}
+
+func TestCheckCredential(t *testing.T) {
+	for _, tc := range []struct {
+		header, value string
+		ok            bool
+	}{
+		{"Authorization", "Bearer abc", true}, {"X-Api-Key", "k", true},
+		{"Host", "evil.example", false}, {"content-length", "0", false}, {"X Api", "k", false}, {"", "k", false},
+		{"Authorization", "", false}, {"Authorization", "a\r\nX-Other: b", false},
+	} {
+		if err := CheckCredential(tc.header, tc.value); (err == nil) != tc.ok {
+			t.Errorf("%q: %q: %v", tc.header, tc.value, err)
+		}
 	}
 }
