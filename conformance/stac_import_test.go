@@ -524,3 +524,163 @@ func strPtr(v any) *string {
 	s := fmt.Sprint(v)
 	return &s
 }
+
+// credentialGate answers only requests that carry the credential (as X-Api-Key or Authorization),
+// sends /redirect/... to another origin, and records which credential each request came with,
+// by host (as the request named it) and path.
+type credentialGate struct {
+	mu   sync.Mutex
+	seen map[string][]string // "host path" -> the credential headers of each request
+}
+
+func (g *credentialGate) record(r *http.Request) string {
+	cred := r.Header.Get("X-Api-Key") + r.Header.Get("Authorization")
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	key := strings.Split(r.Host, ":")[0] + " " + r.URL.Path
+	g.seen[key] = append(g.seen[key], cred)
+	return cred
+}
+
+// TestStacImportCredentialsAndProgress: a static catalog that answers only with an API key is
+// connected, searched and imported with the key as `credentials`. The key reaches that origin
+// (documents, searches, the asset of the held item) and nothing else: not an asset on another
+// host, not a redirect there, not the same server under another name (which therefore answers
+// 401 and fails that item alone). While one download is held, the parent job is running at 3 of
+// 4 items with the credential kept sealed (never in clear) in the database; once it ends the job
+// is complete with progress 1 and the credential is gone. No answer carries the key.
+func TestStacImportCredentialsAndProgress(t *testing.T) {
+	const key = "s3cret-" + "k3y"
+	home, away := newStacRemote(t), newStacRemote(t)
+	awayURL := strings.Replace(away.srv.URL, "127.0.0.1", "localhost", 1)
+	renamed := strings.Replace(home.srv.URL, "127.0.0.1", "localhost", 1)
+	gate := &credentialGate{seen: map[string][]string{}}
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	homeFiles := home.srv.Config.Handler
+	home.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cred := gate.record(r)
+		if cred != key && cred != "Bearer "+key {
+			http.Error(w, "an API key is needed", http.StatusUnauthorized)
+			return
+		}
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/redirect/"); ok {
+			http.Redirect(w, r, awayURL+"/"+rest, http.StatusFound)
+			return
+		}
+		if r.URL.Path == "/scenes/held/held.geojson" && r.Method == http.MethodGet {
+			<-release
+		}
+		homeFiles.ServeHTTP(w, r)
+	})
+	awayFiles := away.srv.Config.Handler
+	away.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gate.record(r)
+		awayFiles.ServeHTTP(w, r)
+	})
+	catalog := home.url("/catalog.json")
+	home.putJSON(t, "/catalog.json", map[string]any{"type": "Catalog", "stac_version": "1.0.0", "id": "gated", "description": "Needs a key",
+		"links": []map[string]any{{"rel": "self", "href": catalog}, {"rel": "child", "href": "./scenes/collection.json"}}})
+	ids := []string{"held", "away", "moved", "renamed"}
+	hrefs := map[string]string{"held": "./held.geojson", "away": awayURL + "/away.geojson", "moved": home.url("/redirect/moved.geojson"),
+		"renamed": renamed + "/scenes/renamed/renamed.geojson"}
+	var links []map[string]any
+	for _, id := range ids {
+		links = append(links, map[string]any{"rel": "item", "href": "./" + id + "/" + id + ".json"})
+		home.putJSON(t, "/scenes/"+id+"/"+id+".json", stacItem(home, id, []float64{5, 50, 5.5, 50.5},
+			map[string]any{"datetime": "2022-01-01T00:00:00Z", "title": "Gated " + id},
+			map[string]any{"data": map[string]any{"href": hrefs[id], "type": "application/geo+json", "roles": []string{"data"}}}))
+	}
+	home.putJSON(t, "/scenes/collection.json", map[string]any{"type": "Collection", "stac_version": "1.0.0", "id": "scenes",
+		"title": "Gated " + randomHex(3), "description": "Behind a key", "license": "proprietary",
+		"extent": map[string]any{"spatial": map[string]any{"bbox": [][]float64{{5, 50, 6, 51}}},
+			"temporal": map[string]any{"interval": [][]any{{"2022-01-01T00:00:00Z", nil}}}},
+		"links": append(links, map[string]any{"rel": "self", "href": home.url("/scenes/collection.json")})})
+	home.put("/scenes/held/held.geojson", "application/geo+json", pointsGeoJSON(4))
+	home.put("/scenes/renamed/renamed.geojson", "application/geo+json", pointsGeoJSON(4))
+	away.put("/away.geojson", "application/geo+json", pointsGeoJSON(3))
+	away.put("/moved.geojson", "application/geo+json", pointsGeoJSON(2))
+
+	srv := startFresh(t, "REMOTE_ALLOW_PRIVATE=true", "RATE_LIMIT_ENABLED=false")
+	hc := contractAt(t, srv)
+	admin := loginAt(t, hc, srv.APIRoot, "admin", AdminPassword)
+	s := stacSession{hc: hc, root: srv.APIRoot, token: newUserAt(t, hc, srv.APIRoot, admin, "editor")}
+	apiKey := map[string]any{"header": "X-Api-Key", "value": key}
+
+	if r := s.call(t, "POST", "/services/stac/connect", map[string]any{"url": catalog}); r.Status != 502 || !strings.Contains(string(r.Body), "401") {
+		t.Fatalf("connect without the key: %d %s", r.Status, r.Body)
+	}
+	gate.mu.Lock()
+	clear(gate.seen) // that request went without a key on purpose
+	gate.mu.Unlock()
+	if c := s.post(t, "/services/stac/connect", map[string]any{"url": catalog, "credentials": map[string]any{"value": "Bearer " + key}}, 200); c["catalog_id"] != "gated" {
+		t.Fatalf("connect with a bearer token (the default header): %v", c)
+	}
+	for _, bad := range []map[string]any{{"header": "Host", "value": "elsewhere.example"}, {"header": "Content-Length", "value": "0"}} {
+		if r := s.call(t, "POST", "/services/stac/connect", map[string]any{"url": catalog, "credentials": bad}); r.Status != 422 {
+			t.Errorf("credentials in %v: %d %s", bad["header"], r.Status, r.Body)
+		}
+	}
+	found := s.post(t, "/services/stac/search", map[string]any{"url": catalog, "credentials": apiKey}, 200)
+	if found["returned"] != 4.0 {
+		t.Fatalf("search with the key: %v", found)
+	}
+	body := importItems(catalog, found["items"].([]any), "private")
+	body["credentials"] = apiKey
+	r := s.call(t, "POST", "/services/stac/import", body)
+	if r.Status != 200 || r.JSON(t)["created"] != 4.0 || strings.Contains(string(r.Body), key) {
+		t.Fatalf("import with the key: %d %s", r.Status, r.Body)
+	}
+	job := r.JSON(t)["job_id"].(string)
+
+	// Three items end while the fourth's download is held: the parent tells how far it is.
+	mid := waitJob(t, hc, srv.APIRoot, s.token, job, 2*time.Minute, func(j map[string]any) bool {
+		n, _ := j["rows_processed"].(float64)
+		f, _ := j["rows_failed"].(float64)
+		return n+f == 3 || j["status"] != "running"
+	})
+	if mid["status"] != "running" || mid["progress"] != 0.75 || mid["rows_failed"] != 1.0 {
+		t.Fatalf("the job with one item left: %v", mid)
+	}
+	conn := connect(t, srv.DBURL)
+	var sealed []byte
+	if err := conn.QueryRow(t.Context(), "SELECT credential FROM catalog.stac_imports WHERE job_id = $1", job).Scan(&sealed); err != nil {
+		t.Fatal(err)
+	}
+	if len(sealed) == 0 || bytes.Contains(sealed, []byte(key)) {
+		t.Fatalf("the credential while a download needs it: %q", sealed)
+	}
+	once.Do(func() { close(release) })
+	end := s.wait(t, job)
+	warnings := fmt.Sprint(end["warnings"])
+	if end["status"] != "complete" || end["progress"] != 1.0 || end["rows_processed"] != 3.0 || end["rows_failed"] != 1.0 ||
+		!strings.Contains(warnings, "item renamed") || !strings.Contains(warnings, "401") {
+		t.Fatalf("the job at its end: %v", end)
+	}
+	if raw := s.call(t, "GET", "/jobs/"+job, nil); strings.Contains(string(raw.Body), key) {
+		t.Fatalf("the job shows the key: %s", raw.Body)
+	}
+	if err := conn.QueryRow(t.Context(), "SELECT credential FROM catalog.stac_imports WHERE job_id = $1", job).Scan(&sealed); err != nil || sealed != nil {
+		t.Fatalf("the credential after the last download: %q %v", sealed, err)
+	}
+
+	gate.mu.Lock()
+	defer gate.mu.Unlock()
+	want := map[string]bool{ // host path -> whether the key went there
+		"127.0.0.1 /catalog.json": true, "127.0.0.1 /scenes/held/held.json": true, "127.0.0.1 /scenes/held/held.geojson": true,
+		"127.0.0.1 /redirect/moved.geojson": true, "localhost /moved.geojson": false, "localhost /away.geojson": false,
+		"localhost /scenes/renamed/renamed.geojson": false,
+	}
+	for where, sent := range want {
+		creds, ok := gate.seen[where]
+		if !ok {
+			t.Errorf("no request for %s (all: %v)", where, gate.seen)
+		}
+		for _, c := range creds {
+			if (c != "") != sent {
+				t.Errorf("%s got credential %q, want sent=%v", where, c, sent)
+			}
+		}
+	}
+}

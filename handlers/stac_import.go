@@ -25,7 +25,7 @@ func (s *Server) StacImportStacCollections(ctx context.Context, request gen.Stac
 	if err := stacBrowse(ctx); err != nil {
 		return nil, err
 	}
-	cols, truncated, err := s.stacImport.Collections(ctx, request.Body.Url)
+	cols, truncated, err := s.stacImport.Collections(ctx, request.Body.Url, stacCredentials(request.Body.Credentials))
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (s *Server) StacImportStacConnect(ctx context.Context, request gen.StacImpo
 	if err := stacBrowse(ctx); err != nil {
 		return nil, err
 	}
-	sum, err := s.stacImport.Connect(ctx, request.Body.Url)
+	sum, err := s.stacImport.Connect(ctx, request.Body.Url, stacCredentials(request.Body.Credentials))
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (s *Server) StacImportStacConnect(ctx context.Context, request gen.StacImpo
 // StacImport: STAC Import (POST /services/stac/import).
 func (s *Server) StacImport(ctx context.Context, request gen.StacImportRequestObject) (gen.StacImportResponseObject, error) {
 	b := request.Body
-	req := stacimport.ImportRequest{URL: b.Url, Items: make([]stacimport.ImportItem, len(b.Items))}
+	req := stacimport.ImportRequest{URL: b.Url, Items: make([]stacimport.ImportItem, len(b.Items)), Credentials: stacCredentials(b.Credentials)}
 	if b.Visibility != nil {
 		req.Visibility = string(*b.Visibility)
 	}
@@ -93,7 +93,7 @@ func (s *Server) StacImportStacSearch(ctx context.Context, request gen.StacImpor
 	}
 	b := request.Body
 	page, err := s.stacImport.Search(ctx, stacimport.SearchQuery{URL: b.Url, Collections: val(b.Collections), BBox: float64s(b.Bbox),
-		Datetime: val(b.DatetimeRange), Limit: valOr(b.Limit, 20), Next: val(b.Next)})
+		Datetime: val(b.DatetimeRange), Limit: valOr(b.Limit, 20), Next: val(b.Next), Credentials: stacCredentials(b.Credentials)})
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +113,14 @@ func (s *Server) StacImportStacSearch(ctx context.Context, request gen.StacImpor
 		}
 	}
 	return out, nil
+}
+
+// stacCredentials is the remote's credential a request gave, if any.
+func stacCredentials(c *gen.StacCredentials) *stacimport.Credentials {
+	if c == nil {
+		return nil
+	}
+	return &stacimport.Credentials{Header: val(c.Header), Value: val(c.Value)}
 }
 
 func float32s(v []float64) *[]float32 {

@@ -6,8 +6,15 @@ VALUES (@id, @source_filename, @created_by, 'running', 'registering', 0, true, n
 RETURNING *;
 
 -- name: CreateStacImport :exec
-INSERT INTO catalog.stac_imports (job_id, owner_id, url, collection, visibility)
-VALUES (@job_id, @owner_id, @url, @collection, @visibility);
+INSERT INTO catalog.stac_imports (job_id, owner_id, url, collection, visibility, credential)
+VALUES (@job_id, @owner_id, @url, @collection, @visibility, sqlc.narg(credential));
+
+-- name: DropStacImportCredential :exec
+-- The import's credential goes once no download of it is left to run (a download River runs
+-- again after its server went away is still 'downloading').
+UPDATE catalog.stac_imports s SET credential = NULL
+WHERE s.job_id = @job_id AND s.credential IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM catalog.stac_import_items i WHERE i.import_id = s.job_id AND i.state IN ('queued', 'downloading'));
 
 -- name: StacImportRunning :one
 -- Whether the owner already runs an import of the same remote collection.
@@ -25,7 +32,7 @@ RETURNING id;
 SELECT catalog.stac_import_tally(@job_id::uuid);
 
 -- name: GetStacImportItem :one
-SELECT sqlc.embed(i), s.owner_id, s.visibility FROM catalog.stac_import_items i
+SELECT sqlc.embed(i), s.owner_id, s.visibility, s.url, s.credential FROM catalog.stac_import_items i
 JOIN catalog.stac_imports s ON s.job_id = i.import_id
 WHERE i.id = @id;
 

@@ -478,6 +478,7 @@ type CatalogStacImport struct {
 	Collection string     `json:"collection"`
 	Visibility string     `json:"visibility"`
 	CreatedAt  time.Time  `json:"created_at"`
+	Credential []byte     `json:"credential"`
 }
 
 type CatalogStacImportItem struct {

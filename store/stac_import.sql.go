@@ -46,8 +46,8 @@ func (q *Queries) AddStacKeywords(ctx context.Context, arg AddStacKeywordsParams
 }
 
 const createStacImport = `-- name: CreateStacImport :exec
-INSERT INTO catalog.stac_imports (job_id, owner_id, url, collection, visibility)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO catalog.stac_imports (job_id, owner_id, url, collection, visibility, credential)
+VALUES ($1, $2, $3, $4, $5, $6)
 `
 
 type CreateStacImportParams struct {
@@ -56,6 +56,7 @@ type CreateStacImportParams struct {
 	Url        string     `json:"url"`
 	Collection string     `json:"collection"`
 	Visibility string     `json:"visibility"`
+	Credential []byte     `json:"credential"`
 }
 
 func (q *Queries) CreateStacImport(ctx context.Context, arg CreateStacImportParams) error {
@@ -65,6 +66,7 @@ func (q *Queries) CreateStacImport(ctx context.Context, arg CreateStacImportPara
 		arg.Url,
 		arg.Collection,
 		arg.Visibility,
+		arg.Credential,
 	)
 	return err
 }
@@ -186,6 +188,19 @@ func (q *Queries) DeleteStacKeywords(ctx context.Context, datasetID uuid.UUID) e
 	return err
 }
 
+const dropStacImportCredential = `-- name: DropStacImportCredential :exec
+UPDATE catalog.stac_imports s SET credential = NULL
+WHERE s.job_id = $1 AND s.credential IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM catalog.stac_import_items i WHERE i.import_id = s.job_id AND i.state IN ('queued', 'downloading'))
+`
+
+// The import's credential goes once no download of it is left to run (a download River runs
+// again after its server went away is still 'downloading').
+func (q *Queries) DropStacImportCredential(ctx context.Context, jobID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, dropStacImportCredential, jobID)
+	return err
+}
+
 const failStacItem = `-- name: FailStacItem :exec
 UPDATE catalog.stac_import_items SET state = 'failed', error = $1, updated_at = now()
 WHERE id = $2 AND state IN ('queued', 'downloading', 'ingesting')
@@ -202,7 +217,7 @@ func (q *Queries) FailStacItem(ctx context.Context, arg FailStacItemParams) erro
 }
 
 const getStacImportItem = `-- name: GetStacImportItem :one
-SELECT i.id, i.import_id, i.position, i.item_id, i.source_href, i.asset_href, i.filename, i.state, i.job_id, i.dataset_id, i.collection_id, i.error, i.metadata, i.updated_at, s.owner_id, s.visibility FROM catalog.stac_import_items i
+SELECT i.id, i.import_id, i.position, i.item_id, i.source_href, i.asset_href, i.filename, i.state, i.job_id, i.dataset_id, i.collection_id, i.error, i.metadata, i.updated_at, s.owner_id, s.visibility, s.url, s.credential FROM catalog.stac_import_items i
 JOIN catalog.stac_imports s ON s.job_id = i.import_id
 WHERE i.id = $1
 `
@@ -211,6 +226,8 @@ type GetStacImportItemRow struct {
 	CatalogStacImportItem CatalogStacImportItem `json:"catalog_stac_import_item"`
 	OwnerID               *uuid.UUID            `json:"owner_id"`
 	Visibility            string                `json:"visibility"`
+	Url                   string                `json:"url"`
+	Credential            []byte                `json:"credential"`
 }
 
 func (q *Queries) GetStacImportItem(ctx context.Context, id uuid.UUID) (GetStacImportItemRow, error) {
@@ -233,6 +250,8 @@ func (q *Queries) GetStacImportItem(ctx context.Context, id uuid.UUID) (GetStacI
 		&i.CatalogStacImportItem.UpdatedAt,
 		&i.OwnerID,
 		&i.Visibility,
+		&i.Url,
+		&i.Credential,
 	)
 	return i, err
 }

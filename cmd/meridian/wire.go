@@ -108,7 +108,7 @@ const stacDownloads = 2
 // item's data file downloaded through the upload path of jobs and queued on queue.
 func stacImportOf(c config.Config, d handlers.Deps, pool *pgxpool.Pool, log *slog.Logger, queue *ingest.Queue, objects blob.Objects) *stacimport.Service {
 	return &stacimport.Service{Pool: pool, Q: store.New(pool), Remote: remote.New(remote.Policy(c.Remote)), Jobs: d.Jobs, Queue: queue,
-		Objects: objects, AssetMax: c.Remote.AssetMaxBytes, Timeout: c.Remote.AssetTimeout, Log: log}
+		Objects: objects, AssetMax: c.Remote.AssetMaxBytes, Timeout: c.Remote.AssetTimeout, Box: d.Box, Log: log}
 }
 
 // objectsOf is where raster COGs are stored: the S3 bucket when S3 is configured (presigned

@@ -59,6 +59,7 @@ type SearchQuery struct {
 	Datetime    string
 	Limit       int
 	Next        string
+	Credentials *Credentials // for the origin of URL only, the next pages' included
 }
 
 // SearchPage is one page of a remote search; Next is the cursor of the following page, if any.
@@ -105,7 +106,11 @@ func isAPI(root *object, classes []string) bool {
 }
 
 // Connect reads the landing page and conformance of a remote STAC API or static catalog.
-func (s *Service) Connect(ctx context.Context, raw string) (Summary, error) {
+func (s *Service) Connect(ctx context.Context, raw string, cred *Credentials) (Summary, error) {
+	ctx, err := withCredentials(ctx, raw, cred)
+	if err != nil {
+		return Summary{}, err
+	}
 	f := s.fetcher()
 	root, err := f.landing(ctx, raw)
 	if err != nil {
@@ -128,7 +133,11 @@ func (s *Service) Connect(ctx context.Context, raw string) (Summary, error) {
 
 // Collections lists the collections of a remote API (following next links) or of a static
 // catalog (walking its child links), up to collectionsMax; truncated tells when more exist.
-func (s *Service) Collections(ctx context.Context, raw string) ([]CollectionSummary, bool, error) {
+func (s *Service) Collections(ctx context.Context, raw string, cred *Credentials) ([]CollectionSummary, bool, error) {
+	ctx, err := withCredentials(ctx, raw, cred)
+	if err != nil {
+		return nil, false, err
+	}
 	f := s.fetcher()
 	root, err := f.landing(ctx, raw)
 	if err != nil {
@@ -311,6 +320,10 @@ func (s *Service) Search(ctx context.Context, q SearchQuery) (SearchPage, error)
 		return SearchPage{}, apperr.Unprocessable("bbox: four numbers, west, south, east, north")
 	}
 	window, err := parseInterval(q.Datetime)
+	if err != nil {
+		return SearchPage{}, err
+	}
+	ctx, err = withCredentials(ctx, q.URL, q.Credentials)
 	if err != nil {
 		return SearchPage{}, err
 	}

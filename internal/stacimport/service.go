@@ -27,6 +27,7 @@ import (
 	"meridian/internal/blob"
 	"meridian/internal/ingest"
 	"meridian/internal/remote"
+	"meridian/internal/secretbox"
 	"meridian/store"
 )
 
@@ -37,15 +38,35 @@ type Service struct {
 	Pool     *pgxpool.Pool
 	Q        *store.Queries
 	Remote   *remote.Client
-	Jobs     *ingest.Jobs  // the upload path every downloaded file takes
-	Queue    *ingest.Queue // the River client the downloads are queued on
-	Objects  blob.Objects  // where the COG a re-import replaces is removed from
-	AssetMax int64         // the most bytes of one asset downloaded (REMOTE_ASSET_MAX_BYTES)
-	Timeout  time.Duration // the longest download (REMOTE_ASSET_TIMEOUT)
+	Jobs     *ingest.Jobs   // the upload path every downloaded file takes
+	Queue    *ingest.Queue  // the River client the downloads are queued on
+	Objects  blob.Objects   // where the COG a re-import replaces is removed from
+	AssetMax int64          // the most bytes of one asset downloaded (REMOTE_ASSET_MAX_BYTES)
+	Timeout  time.Duration  // the longest download (REMOTE_ASSET_TIMEOUT)
+	Box      *secretbox.Box // seals an import's credential until its downloads ran
 	Log      *slog.Logger
 }
 
 func (s *Service) fetcher() fetcher { return fetcher{client: s.Remote} }
+
+// Credentials are what the caller gave to reach a remote that asks for them: a header (default
+// Authorization) and its value.
+type Credentials struct {
+	Header string `json:"header"`
+	Value  string `json:"value"`
+}
+
+// withCredentials is ctx whose fetches carry cred to the origin of raw, and to no other.
+func withCredentials(ctx context.Context, raw string, cred *Credentials) (context.Context, error) {
+	if cred == nil {
+		return ctx, nil
+	}
+	header := cmpOr(cred.Header, "Authorization")
+	if err := remote.CheckCredential(header, cred.Value); err != nil {
+		return nil, err
+	}
+	return remote.WithCredential(ctx, remote.Credential{Origin: remote.OriginOf(raw), Header: header, Value: cred.Value}), nil
+}
 
 // ImportItem is one item chosen for import, as a search summarized it.
 type ImportItem struct {
@@ -59,10 +80,11 @@ type ImportItem struct {
 
 // ImportRequest is what STAC Import asks for.
 type ImportRequest struct {
-	URL        string
-	Items      []ImportItem
-	Visibility string
-	Mode       string // copy (the default) or register (refused: see Import)
+	URL         string
+	Items       []ImportItem
+	Visibility  string
+	Mode        string       // copy (the default) or register (refused: see Import)
+	Credentials *Credentials // for the origin of URL only
 }
 
 // Result statuses of an item.
@@ -142,6 +164,14 @@ func (s *Service) Import(ctx context.Context, p auth.Principal, req ImportReques
 	if _, err := s.Remote.Check(req.URL); err != nil {
 		return ImportResult{}, err
 	}
+	ctx, err := withCredentials(ctx, req.URL, req.Credentials)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	sealed, err := s.seal(req.Credentials)
+	if err != nil {
+		return ImportResult{}, err
+	}
 	f := s.fetcher()
 	root, err := f.landing(ctx, req.URL)
 	if err != nil {
@@ -169,13 +199,17 @@ func (s *Service) Import(ctx context.Context, p auth.Principal, req ImportReques
 			return err
 		}
 		if err := q.CreateStacImport(ctx, store.CreateStacImportParams{JobID: job, OwnerID: &p.UserID, Url: req.URL,
-			Collection: key, Visibility: req.Visibility}); err != nil {
+			Collection: key, Visibility: req.Visibility, Credential: sealed}); err != nil {
 			return err
 		}
 		for i := range items {
 			if err := s.record(ctx, q, tx, job, i, &items[i], collections); err != nil {
 				return err
 			}
+		}
+		// Nothing to download (every item skipped or failed): the credential is not kept at all.
+		if err := q.DropStacImportCredential(ctx, job); err != nil {
+			return err
 		}
 		return q.TallyStacImport(ctx, job)
 	})
@@ -563,4 +597,32 @@ func (s *Service) newCollection(ctx context.Context, p auth.Principal, c Collect
 		}
 	}
 	return uuid.Nil, err
+}
+
+// seal is the credential as an import keeps it for its downloads: encrypted, or nothing.
+func (s *Service) seal(cred *Credentials) ([]byte, error) {
+	if cred == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(Credentials{Header: cmpOr(cred.Header, "Authorization"), Value: cred.Value})
+	if err != nil {
+		return nil, err
+	}
+	return s.Box.Seal(b)
+}
+
+// unseal is ctx carrying the credential an import keeps for its remote, if any.
+func (s *Service) unseal(ctx context.Context, catalogURL string, sealed []byte) (context.Context, error) {
+	if sealed == nil {
+		return ctx, nil
+	}
+	b, err := s.Box.Open(sealed)
+	if err != nil {
+		return nil, fmt.Errorf("the import's credential cannot be read (was JWT_SECRET changed?): %w", err)
+	}
+	var cred Credentials
+	if err := json.Unmarshal(b, &cred); err != nil {
+		return nil, err
+	}
+	return withCredentials(ctx, catalogURL, &cred)
 }

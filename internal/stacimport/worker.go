@@ -66,6 +66,12 @@ func (s *Service) download(ctx context.Context, id uuid.UUID) error {
 		return err
 	}
 	it := row.CatalogStacImportItem
+	// Once this item is past its download, the import's credential goes if no other needs it.
+	defer func() {
+		if err := s.Q.DropStacImportCredential(context.WithoutCancel(ctx), it.ImportID); err != nil {
+			s.Log.Warn("STAC import: the credential could not be dropped", "import", it.ImportID, "err", err)
+		}
+	}()
 	if n, err := s.Q.StartStacItemDownload(ctx, id); err != nil || n == 0 {
 		return err
 	}
@@ -77,6 +83,10 @@ func (s *Service) download(ctx context.Context, id uuid.UUID) error {
 		return err
 	}
 	p, err := s.principal(ctx, row.OwnerID)
+	if err != nil {
+		return fail(detail(err))
+	}
+	ctx, err = s.unseal(ctx, row.Url, row.Credential)
 	if err != nil {
 		return fail(detail(err))
 	}
