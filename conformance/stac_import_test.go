@@ -377,19 +377,23 @@ func TestStacImportRefusesPrivateAddressesByDefault(t *testing.T) {
 
 // TestStacImportRemotePolicy: a server that allows one host by name (REMOTE_ALLOW_HOSTS) reads
 // the catalog there, but not what a redirect sends to another address, neither for a document
-// nor for an asset; an asset over REMOTE_ASSET_MAX_BYTES fails its item and leaves no dataset;
-// the other item of the same import is imported.
+// nor for an asset; a catalog slower than REMOTE_TIMEOUT answers 502 naming it; an asset over
+// REMOTE_ASSET_MAX_BYTES, and one that stalls past REMOTE_ASSET_TIMEOUT, fail their items and
+// leave no dataset; the other item of the same import is imported.
 func TestStacImportRemotePolicy(t *testing.T) {
 	f := newStacRemote(t)
 	staticCatalog(t, f, []byte("unused"), pointsGeoJSON(3))
 	local := strings.Replace(f.srv.URL, "127.0.0.1", "localhost", 1)
-	f.srv.Config.Handler = redirecting(f.srv.Config.Handler, f.srv.URL)
+	f.srv.Config.Handler = stalling(redirecting(f.srv.Config.Handler, f.srv.URL))
 	f.put("/scenes/big/big.tif", "image/tiff", bytes.Repeat([]byte{1}, 300_000))
 	f.putJSON(t, "/scenes/big/big.json", stacItem(f, "big", []float64{10, 47.8, 10.3, 48}, map[string]any{"datetime": "2021-01-01T00:00:00Z"},
 		map[string]any{"data": map[string]any{"href": local + "/scenes/big/big.tif", "type": cogType, "roles": []string{"data"}}}))
 	f.putJSON(t, "/scenes/moved/moved.json", stacItem(f, "moved", []float64{10, 47.8, 10.3, 48}, map[string]any{"datetime": "2021-01-01T00:00:00Z"},
 		map[string]any{"data": map[string]any{"href": local + "/redirect/roads.geojson", "type": "application/geo+json", "roles": []string{"data"}}}))
-	srv := startFresh(t, "REMOTE_ALLOW_HOSTS=localhost", "REMOTE_ASSET_MAX_BYTES=200000", "RATE_LIMIT_ENABLED=false")
+	f.putJSON(t, "/scenes/stalled/stalled.json", stacItem(f, "stalled", []float64{10, 47.8, 10.3, 48}, map[string]any{"datetime": "2021-01-01T00:00:00Z"},
+		map[string]any{"data": map[string]any{"href": local + "/stall/roads.geojson", "type": "application/geo+json", "roles": []string{"data"}}}))
+	srv := startFresh(t, "REMOTE_ALLOW_HOSTS=localhost", "REMOTE_ASSET_MAX_BYTES=200000", "RATE_LIMIT_ENABLED=false",
+		"REMOTE_TIMEOUT=2s", "REMOTE_ASSET_TIMEOUT=3s")
 	hc := contractAt(t, srv)
 	admin := loginAt(t, hc, srv.APIRoot, "admin", AdminPassword)
 	s := stacSession{hc: hc, root: srv.APIRoot, token: newUserAt(t, hc, srv.APIRoot, admin, "editor")}
@@ -406,7 +410,14 @@ func TestStacImportRemotePolicy(t *testing.T) {
 		!strings.Contains(string(r.Body), "redirect") {
 		t.Fatalf("a redirect to a private address not allowed: %d %s", r.Status, r.Body)
 	}
+	// A document that does not come in time: the remote's failure (502), naming the bound.
+	if r := s.call(t, "POST", "/services/stac/connect", map[string]any{"url": local + "/stall/catalog.json"}); r.Status != 502 ||
+		!strings.Contains(string(r.Body), "REMOTE_TIMEOUT") {
+		t.Fatalf("a catalog slower than REMOTE_TIMEOUT: %d %s", r.Status, r.Body)
+	}
 	items := []any{
+		map[string]any{"id": "stalled", "title": "Stalled", "item_href": local + "/scenes/stalled/stalled.json",
+			"data_asset_href": local + "/stall/roads.geojson"},
 		map[string]any{"id": "big", "title": "Big", "item_href": local + "/scenes/big/big.json", "data_asset_href": local + "/scenes/big/big.tif"},
 		map[string]any{"id": "moved", "title": "Moved", "item_href": local + "/scenes/moved/moved.json", "data_asset_href": local + "/redirect/roads.geojson"},
 		map[string]any{"id": "roads-b", "title": "Roads", "item_href": local + "/scenes/roads-b/roads-b.json",
@@ -415,18 +426,38 @@ func TestStacImportRemotePolicy(t *testing.T) {
 	res := s.post(t, "/services/stac/import", importItems(local+"/catalog.json", items, "private"), 200)
 	results := byID(res["results"].([]any), "item_id")
 	// Both refusals come with the download, in the background: the request queued all three.
-	if res["created"] != 3.0 || results["big"]["status"] != "created" || results["moved"]["status"] != "created" {
+	if res["created"] != 4.0 || results["big"]["status"] != "created" || results["moved"]["status"] != "created" {
 		t.Fatalf("import: %v", res)
 	}
 	job := s.wait(t, res["job_id"].(string))
 	warnings := fmt.Sprint(job["warnings"])
-	if job["status"] != "complete" || job["rows_processed"] != 1.0 || job["rows_failed"] != 2.0 ||
-		!strings.Contains(warnings, "REMOTE_ASSET_MAX_BYTES") || !strings.Contains(warnings, "item moved") || !strings.Contains(warnings, "redirect") {
+	if job["status"] != "complete" || job["rows_processed"] != 1.0 || job["rows_failed"] != 3.0 ||
+		!strings.Contains(warnings, "REMOTE_ASSET_MAX_BYTES") || !strings.Contains(warnings, "item moved") || !strings.Contains(warnings, "redirect") ||
+		!strings.Contains(warnings, "item stalled") || !strings.Contains(warnings, "REMOTE_ASSET_TIMEOUT") {
 		t.Fatalf("the import's job: %v", job)
 	}
 	if r := s.call(t, "GET", "/datasets/?q=Big", nil); r.JSON(t)["total"] != 0.0 {
 		t.Fatalf("a dataset of the refused asset: %s", r.Body)
 	}
+}
+
+// stalling answers a GET of /stall/... only after 8 seconds, in the middle of its body: the first
+// bytes come at once (a download has begun), the rest too late.
+func stalling(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/stall/") || r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/geo+json")
+		_, _ = w.Write([]byte(`{"type":"FeatureCollection","features":[`))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(8 * time.Second):
+			_, _ = w.Write([]byte(`]}`))
+		}
+	})
 }
 
 // redirecting sends /redirect/... to the same path on target (another name of the same server).

@@ -53,6 +53,7 @@ type Client struct {
 var (
 	ErrRefused  = errors.New("remote: the address is not one this service fetches")
 	ErrTooLarge = errors.New("remote: the answer is larger than this service reads")
+	ErrTimeout  = errors.New("remote: the remote took longer than this service waits")
 )
 
 // New makes a client for policy.
@@ -294,12 +295,12 @@ func (c *Client) Do(ctx context.Context, method, raw string, header http.Header,
 	req.Header.Set("User-Agent", "Meridian")
 	res, err := c.http.Do(req)
 	if err != nil {
-		return nil, c.failure(raw, err)
+		return nil, c.failure(raw, timedOut(ctx, err, c.policy.Timeout, "REMOTE_TIMEOUT"))
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(res.Body, c.policy.MaxBytes+1))
 	if err != nil {
-		return nil, c.failure(raw, err)
+		return nil, c.failure(raw, timedOut(ctx, err, c.policy.Timeout, "REMOTE_TIMEOUT"))
 	}
 	if int64(len(b)) > c.policy.MaxBytes || res.ContentLength > c.policy.MaxBytes {
 		return nil, c.failure(raw, fmt.Errorf("%w: more than %d bytes (REMOTE_MAX_BYTES)", ErrTooLarge, c.policy.MaxBytes))
@@ -342,6 +343,7 @@ func (c *Client) Open(ctx context.Context, raw string, header http.Header, max i
 	req.Header.Set("User-Agent", "Meridian")
 	res, err := c.http.Do(req)
 	if err != nil {
+		err = timedOut(ctx, err, timeout, "REMOTE_ASSET_TIMEOUT")
 		cancel()
 		return nil, c.failure(raw, err)
 	}
@@ -350,7 +352,7 @@ func (c *Client) Open(ctx context.Context, raw string, header http.Header, max i
 		cancel()
 		return nil, c.failure(raw, fmt.Errorf("%w: %d bytes announced, more than the %d read for a file", ErrTooLarge, res.ContentLength, max))
 	}
-	body := &bounded{r: res.Body, left: max, max: max, cancel: cancel}
+	body := &bounded{r: res.Body, left: max, max: max, ctx: ctx, timeout: timeout, cancel: cancel}
 	return &Download{Status: res.StatusCode, Header: res.Header, URL: res.Request.URL, Size: res.ContentLength, Body: body}, nil
 }
 
@@ -358,6 +360,8 @@ func (c *Client) Open(ctx context.Context, raw string, header http.Header, max i
 type bounded struct {
 	r         io.ReadCloser
 	left, max int64
+	ctx       context.Context // the transfer's, ended by its timeout
+	timeout   time.Duration
 	cancel    context.CancelFunc
 }
 
@@ -369,6 +373,9 @@ func (b *bounded) Read(p []byte) (int, error) {
 		p = p[:b.left+1]
 	}
 	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = timedOut(b.ctx, err, b.timeout, "REMOTE_ASSET_TIMEOUT")
+	}
 	b.left -= int64(n)
 	if b.left < 0 {
 		return n - 1, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, b.max)
@@ -382,10 +389,19 @@ func (b *bounded) Close() error {
 	return err
 }
 
+// timedOut names the setting whose time ran out when ctx's deadline ended err's request (not
+// when the caller's context was cancelled, which is no remote's doing).
+func timedOut(ctx context.Context, err error, limit time.Duration, setting string) error {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%w: no complete answer within %s (%s)", ErrTimeout, limit, setting)
+}
+
 // failure says what went wrong: a refusal is the caller's (422), anything else the remote's (502).
 func (c *Client) failure(raw string, err error) error {
 	if errors.Is(err, ErrRefused) || errors.Is(err, ErrTooLarge) {
 		return &apperr.Error{Kind: apperr.KindUnprocessable, Title: "Unprocessable Entity", Detail: fmt.Sprintf("url %q: %v", raw, err), Err: err}
 	}
-	return &apperr.Error{Kind: apperr.KindUpstream, Title: "Bad Gateway", Detail: fmt.Sprintf("fetching %s failed: %v", raw, err)}
+	return &apperr.Error{Kind: apperr.KindUpstream, Title: "Bad Gateway", Detail: fmt.Sprintf("fetching %s failed: %v", raw, err), Err: err}
 }

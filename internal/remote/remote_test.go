@@ -268,3 +268,34 @@ func TestCheckCredential(t *testing.T) {
 		}
 	}
 }
+
+// A remote that answers too slowly fails with the setting that bounds it named: REMOTE_TIMEOUT
+// for a document, REMOTE_ASSET_TIMEOUT for a download that stalls after its first bytes.
+func TestTimeoutsNameTheirSetting(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stall" {
+			_, _ = w.Write([]byte("first bytes"))
+			w.(http.Flusher).Flush()
+		}
+		select {
+		case <-r.Context().Done():
+		case <-time.After(3 * time.Second):
+		}
+	}))
+	defer srv.Close()
+	p := policy(Policy{AllowPrivate: true})
+	p.Timeout, p.AssetTimeout = 200*time.Millisecond, 300*time.Millisecond
+	c := New(p)
+	if _, err := c.Get(context.Background(), srv.URL+"/slow", nil); !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "REMOTE_TIMEOUT") ||
+		apperr.KindOf(err) != apperr.KindUpstream {
+		t.Fatalf("a slow document: %v", err)
+	}
+	dl, err := c.Open(context.Background(), srv.URL+"/stall", nil, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dl.Body.Close()
+	if _, err := io.ReadAll(dl.Body); !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "REMOTE_ASSET_TIMEOUT") {
+		t.Fatalf("a stalled download: %v", err)
+	}
+}
