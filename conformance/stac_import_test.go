@@ -170,16 +170,24 @@ func (s stacSession) wait(t *testing.T, job string) map[string]any {
 // becomes a raster dataset whose tiles work, the GeoJSON a vector dataset with its features;
 // the record keeps the item's metadata and link, and the collection becomes a catalog collection
 // holding both. The item whose asset 404s and the one whose asset is a file URL fail alone.
-// A re-import of unchanged items skips them, a changed item updates its dataset in place.
+// A re-import of unchanged items skips them (also when an item is read at another address: the
+// key is its self link), a changed item updates its dataset in place. A host on
+// REMOTE_DENY_HOSTS is refused even though private addresses are allowed.
 func TestStacImportStaticCatalog(t *testing.T) {
 	f := newStacRemote(t)
 	cog := converted(t, rgbTIFF(t), "scene.tif", "-of", "COG")
 	staticCatalog(t, f, cog, pointsGeoJSON(5))
-	srv := startFresh(t, "REMOTE_ALLOW_PRIVATE=true", "RATE_LIMIT_ENABLED=false")
+	srv := startFresh(t, "REMOTE_ALLOW_PRIVATE=true", "REMOTE_DENY_HOSTS=localhost", "RATE_LIMIT_ENABLED=false")
 	hc := contractAt(t, srv)
 	admin := loginAt(t, hc, srv.APIRoot, "admin", AdminPassword)
 	s := stacSession{hc: hc, root: srv.APIRoot, token: newUserAt(t, hc, srv.APIRoot, admin, "editor")}
 	catalog := f.url("/catalog.json")
+
+	// The deny list wins over REMOTE_ALLOW_PRIVATE: the same catalog under a denied name is refused.
+	if r := s.call(t, "POST", "/services/stac/connect", map[string]any{"url": strings.Replace(catalog, "127.0.0.1", "localhost", 1)}); r.Status != 422 ||
+		!strings.Contains(string(r.Body), "REMOTE_DENY_HOSTS") {
+		t.Fatalf("a denied host: %d %s", r.Status, r.Body)
+	}
 
 	conn := s.post(t, "/services/stac/connect", map[string]any{"url": catalog}, 200)
 	if conn["catalog_id"] != "fixture" || conn["static"] != true || conn["item_search"] != false || conn["stac_version"] != "1.0.0" {
@@ -261,7 +269,15 @@ func TestStacImportStaticCatalog(t *testing.T) {
 			"license": "CC-BY-SA-4.0", "keywords": []string{"optical"}, "updated": "2024-01-01T00:00:00Z"},
 		map[string]any{"visual": map[string]any{"href": "./scene-a.tif", "type": cogType, "roles": []string{"data"}}})
 	f.putJSON(t, "/scenes/scene-a/scene-a.json", sceneDoc)
-	two := []any{items["scene-a"], items["roads-b"]}
+	// The scene is read this time at another address of the same document: the re-import is
+	// matched by the item's self link, not by where it was read.
+	f.putJSON(t, "/scenes/scene-a/alias.json", sceneDoc)
+	alias := map[string]any{}
+	for k, v := range items["scene-a"] {
+		alias[k] = v
+	}
+	alias["item_href"] = f.url("/scenes/scene-a/alias.json")
+	two := []any{alias, items["roads-b"]}
 	again := s.post(t, "/services/stac/import", importItems(catalog, two, "public"), 200)
 	if again["skipped"] != 2.0 || again["created"] != 0.0 {
 		t.Fatalf("an unchanged re-import: %v", again)
