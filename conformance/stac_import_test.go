@@ -531,6 +531,21 @@ func TestStacImportFromAPI(t *testing.T) {
 	if found["returned"] != 2.0 || items[rid] == nil || items[vid] == nil || items[rid]["data_asset_type"] != cogType {
 		t.Fatalf("search of the API: %v", found)
 	}
+	// The same search a page at a time: the API's next link comes back as the cursor, and the
+	// second page holds the other item.
+	first := s.post(t, "/services/stac/search", map[string]any{"url": api, "collections": []string{"datasets"},
+		"bbox": []float64{120.9, -33.3, 121.4, -33}, "limit": 1}, 200)
+	next, _ := first["next"].(string)
+	if first["returned"] != 1.0 || next == "" {
+		t.Fatalf("a first page of one: %v", first)
+	}
+	second := s.post(t, "/services/stac/search", map[string]any{"url": api, "next": next, "limit": 1}, 200)
+	if second["returned"] != 1.0 || second["items"].([]any)[0].(map[string]any)["id"] == first["items"].([]any)[0].(map[string]any)["id"] {
+		t.Fatalf("the second page: %v after %v", second, first)
+	}
+	if r := s.call(t, "POST", "/services/stac/search", map[string]any{"url": api, "next": "not-a-cursor"}); r.Status != 422 {
+		t.Fatalf("a forged cursor: %d %s", r.Status, r.Body)
+	}
 	res := s.post(t, "/services/stac/import", importItems(api, found["items"].([]any), "public"), 200)
 	if res["created"] != 2.0 {
 		t.Fatalf("import: %v", res)
