@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -488,16 +489,24 @@ func redirecting(next http.Handler, target string) http.Handler {
 }
 
 // TestStacImportFromAPI: the shared server is the remote, as a STAC API with item search; a
-// server of the test's own (REMOTE_ALLOW_PRIVATE) connects to it, searches by box and collection
-// (POST /search) and imports a public raster and a public vector dataset of it: the raster's
+// server of the test's own (REMOTE_ALLOW_PRIVATE) connects to it, searches by box, time and
+// collection (POST /search), a page at a time too, and imports a public raster and a public vector dataset of it: the raster's
 // COG becomes a raster dataset whose tiles work, the vector's data a dataset with its features,
 // and the item's self link, title and data vintage stay on the records.
 func TestStacImportFromAPI(t *testing.T) {
 	owner := newUser(t, "editor")
 	tag := randomHex(3)
+	// A data vintage no other test gives (the shared server holds every test's public datasets,
+	// some of them world-wide): the search by box, time and collection finds these two only.
+	day := time.Date(1850+rand.IntN(100), time.Month(1+rand.IntN(12)), 1+rand.IntN(28), 0, 0, 0, 0, time.UTC)
+	window := day.Format(time.RFC3339) + "/" + day.Add(24*time.Hour-time.Second).Format(time.RFC3339)
+	vintage := func(m map[string]any) map[string]any {
+		m["temporal_start"], m["temporal_end"] = day.Format(time.RFC3339), day.Format(time.RFC3339)
+		return m
+	}
 	raster := importRaster(t, owner, "far.tif", createdTIFF(t, "-outsize", "200", "100", "-bands", "3", "-ot", "Byte", "-burn", "30",
 		"-burn", "90", "-burn", "200", "-a_srs", "EPSG:4326", "-a_ullr", "121", "-33", "121.3", "-33.15"),
-		map[string]any{"title": "Far scene " + tag, "visibility": "public"})
+		vintage(map[string]any{"title": "Far scene " + tag, "visibility": "public"}))
 	var gj strings.Builder
 	gj.WriteString(`{"type":"FeatureCollection","features":[`)
 	for i := 0; i < 6; i++ {
@@ -507,7 +516,7 @@ func TestStacImportFromAPI(t *testing.T) {
 		fmt.Fprintf(&gj, `{"type":"Feature","properties":{"n":%d},"geometry":{"type":"Point","coordinates":[%g,-33.1]}}`, i, 121.05+float64(i)*0.01)
 	}
 	gj.WriteString("]}")
-	vjob := importFile(t, owner, "far.geojson", []byte(gj.String()), map[string]any{"title": "Far points " + tag, "visibility": "public"})
+	vjob := importFile(t, owner, "far.geojson", []byte(gj.String()), vintage(map[string]any{"title": "Far points " + tag, "visibility": "public"}))
 	if vjob["status"] != "complete" {
 		t.Fatalf("vector import: %v", vjob)
 	}
@@ -525,7 +534,7 @@ func TestStacImportFromAPI(t *testing.T) {
 		t.Fatalf("the API's collections: %v", cols)
 	}
 	found := s.post(t, "/services/stac/search", map[string]any{"url": api, "collections": []string{"datasets"},
-		"bbox": []float64{120.9, -33.3, 121.4, -33}, "limit": 10}, 200)
+		"bbox": []float64{120.9, -33.3, 121.4, -33}, "datetime_range": window, "limit": 10}, 200)
 	items := byID(found["items"].([]any), "id")
 	rid, vid := raster["id"].(string), vjob["dataset_id"].(string)
 	if found["returned"] != 2.0 || items[rid] == nil || items[vid] == nil || items[rid]["data_asset_type"] != cogType {
@@ -534,13 +543,14 @@ func TestStacImportFromAPI(t *testing.T) {
 	// The same search a page at a time: the API's next link comes back as the cursor, and the
 	// second page holds the other item.
 	first := s.post(t, "/services/stac/search", map[string]any{"url": api, "collections": []string{"datasets"},
-		"bbox": []float64{120.9, -33.3, 121.4, -33}, "limit": 1}, 200)
+		"bbox": []float64{120.9, -33.3, 121.4, -33}, "datetime_range": window, "limit": 1}, 200)
 	next, _ := first["next"].(string)
 	if first["returned"] != 1.0 || next == "" {
 		t.Fatalf("a first page of one: %v", first)
 	}
 	second := s.post(t, "/services/stac/search", map[string]any{"url": api, "next": next, "limit": 1}, 200)
-	if second["returned"] != 1.0 || second["items"].([]any)[0].(map[string]any)["id"] == first["items"].([]any)[0].(map[string]any)["id"] {
+	if second["returned"] != 1.0 || second["items"].([]any)[0].(map[string]any)["id"] == first["items"].([]any)[0].(map[string]any)["id"] ||
+		second["next"] != nil {
 		t.Fatalf("the second page: %v after %v", second, first)
 	}
 	if r := s.call(t, "POST", "/services/stac/search", map[string]any{"url": api, "next": "not-a-cursor"}); r.Status != 422 {
