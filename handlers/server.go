@@ -33,6 +33,7 @@ import (
 	"meridian/internal/settings"
 	"meridian/internal/sources"
 	"meridian/internal/sqlquery"
+	"meridian/internal/stacimport"
 	"meridian/internal/tiles"
 	"meridian/internal/web"
 )
@@ -66,6 +67,7 @@ type Deps struct {
 	Maps          *maps.Service
 	SQL           *sqlquery.Service
 	DCAT          *dcat.Service
+	StacImport    *stacimport.Service
 }
 
 // Server implements gen.StrictServerInterface.
@@ -99,6 +101,7 @@ type Server struct {
 	maps           *maps.Service
 	sql            *sqlquery.Service
 	dcat           *dcat.Service
+	stacImport     *stacimport.Service
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -109,7 +112,7 @@ func New(d Deps) *Server {
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
 		downloads: d.Downloads, jobs: d.Jobs, analysis: d.Analysis, sources: d.Sources, connectors: d.Connectors, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, rasters: d.Rasters, maps: d.Maps, sql: d.SQL,
-		dcat: d.DCAT}
+		dcat: d.DCAT, stacImport: d.StacImport}
 }
 
 // Mount registers every contract operation under /api with the per-route middleware, in order:

@@ -93,13 +93,17 @@ LIMIT @lim OFFSET @off;
 -- name: ListStalledIngestJobs :many
 -- Running jobs whose run has given no sign of life for @silence_seconds (its server died or hangs).
 SELECT id FROM catalog.ingest_jobs
-WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => @silence_seconds::float8);
+WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => @silence_seconds::float8)
+    -- a STAC import's parent runs no import of its own: its items' jobs are watched instead
+    AND NOT EXISTS (SELECT 1 FROM catalog.stac_imports s WHERE s.job_id = ingest_jobs.id);
 
 -- name: FailStalledIngestJobs :many
 UPDATE catalog.ingest_jobs SET status = 'failed', can_retry = true,
     error_message = 'the import stopped without finishing (the server running it went away)',
     retry_reason = 'retry to run the import again from the kept staging file', completed_at = now(), updated_at = now()
 WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => @silence_seconds::float8)
+    -- a STAC import's parent runs no import of its own: its items' jobs are watched instead
+    AND NOT EXISTS (SELECT 1 FROM catalog.stac_imports s WHERE s.job_id = ingest_jobs.id)
 RETURNING id, attempts;
 
 -- name: FanOutIngestJob :execrows

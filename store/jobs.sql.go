@@ -454,6 +454,8 @@ UPDATE catalog.ingest_jobs SET status = 'failed', can_retry = true,
     error_message = 'the import stopped without finishing (the server running it went away)',
     retry_reason = 'retry to run the import again from the kept staging file', completed_at = now(), updated_at = now()
 WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => $1::float8)
+    -- a STAC import's parent runs no import of its own: its items' jobs are watched instead
+    AND NOT EXISTS (SELECT 1 FROM catalog.stac_imports s WHERE s.job_id = ingest_jobs.id)
 RETURNING id, attempts
 `
 
@@ -724,6 +726,8 @@ func (q *Queries) ListStagingAreas(ctx context.Context) ([]ListStagingAreasRow, 
 const listStalledIngestJobs = `-- name: ListStalledIngestJobs :many
 SELECT id FROM catalog.ingest_jobs
 WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => $1::float8)
+    -- a STAC import's parent runs no import of its own: its items' jobs are watched instead
+    AND NOT EXISTS (SELECT 1 FROM catalog.stac_imports s WHERE s.job_id = ingest_jobs.id)
 `
 
 // Running jobs whose run has given no sign of life for @silence_seconds (its server died or hangs).

@@ -468,6 +468,39 @@ type CatalogSqlSandboxLogin struct {
 	Password string `json:"password"`
 }
 
+type CatalogStacCollection struct {
+	OwnerID      uuid.UUID `json:"owner_id"`
+	SourceHref   string    `json:"source_href"`
+	CollectionID uuid.UUID `json:"collection_id"`
+}
+
+type CatalogStacImport struct {
+	JobID      uuid.UUID  `json:"job_id"`
+	OwnerID    *uuid.UUID `json:"owner_id"`
+	Url        string     `json:"url"`
+	Collection string     `json:"collection"`
+	Visibility string     `json:"visibility"`
+	CreatedAt  time.Time  `json:"created_at"`
+	Credential []byte     `json:"credential"`
+}
+
+type CatalogStacImportItem struct {
+	ID           uuid.UUID       `json:"id"`
+	ImportID     uuid.UUID       `json:"import_id"`
+	Position     int32           `json:"position"`
+	ItemID       string          `json:"item_id"`
+	SourceHref   string          `json:"source_href"`
+	AssetHref    string          `json:"asset_href"`
+	Filename     string          `json:"filename"`
+	State        string          `json:"state"`
+	JobID        *uuid.UUID      `json:"job_id"`
+	DatasetID    *uuid.UUID      `json:"dataset_id"`
+	CollectionID *uuid.UUID      `json:"collection_id"`
+	Error        *string         `json:"error"`
+	Metadata     json.RawMessage `json:"metadata"`
+	UpdatedAt    time.Time       `json:"updated_at"`
+}
+
 type CatalogStagingArea struct {
 	JobID     uuid.UUID  `json:"job_id"`
 	OwnerID   *uuid.UUID `json:"owner_id"`

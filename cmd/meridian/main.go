@@ -28,6 +28,7 @@ import (
 	"meridian/internal/ingest"
 	"meridian/internal/maps"
 	"meridian/internal/sqlquery"
+	"meridian/internal/stacimport"
 	"meridian/internal/web"
 	"meridian/openapi"
 	"meridian/store"
@@ -156,22 +157,17 @@ func serve() error {
 	if err != nil {
 		return err
 	}
+	// The STAC import's downloads run on the imports' River client; the service is completed
+	// once the request services exist (services).
+	stacImports := &stacimport.Service{}
 	importer := &ingest.Importer{Pool: jobs, Q: store.New(jobs), Log: log, DataDir: cfg.DataDir,
 		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Staging: staging, Objects: objects,
-		AnalysisTimeout: cfg.AnalysisTimeout,
-		Refs:            &maps.Service{Q: store.New(jobs)}} // a reupload's removed columns leave map layers as a forced drop does
-	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers)
+		AnalysisTimeout: cfg.AnalysisTimeout, Finish: stacImports.Finish,
+		Refs: &maps.Service{Q: store.New(jobs)}} // a reupload's removed columns leave map layers as a forced drop does
+	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers, stacImports.Lane(stacDownloads))
 	if err != nil {
 		return err
 	}
-	if err := queue.Start(ctx); err != nil {
-		return err
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-		defer cancel()
-		_ = queue.Stop(sctx)
-	}()
 
 	e := web.New(cfg, log)
 	sandbox, sandboxRole, err := sqlquery.OpenSandbox(ctx, pool, int32(cfg.SQLMaxConcurrent))
@@ -192,6 +188,18 @@ func serve() error {
 	if err != nil {
 		return err
 	}
+	*stacImports = *stacImportOf(cfg, deps, pool, log, queue, objects)
+	deps.StacImport = stacImports
+	// Workers start once every service they call exists (a STAC download left queued by a
+	// stopped server may run at once).
+	if err := queue.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		_ = queue.Stop(sctx)
+	}()
 	go deps.Catalog.Watch(ctx)       // kept records follow every change, from any server
 	go deps.Catalog.WriteEvents(ctx) // views and exports reach the history off the request path
 	srv := handlers.New(deps)

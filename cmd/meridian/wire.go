@@ -37,6 +37,7 @@ import (
 	"meridian/internal/settings"
 	"meridian/internal/sources"
 	"meridian/internal/sqlquery"
+	"meridian/internal/stacimport"
 	"meridian/internal/tiles"
 	"meridian/store"
 )
@@ -116,6 +117,17 @@ func installed(c config.Config, fetcher *remote.Client) []connectors.Connector {
 		}
 	}
 	return out
+}
+
+// stacDownloads is how many STAC assets one server downloads at once (their imports then queue
+// with the uploads' on IMPORT_WORKERS).
+const stacDownloads = 2
+
+// stacImportOf is the STAC import: remote catalogs read under the remote policy (REMOTE_*), each
+// item's data file downloaded through the upload path of jobs and queued on queue.
+func stacImportOf(c config.Config, d handlers.Deps, pool *pgxpool.Pool, log *slog.Logger, queue *ingest.Queue, objects blob.Objects) *stacimport.Service {
+	return &stacimport.Service{Pool: pool, Q: store.New(pool), Remote: remote.New(remote.Policy(c.Remote)), Jobs: d.Jobs, Queue: queue,
+		Objects: objects, AssetMax: c.Remote.AssetMaxBytes, Timeout: c.Remote.AssetTimeout, Box: d.Box, Log: log}
 }
 
 // objectsOf is where raster COGs are stored: the S3 bucket when S3 is configured (presigned

@@ -20,6 +20,8 @@ type RemotePolicy struct {
 	MaxBytes              int64
 	Timeout               time.Duration
 	MaxRedirects          int
+	AssetMaxBytes         int64
+	AssetTimeout          time.Duration
 }
 
 // Config is every setting the server reads from its environment. Defaults live in Load.
@@ -280,6 +282,10 @@ func load(get func(string) string) (Config, error) {
 	// serves everyone else.
 	c.ClientMaxInFlight = p.integer("CLIENT_MAX_IN_FLIGHT", max(2, int(c.DBMaxConns)/2), 0, 10000)
 	c.Files = p.fileLimits(c.MaxUploadBytes, runtime.GOMAXPROCS(0))
+	// A data file a STAC import copies is an upload the server makes itself: by default it is
+	// bounded like one, with time for a large file.
+	c.Remote.AssetMaxBytes = p.int64("REMOTE_ASSET_MAX_BYTES", c.MaxUploadBytes)
+	c.Remote.AssetTimeout = p.duration("REMOTE_ASSET_TIMEOUT", 30*time.Minute)
 	if p.err != nil {
 		return Config{}, p.err
 	}

@@ -76,6 +76,7 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 		return im.replace(ctx, job, opts, lt, src, warns, complete)
 	}
 	var res result
+	var after func(context.Context)
 	err = pgx.BeginFunc(ctx, im.Pool, func(tx pgx.Tx) error {
 		box, info, temporal, err := im.describe(ctx, tx, lt)
 		if err != nil {
@@ -127,8 +128,15 @@ func (im *Importer) finalize(ctx context.Context, job store.CatalogIngestJob, op
 			return err
 		}
 		res.DatasetID, res.Rows = id, count
-		return im.completeJob(ctx, tx, job, res, warns, complete)
+		if err := im.completeJob(ctx, tx, job, res, warns, complete); err != nil {
+			return err
+		}
+		// After the job names the new record: a STAC re-import may move its data elsewhere.
+		return im.finish(ctx, tx, job.ID, id, &after)
 	})
+	if err == nil && after != nil {
+		after(ctx)
+	}
 	return res, err
 }
 

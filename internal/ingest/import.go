@@ -71,6 +71,20 @@ type Importer struct {
 	Refs    catalog.ColumnRefs // map layers' references to columns a reupload removes
 	// AnalysisTimeout bounds the statements of one analysis materialization.
 	AnalysisTimeout time.Duration
+	// Finish, when set, runs in the transaction that writes a new dataset's record and completes
+	// its job (a STAC import keeps the item's metadata there, or moves the data into the dataset
+	// an earlier import of the item made); after, when it returns one, runs once that commits.
+	Finish func(ctx context.Context, tx pgx.Tx, job, dataset uuid.UUID) (after func(context.Context), err error)
+}
+
+// finish runs the Finish hook, if any, inside the record's transaction.
+func (im *Importer) finish(ctx context.Context, tx pgx.Tx, job, dataset uuid.UUID, after *func(context.Context)) error {
+	if im.Finish == nil {
+		return nil
+	}
+	f, err := im.Finish(ctx, tx, job, dataset)
+	*after = f
+	return err
 }
 
 // ImportError is a failure the caller can act on; its message is shown as the job's error.

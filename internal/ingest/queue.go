@@ -64,13 +64,26 @@ func MigrateRiver(ctx context.Context, pool *pgxpool.Pool) error {
 	return err
 }
 
+// Lane is a queue of other work that shares the imports' River client (a STAC import's
+// downloads): its name, how many of its jobs run at once per replica, and its workers.
+type Lane struct {
+	Name     string
+	Workers  int
+	Register func(*river.Workers)
+}
+
 // NewQueue prepares the River client; workers run after Start.
-func NewQueue(pool *pgxpool.Pool, im *Importer, log *slog.Logger, workers int) (*Queue, error) {
+func NewQueue(pool *pgxpool.Pool, im *Importer, log *slog.Logger, workers int, lanes ...Lane) (*Queue, error) {
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &importWorker{im: im})
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}}
+	for _, l := range lanes {
+		l.Register(ws)
+		queues[l.Name] = river.QueueConfig{MaxWorkers: l.Workers}
+	}
 	c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Schema:  riverSchema,
-		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
+		Queues:  queues,
 		Workers: ws,
 		Logger:  log,
 		// A job whose replica died mid-import is picked up again after this long.
@@ -137,6 +150,12 @@ func (q *Queue) sweep(ctx context.Context) {
 
 // Stop lets running imports finish (or ctx end) and stops fetching new ones.
 func (q *Queue) Stop(ctx context.Context) error { return q.client.Stop(ctx) }
+
+// Insert schedules another kind of job (of a Lane) inside tx.
+func (q *Queue) Insert(ctx context.Context, tx pgx.Tx, args river.JobArgs) error {
+	_, err := q.client.InsertTx(ctx, tx, args, nil)
+	return err
+}
 
 // Enqueue schedules the import of job inside tx, so the job row and the River job commit together.
 func (q *Queue) Enqueue(ctx context.Context, tx pgx.Tx, job uuid.UUID) error {

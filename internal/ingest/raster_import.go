@@ -303,6 +303,7 @@ func (im *Importer) finishRaster(ctx context.Context, job store.CatalogIngestJob
 	if prm.ExtentBbox == nil && len(r.COG.Bounds) == 4 {
 		prm.ExtentBbox = mercatorToLonLat(r.COG.Bounds)
 	}
+	var after func(context.Context)
 	err = pgx.BeginFunc(ctx, im.Pool, func(tx pgx.Tx) error {
 		actor := auth.Principal{}
 		if job.CreatedBy != nil {
@@ -317,11 +318,17 @@ func (im *Importer) finishRaster(ctx context.Context, job store.CatalogIngestJob
 		if err == nil && n == 0 {
 			err = errLostJob
 		}
+		if err == nil {
+			err = im.finish(ctx, tx, job.ID, id, &after)
+		}
 		if err == nil && complete != nil {
 			err = complete(ctx, tx)
 		}
 		return err
 	})
+	if err == nil && after != nil {
+		after(ctx)
+	}
 	return result{DatasetID: id}, err
 }
 
