@@ -122,16 +122,22 @@ CREATE FUNCTION catalog.vrt_set_status(v uuid) RETURNS void LANGUAGE sql AS $$
                         OR (d.raster->'vrt'->'source_count') IS DISTINCT FROM s.vrt->'source_count')
 $$;
 
+-- Every writer locks in one order, so that they wait for one another instead of deadlocking: the
+-- sources' records, the VRT's record, its vrt_datasets row, its generations.
+
 -- Withdraws VRT v's served COG: the record names no file (tiles, quicklook and download say none
 -- is ready), the generation is retired (its COG goes after the grace) and a regeneration is wanted.
 -- The record's change is a change of a source for the VRTs holding v in turn.
 CREATE FUNCTION catalog.vrt_withdraw(v uuid, reason text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    served uuid;
 BEGIN
-    UPDATE catalog.vrt_generations g SET retired_at = now()
-    FROM catalog.vrt_datasets x WHERE x.dataset_id = v AND g.id = x.live_generation;
-    UPDATE catalog.vrt_datasets SET live_generation = NULL, wanted = coalesce(wanted, reason) WHERE dataset_id = v;
+    PERFORM 1 FROM catalog.datasets WHERE id = v FOR UPDATE;
     UPDATE catalog.datasets SET raster = jsonb_set(raster, '{storage_key}', '""'::jsonb)
     WHERE id = v AND coalesce(raster->>'storage_key', '') <> '';
+    SELECT live_generation INTO served FROM catalog.vrt_datasets WHERE dataset_id = v FOR UPDATE;
+    UPDATE catalog.vrt_datasets SET live_generation = NULL, wanted = coalesce(wanted, reason) WHERE dataset_id = v;
+    UPDATE catalog.vrt_generations SET retired_at = now() WHERE id = served;
     PERFORM catalog.vrt_set_status(v);
 END
 $$;
@@ -155,6 +161,7 @@ BEGIN
         PERFORM catalog.vrt_withdraw(v, reason);
     END LOOP;
     FOR v IN SELECT vs.vrt_id FROM catalog.vrt_sources vs WHERE vs.source_id = src LOOP
+        PERFORM 1 FROM catalog.datasets WHERE id = v FOR UPDATE;
         UPDATE catalog.vrt_datasets SET wanted = coalesce(wanted, reason) WHERE dataset_id = v;
         PERFORM catalog.vrt_set_status(v);
     END LOOP;
@@ -164,6 +171,7 @@ $$;
 -- VRT v's owner changed or lost the admin role: its served generation is re-checked as a whole.
 CREATE FUNCTION catalog.vrt_recheck(v uuid) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM 1 FROM catalog.datasets WHERE id = v FOR UPDATE;
     IF EXISTS (SELECT 1 FROM catalog.vrt_datasets x
                JOIN catalog.vrt_generations g ON g.id = x.live_generation
                JOIN catalog.datasets vd ON vd.id = x.dataset_id

@@ -4,12 +4,18 @@
 INSERT INTO catalog.vrt_datasets (dataset_id, vrt_type, resolution_strategy) VALUES (@dataset_id, @vrt_type, @resolution_strategy);
 
 -- name: LockVRTDataset :one
--- A VRT's definition with its owner and audience, locked for a change of its sources or a new
--- generation: changes of one VRT run one after another.
+-- A VRT's definition with its owner and audience, for a change of its sources or a new
+-- generation: its record, then its definition, locked in the order every writer takes (migration
+-- 85), so changes of one VRT run one after another.
+WITH d AS (SELECT d.id, d.created_by, d.visibility, d.title FROM catalog.datasets d WHERE d.id = @dataset_id FOR UPDATE)
 SELECT x.dataset_id, x.vrt_type, x.resolution_strategy, x.live_generation, d.created_by, d.visibility, d.title
-FROM catalog.vrt_datasets x JOIN catalog.datasets d ON d.id = x.dataset_id
-WHERE x.dataset_id = @dataset_id
+FROM d JOIN catalog.vrt_datasets x ON x.dataset_id = d.id
 FOR UPDATE OF x;
+
+-- name: LockDatasetsForShare :many
+-- Sources a change will refer to, locked first (the order of migration 85): their audience
+-- cannot change until the transaction ends.
+SELECT id FROM catalog.datasets WHERE id = ANY(@ids::uuid[]) ORDER BY id FOR SHARE;
 
 -- name: GetVRTDataset :one
 SELECT x.dataset_id, x.vrt_type, x.resolution_strategy, x.live_generation, x.wanted, d.created_by, d.visibility, d.title
@@ -111,11 +117,14 @@ SELECT catalog.vrt_set_status(@dataset_id::uuid);
 SELECT dataset_id FROM catalog.vrt_datasets WHERE wanted IS NOT NULL LIMIT 100;
 
 -- name: TakeVRTWanted :one
--- Takes a wanted regeneration, once across servers (the row lock).
-UPDATE catalog.vrt_datasets x SET wanted = NULL
-FROM catalog.datasets d
-WHERE x.dataset_id = @dataset_id AND x.wanted IS NOT NULL AND d.id = x.dataset_id
-RETURNING x.wanted::text AS wanted, d.created_by;
+-- Takes a wanted regeneration, once across servers: the VRT's record, then its definition,
+-- locked in the order of migration 85.
+WITH d AS (SELECT d.id, d.created_by FROM catalog.datasets d WHERE d.id = @dataset_id FOR UPDATE),
+x AS (SELECT x.dataset_id FROM catalog.vrt_datasets x JOIN d ON d.id = x.dataset_id WHERE x.wanted IS NOT NULL FOR UPDATE OF x)
+UPDATE catalog.vrt_datasets v SET wanted = NULL
+FROM x, d
+WHERE v.dataset_id = x.dataset_id
+RETURNING v.wanted::text AS wanted, d.created_by;
 
 -- name: GetVRTGeneration :one
 SELECT sqlc.embed(g), sqlc.embed(j) FROM catalog.vrt_generations g JOIN catalog.ingest_jobs j ON j.id = g.id WHERE g.id = @id;
@@ -141,18 +150,18 @@ UPDATE catalog.vrt_generations SET sources = @sources, source_ids = @source_ids,
 SELECT d.id, coalesce(d.raster->>'storage_key', '')::text AS storage_key,
     coalesce(catalog.vrt_refusal(d.record_type, d.raster, d.visibility, d.record_status, d.created_by, sqlc.narg(owner_id)::uuid,
         catalog.user_is_admin(sqlc.narg(owner_id)::uuid), @vrt_visibility::text), '')::text AS refusal
-FROM catalog.datasets d WHERE d.id = ANY(@ids::uuid[])
-FOR SHARE;
+FROM catalog.datasets d WHERE d.id = ANY(@ids::uuid[]);
 
 -- name: LockVRTRecord :one
--- The VRT's record and definition at the commit of a generation, locked; with the number of the
--- served generation (0: none) and whether any generation was ever served.
+-- The VRT's record and definition at the commit of a generation, locked in the order of
+-- migration 85; with the number of the served generation (0: none) and whether any generation
+-- was ever served.
+WITH d AS (SELECT d.id, d.created_by, d.visibility FROM catalog.datasets d WHERE d.id = @dataset_id FOR UPDATE)
 SELECT d.created_by, d.visibility, x.live_generation,
     coalesce((SELECT g.generation FROM catalog.vrt_generations g WHERE g.id = x.live_generation), 0)::integer AS live_number,
     EXISTS (SELECT 1 FROM catalog.vrt_generations g WHERE g.vrt_id = x.dataset_id AND g.live_from IS NOT NULL)::bool AS ever_served
-FROM catalog.datasets d JOIN catalog.vrt_datasets x ON x.dataset_id = d.id
-WHERE d.id = @dataset_id
-FOR UPDATE OF d, x;
+FROM d JOIN catalog.vrt_datasets x ON x.dataset_id = d.id
+FOR UPDATE OF x;
 
 -- name: RetireServedVRTGeneration :exec
 -- The generation served until now is retired (its COG goes after the grace).

@@ -516,12 +516,37 @@ func (q *Queries) ListWantedVRTs(ctx context.Context) ([]uuid.UUID, error) {
 	return items, nil
 }
 
+const lockDatasetsForShare = `-- name: LockDatasetsForShare :many
+SELECT id FROM catalog.datasets WHERE id = ANY($1::uuid[]) ORDER BY id FOR SHARE
+`
+
+// Sources a change will refer to, locked first (the order of migration 85): their audience
+// cannot change until the transaction ends.
+func (q *Queries) LockDatasetsForShare(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, lockDatasetsForShare, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const lockVRTBuildSources = `-- name: LockVRTBuildSources :many
 SELECT d.id, coalesce(d.raster->>'storage_key', '')::text AS storage_key,
     coalesce(catalog.vrt_refusal(d.record_type, d.raster, d.visibility, d.record_status, d.created_by, $1::uuid,
         catalog.user_is_admin($1::uuid), $2::text), '')::text AS refusal
 FROM catalog.datasets d WHERE d.id = ANY($3::uuid[])
-FOR SHARE
 `
 
 type LockVRTBuildSourcesParams struct {
@@ -559,9 +584,9 @@ func (q *Queries) LockVRTBuildSources(ctx context.Context, arg LockVRTBuildSourc
 }
 
 const lockVRTDataset = `-- name: LockVRTDataset :one
+WITH d AS (SELECT d.id, d.created_by, d.visibility, d.title FROM catalog.datasets d WHERE d.id = $1 FOR UPDATE)
 SELECT x.dataset_id, x.vrt_type, x.resolution_strategy, x.live_generation, d.created_by, d.visibility, d.title
-FROM catalog.vrt_datasets x JOIN catalog.datasets d ON d.id = x.dataset_id
-WHERE x.dataset_id = $1
+FROM d JOIN catalog.vrt_datasets x ON x.dataset_id = d.id
 FOR UPDATE OF x
 `
 
@@ -575,8 +600,9 @@ type LockVRTDatasetRow struct {
 	Title              string     `json:"title"`
 }
 
-// A VRT's definition with its owner and audience, locked for a change of its sources or a new
-// generation: changes of one VRT run one after another.
+// A VRT's definition with its owner and audience, for a change of its sources or a new
+// generation: its record, then its definition, locked in the order every writer takes (migration
+// 85), so changes of one VRT run one after another.
 func (q *Queries) LockVRTDataset(ctx context.Context, datasetID uuid.UUID) (LockVRTDatasetRow, error) {
 	row := q.db.QueryRow(ctx, lockVRTDataset, datasetID)
 	var i LockVRTDatasetRow
@@ -593,12 +619,12 @@ func (q *Queries) LockVRTDataset(ctx context.Context, datasetID uuid.UUID) (Lock
 }
 
 const lockVRTRecord = `-- name: LockVRTRecord :one
+WITH d AS (SELECT d.id, d.created_by, d.visibility FROM catalog.datasets d WHERE d.id = $1 FOR UPDATE)
 SELECT d.created_by, d.visibility, x.live_generation,
     coalesce((SELECT g.generation FROM catalog.vrt_generations g WHERE g.id = x.live_generation), 0)::integer AS live_number,
     EXISTS (SELECT 1 FROM catalog.vrt_generations g WHERE g.vrt_id = x.dataset_id AND g.live_from IS NOT NULL)::bool AS ever_served
-FROM catalog.datasets d JOIN catalog.vrt_datasets x ON x.dataset_id = d.id
-WHERE d.id = $1
-FOR UPDATE OF d, x
+FROM d JOIN catalog.vrt_datasets x ON x.dataset_id = d.id
+FOR UPDATE OF x
 `
 
 type LockVRTRecordRow struct {
@@ -609,8 +635,9 @@ type LockVRTRecordRow struct {
 	EverServed     bool       `json:"ever_served"`
 }
 
-// The VRT's record and definition at the commit of a generation, locked; with the number of the
-// served generation (0: none) and whether any generation was ever served.
+// The VRT's record and definition at the commit of a generation, locked in the order of
+// migration 85; with the number of the served generation (0: none) and whether any generation
+// was ever served.
 func (q *Queries) LockVRTRecord(ctx context.Context, datasetID uuid.UUID) (LockVRTRecordRow, error) {
 	row := q.db.QueryRow(ctx, lockVRTRecord, datasetID)
 	var i LockVRTRecordRow
@@ -790,10 +817,12 @@ func (q *Queries) SnapshotVRTGeneration(ctx context.Context, arg SnapshotVRTGene
 }
 
 const takeVRTWanted = `-- name: TakeVRTWanted :one
-UPDATE catalog.vrt_datasets x SET wanted = NULL
-FROM catalog.datasets d
-WHERE x.dataset_id = $1 AND x.wanted IS NOT NULL AND d.id = x.dataset_id
-RETURNING x.wanted::text AS wanted, d.created_by
+WITH d AS (SELECT d.id, d.created_by FROM catalog.datasets d WHERE d.id = $1 FOR UPDATE),
+x AS (SELECT x.dataset_id FROM catalog.vrt_datasets x JOIN d ON d.id = x.dataset_id WHERE x.wanted IS NOT NULL FOR UPDATE OF x)
+UPDATE catalog.vrt_datasets v SET wanted = NULL
+FROM x, d
+WHERE v.dataset_id = x.dataset_id
+RETURNING v.wanted::text AS wanted, d.created_by
 `
 
 type TakeVRTWantedRow struct {
@@ -801,7 +830,8 @@ type TakeVRTWantedRow struct {
 	CreatedBy *uuid.UUID `json:"created_by"`
 }
 
-// Takes a wanted regeneration, once across servers (the row lock).
+// Takes a wanted regeneration, once across servers: the VRT's record, then its definition,
+// locked in the order of migration 85.
 func (q *Queries) TakeVRTWanted(ctx context.Context, datasetID uuid.UUID) (TakeVRTWantedRow, error) {
 	row := q.db.QueryRow(ctx, takeVRTWanted, datasetID)
 	var i TakeVRTWantedRow
