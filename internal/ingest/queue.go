@@ -68,6 +68,7 @@ func MigrateRiver(ctx context.Context, pool *pgxpool.Pool) error {
 func NewQueue(pool *pgxpool.Pool, im *Importer, log *slog.Logger, workers int) (*Queue, error) {
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &importWorker{im: im})
+	river.AddWorker(ws, &vrtWorker{im: im})
 	c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Schema:  riverSchema,
 		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
@@ -85,6 +86,7 @@ func NewQueue(pool *pgxpool.Pool, im *Importer, log *slog.Logger, workers int) (
 // Start runs the workers until Stop, and the sweeper of stalled imports until ctx ends.
 func (q *Queue) Start(ctx context.Context) error {
 	go q.sweep(ctx)
+	go q.sweepVRT(ctx)
 	if q.im.Staging != nil {
 		go q.sweepStaging(ctx)
 	}
