@@ -3,6 +3,7 @@ package conformance
 import (
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -92,5 +93,57 @@ func TestVRTMosaicTiles(t *testing.T) {
 	info := gdalinfoOf(t, download(t, owner, id))
 	if bands := info["bands"].([]any); len(bands) != 4 { // three colours and the alpha of where any source has data
 		t.Fatalf("downloaded VRT COG has %d bands", len(bands))
+	}
+}
+
+// TestVRTBandStack: a band stack of two single-band DEMs has one band per source, each the
+// source's values (band statistics computed as at ingest); sources that cannot be combined as
+// asked are refused with a problem saying which.
+func TestVRTBandStack(t *testing.T) {
+	owner := newUser(t, "editor")
+	dem := importRaster(t, owner, "dem.tif", demTIFF(t, 64, 64), map[string]any{"title": "DEM " + randomHex(3)})
+	dem2 := importRaster(t, owner, "dem2.tif", demTIFF(t, 64, 64), map[string]any{"title": "DEM 2 " + randomHex(3)})
+	rgb := importRaster(t, owner, "rgb.tif", rgbTIFF(t), map[string]any{"title": "RGB " + randomHex(3)})
+	id, job := createVRT(t, owner, map[string]any{"title": "Stack " + randomHex(3), "vrt_type": "band_stack",
+		"resolution_strategy": "coarsest", "source_dataset_ids": []string{dem["id"].(string), dem2["id"].(string)}})
+	if job["status"] != "complete" {
+		t.Fatalf("band stack generation: %v", job)
+	}
+	raster := vrtRecord(t, owner, id)["raster"].(map[string]any)
+	bands := raster["bands"].([]any)
+	if raster["band_count"] != 2.0 || len(bands) != 2 || raster["vrt_type"] != "band_stack" {
+		t.Fatalf("band stack's raster: %v", raster)
+	}
+	srcBand := dem["raster"].(map[string]any)["bands"].([]any)[0].(map[string]any)
+	for _, b := range bands {
+		b := b.(map[string]any)
+		if b["dtype"] != "float32" || b["min"] != srcBand["min"] || b["max"] != srcBand["max"] {
+			t.Fatalf("stacked band %v, source band %v", b, srcBand)
+		}
+	}
+	info := gdalinfoOf(t, download(t, owner, id))
+	if n := len(info["bands"].([]any)); n != 2 {
+		t.Fatalf("downloaded band stack has %d bands", n)
+	}
+
+	for _, c := range []struct {
+		name string
+		body map[string]any
+	}{
+		{"3 bands in a stack", map[string]any{"vrt_type": "band_stack", "source_dataset_ids": []string{dem["id"].(string), rgb["id"].(string)}}},
+		{"mixed layouts in a mosaic", map[string]any{"vrt_type": "mosaic", "source_dataset_ids": []string{dem["id"].(string), rgb["id"].(string)}}},
+		{"a source twice", map[string]any{"vrt_type": "mosaic", "source_dataset_ids": []string{dem["id"].(string), dem["id"].(string)}}},
+		{"no source", map[string]any{"vrt_type": "mosaic", "source_dataset_ids": []string{}}},
+		{"unknown kind", map[string]any{"vrt_type": "stack", "source_dataset_ids": []string{dem["id"].(string)}}},
+		{"blank title", map[string]any{"vrt_type": "mosaic", "title": " ", "source_dataset_ids": []string{dem["id"].(string)}}},
+	} {
+		body := map[string]any{"title": "Bad " + randomHex(2), "resolution_strategy": "finest"}
+		for k, v := range c.body {
+			body[k] = v
+		}
+		r := call(t, "POST", "/ingest/vrt/create", body, bearer(owner.Access)...)
+		if r.Status != 422 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/problem+json") {
+			t.Fatalf("%s: %d %s %s", c.name, r.Status, r.Header.Get("Content-Type"), r.Body)
+		}
 	}
 }
