@@ -147,3 +147,158 @@ func TestVRTBandStack(t *testing.T) {
 		}
 	}
 }
+
+// vrtGenerations lists a VRT's generations, newest first.
+func vrtGenerations(t *testing.T, s session, id string) []any {
+	t.Helper()
+	r := call(t, "GET", "/datasets/"+id+"/vrt/generations/", nil, bearer(s.Access)...)
+	if r.Status != 200 {
+		t.Fatalf("generations: %d %s", r.Status, r.Body)
+	}
+	return r.JSON(t)["generations"].([]any)
+}
+
+// vrtSourceIDs lists a VRT's sources in order.
+func vrtSourceIDs(t *testing.T, s session, id string) []string {
+	t.Helper()
+	r := call(t, "GET", "/datasets/"+id+"/vrt-sources/", nil, bearer(s.Access)...)
+	if r.Status != 200 {
+		t.Fatalf("sources: %d %s", r.Status, r.Body)
+	}
+	var ids []string
+	for i, s := range r.JSON(t)["sources"].([]any) {
+		s := s.(map[string]any)
+		if s["position"] != float64(i+1) {
+			t.Fatalf("source %d has position %v", i, s["position"])
+		}
+		ids = append(ids, s["dataset_id"].(string))
+	}
+	return ids
+}
+
+// TestVRTSourcesAndGenerations: adding and removing sources queues generations that show the
+// change; the generations' history says why each ran, from which sources, and which is served;
+// Get VRT Status follows them; the rules of removal and regeneration answer as the contract says.
+func TestVRTSourcesAndGenerations(t *testing.T) {
+	owner, reader := newUser(t, "editor"), newUser(t, "viewer")
+	var ids []string
+	for i, ullr := range [][]string{{"10", "48", "10.3", "47.8"}, {"10.2", "48.05", "10.5", "47.85"}, {"10.4", "48", "10.7", "47.8"}} {
+		d := importRaster(t, owner, "s.tif", colourTIFF(t, "10", "20", "30", ullr...), map[string]any{"title": "S" + randomHex(3), "visibility": "public"})
+		ids = append(ids, d["id"].(string))
+		_ = i
+	}
+	id, _ := createVRT(t, owner, map[string]any{"title": "Sources " + randomHex(3), "vrt_type": "mosaic", "visibility": "internal",
+		"resolution_strategy": "average", "source_dataset_ids": ids[:2]})
+	width := func() float64 { return vrtRecord(t, owner, id)["raster"].(map[string]any)["width"].(float64) }
+	w1 := width()
+
+	// Add the third: a regeneration whose mosaic is wider.
+	r := call(t, "POST", "/ingest/vrt/"+id+"/sources/", map[string]any{"source_dataset_id": ids[2]}, bearer(owner.Access)...)
+	if r.Status != 202 {
+		t.Fatalf("add source: %d %s", r.Status, r.Body)
+	}
+	if job := waitRasterJob(t, owner, r.JSON(t)["job_id"].(string)); job["status"] != "complete" {
+		t.Fatalf("generation after adding: %v", job)
+	}
+	if got := vrtSourceIDs(t, reader, id); strings.Join(got, ",") != strings.Join(ids, ",") {
+		t.Fatalf("sources after adding: %v, want %v", got, ids)
+	}
+	if w2 := width(); w2 <= w1 {
+		t.Fatalf("the mosaic did not grow with its third source: %v then %v", w1, w2)
+	}
+	// Adding one already there changes nothing; a reader may not add; nor may the VRT hold itself.
+	if r := call(t, "POST", "/ingest/vrt/"+id+"/sources/", map[string]any{"source_dataset_id": ids[2]}, bearer(owner.Access)...); r.Status != 202 {
+		t.Fatalf("add again: %d %s", r.Status, r.Body)
+	}
+	if r := call(t, "POST", "/ingest/vrt/"+id+"/sources/", map[string]any{"source_dataset_id": ids[0]}, bearer(reader.Access)...); r.Status != 403 {
+		t.Fatalf("a reader adds a source: %d %s", r.Status, r.Body)
+	}
+	if r := call(t, "POST", "/ingest/vrt/"+id+"/sources/", map[string]any{"source_dataset_id": id}, bearer(owner.Access)...); r.Status != 422 {
+		t.Fatalf("the VRT as its own source: %d %s", r.Status, r.Body)
+	}
+
+	// Remove the first: the next generation is built from the other two.
+	r = call(t, "DELETE", "/ingest/vrt/"+id+"/sources/"+ids[0]+"/", nil, bearer(owner.Access)...)
+	if r.Status != 202 {
+		t.Fatalf("remove source: %d %s", r.Status, r.Body)
+	}
+	if job := waitRasterJob(t, owner, r.JSON(t)["job_id"].(string)); job["status"] != "complete" {
+		t.Fatalf("generation after removing: %v", job)
+	}
+	if got := vrtSourceIDs(t, owner, id); strings.Join(got, ",") != strings.Join(ids[1:], ",") {
+		t.Fatalf("sources after removing: %v", got)
+	}
+	if r := call(t, "DELETE", "/ingest/vrt/"+id+"/sources/"+ids[0]+"/", nil, bearer(owner.Access)...); r.Status != 404 {
+		t.Fatalf("remove a source not in the VRT: %d %s", r.Status, r.Body)
+	}
+
+	// The history: newest first, why each ran, from which sources, the newest served.
+	gens := vrtGenerations(t, reader, id)
+	want := []struct {
+		trigger string
+		sources []string
+	}{{"source_removed", ids[1:]}, {"source_added", ids}, {"create", ids[:2]}}
+	if len(gens) != len(want) {
+		t.Fatalf("%d generations: %v", len(gens), gens)
+	}
+	for i, w := range want {
+		g := gens[i].(map[string]any)
+		var src []string
+		for _, s := range g["source_dataset_ids"].([]any) {
+			src = append(src, s.(string))
+		}
+		if g["triggered_by"] != w.trigger || g["status"] != "complete" || strings.Join(src, ",") != strings.Join(w.sources, ",") ||
+			g["source_count"] != float64(len(w.sources)) || g["served"] != (i == 0) || g["generation"] != float64(3-i) {
+			t.Fatalf("generation %d: %v, want %s from %v", i, g, w.trigger, w.sources)
+		}
+	}
+	if r := call(t, "GET", "/datasets/"+id+"/vrt/generations/?limit=1&skip=1", nil, bearer(owner.Access)...).JSON(t); r["total"] != 3.0 ||
+		len(r["generations"].([]any)) != 1 || r["generations"].([]any)[0].(map[string]any)["triggered_by"] != "source_added" {
+		t.Fatalf("a page of generations: %v", r)
+	}
+
+	// Status: ready, two healthy sources, the served generation's time.
+	st := call(t, "GET", "/datasets/"+id+"/vrt/status/", nil, bearer(reader.Access)...)
+	if st.Status != 200 {
+		t.Fatalf("status: %d %s", st.Status, st.Body)
+	}
+	s := st.JSON(t)
+	health := s["source_health"].([]any)
+	if s["status"] != "ready" || s["source_count"] != 2.0 || s["last_generation_at"] == nil || len(health) != 2 ||
+		health[0].(map[string]any)["status"] != "healthy" || health[1].(map[string]any)["dataset_id"] != ids[2] {
+		t.Fatalf("status: %v", s)
+	}
+
+	// Regenerate: queued at once (the status says so), a second one while it is on its way is 409.
+	r = call(t, "POST", "/datasets/"+id+"/vrt/regenerate/", nil, bearer(owner.Access)...)
+	if r.Status != 202 {
+		t.Fatalf("regenerate: %d %s", r.Status, r.Body)
+	}
+	job := r.JSON(t)["job_id"].(string)
+	if again := call(t, "POST", "/datasets/"+id+"/vrt/regenerate/", nil, bearer(owner.Access)...); again.Status != 409 &&
+		call(t, "GET", "/jobs/"+job, nil, bearer(owner.Access)...).JSON(t)["status"] != "complete" {
+		t.Fatalf("regenerate while one is on its way: %d %s", again.Status, again.Body)
+	}
+	if job := waitRasterJob(t, owner, job); job["status"] != "complete" {
+		t.Fatalf("manual generation: %v", job)
+	}
+	if g := vrtGenerations(t, owner, id)[0].(map[string]any); g["triggered_by"] != "manual" || g["served"] != true {
+		t.Fatalf("manual generation in the history: %v", g)
+	}
+	if r := call(t, "POST", "/datasets/"+id+"/vrt/regenerate/", nil, bearer(reader.Access)...); r.Status != 403 {
+		t.Fatalf("a reader regenerates: %d %s", r.Status, r.Body)
+	}
+
+	// The last source stays; a raster is not a VRT.
+	if r := call(t, "DELETE", "/ingest/vrt/"+id+"/sources/"+ids[1]+"/", nil, bearer(owner.Access)...); r.Status != 202 {
+		t.Fatalf("remove the second: %d %s", r.Status, r.Body)
+	}
+	if r := call(t, "DELETE", "/ingest/vrt/"+id+"/sources/"+ids[2]+"/", nil, bearer(owner.Access)...); r.Status != 409 {
+		t.Fatalf("remove the last source: %d %s", r.Status, r.Body)
+	}
+	for _, path := range []string{"/vrt/status/", "/vrt/generations/", "/vrt-sources/"} {
+		if r := call(t, "GET", "/datasets/"+ids[0]+path, nil, bearer(owner.Access)...); r.Status != 409 {
+			t.Fatalf("%s of a raster: %d %s", path, r.Status, r.Body)
+		}
+	}
+}
