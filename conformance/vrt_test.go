@@ -1,10 +1,13 @@
 package conformance
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // VRT datasets (issue 29): mosaics and band stacks of raster datasets, built by generations that
@@ -300,5 +303,170 @@ func TestVRTSourcesAndGenerations(t *testing.T) {
 		if r := call(t, "GET", "/datasets/"+ids[0]+path, nil, bearer(owner.Access)...); r.Status != 409 {
 			t.Fatalf("%s of a raster: %d %s", path, r.Status, r.Body)
 		}
+	}
+}
+
+// vrtReady waits until a VRT's status is ready again (a regeneration a change of a source asked
+// for, queued by the server by itself) and returns it.
+func vrtReady(t *testing.T, s session, id string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		st := call(t, "GET", "/datasets/"+id+"/vrt/status/", nil, bearer(s.Access)...).JSON(t)
+		if st["status"] == "ready" && st["serving"] == true {
+			return st
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("VRT %s did not become ready again", id)
+	return nil
+}
+
+// opaque counts a tile's pixels with data (alpha above zero); a 204 has none.
+func opaque(t *testing.T, r reply) int {
+	t.Helper()
+	if r.Status == 204 {
+		return 0
+	}
+	img, n := decodeNRGBA(t, r.Body), 0
+	for i := 3; i < len(img.Pix); i += 4 {
+		if img.Pix[i] > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// TestVRTSourceAccess: a VRT holds only sources its creator may read (404 otherwise, as any
+// read) and could publish (422), and is seen by no more people than any source (422, at
+// creation and when its visibility is widened later).
+func TestVRTSourceAccess(t *testing.T) {
+	owner, other := newUser(t, "editor"), newUser(t, "editor")
+	mine := importRaster(t, owner, "mine.tif", rgbTIFF(t), map[string]any{"title": "Mine " + randomHex(3)})["id"].(string)
+	private := importRaster(t, other, "p.tif", rgbTIFF(t), map[string]any{"title": "P " + randomHex(3)})["id"].(string)
+	internal := importRaster(t, other, "i.tif", rgbTIFF(t), map[string]any{"title": "I " + randomHex(3), "visibility": "internal"})["id"].(string)
+	public := importRaster(t, other, "q.tif", rgbTIFF(t), map[string]any{"title": "Q " + randomHex(3), "visibility": "public"})["id"].(string)
+	vector := createDataset(t, owner, "private", false)["id"].(string)
+	create := func(vis string, ids ...string) reply {
+		return call(t, "POST", "/ingest/vrt/create", map[string]any{"title": "V " + randomHex(3), "vrt_type": "mosaic",
+			"resolution_strategy": "finest", "visibility": vis, "source_dataset_ids": ids}, bearer(owner.Access)...)
+	}
+	for _, c := range []struct {
+		name, vis string
+		ids       []string
+		want      int
+	}{
+		{"another user's private raster", "private", []string{mine, private}, 404},
+		{"a dataset that does not exist", "private", []string{mine, "00000000-0000-4000-8000-000000000001"}, 404},
+		{"another user's internal raster (readable, not the owner's to publish)", "private", []string{internal}, 422},
+		{"a private source in a public VRT", "public", []string{mine, public}, 422},
+		{"a vector dataset", "private", []string{vector}, 422},
+	} {
+		if r := create(c.vis, c.ids...); r.Status != c.want || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/problem+json") {
+			t.Fatalf("%s: %d %s", c.name, r.Status, r.Body)
+		}
+	}
+	if r := call(t, "POST", "/ingest/vrt/create", map[string]any{"title": "V", "vrt_type": "mosaic", "resolution_strategy": "finest",
+		"source_dataset_ids": []string{public}}); r.Status != 401 {
+		t.Fatalf("anonymous create: %d %s", r.Status, r.Body)
+	}
+	// Another user's public raster may be used; adding a private one of theirs later is 404 too.
+	if r := create("public", public); r.Status != 202 {
+		t.Fatalf("a public raster of another user in a public VRT: %d %s", r.Status, r.Body)
+	}
+	r := create("private", mine)
+	if r.Status != 202 {
+		t.Fatalf("own private raster: %d %s", r.Status, r.Body)
+	}
+	id := r.JSON(t)["dataset_id"].(string)
+	if r := call(t, "POST", "/ingest/vrt/"+id+"/sources/", map[string]any{"source_dataset_ids": []string{private}}, bearer(owner.Access)...); r.Status != 404 {
+		t.Fatalf("add another user's private raster: %d %s", r.Status, r.Body)
+	}
+	// Widening the VRT past its private source is refused, whatever the path.
+	if r := call(t, "PATCH", "/datasets/"+id, map[string]any{"visibility": "public"}, bearer(owner.Access)...); r.Status != 422 ||
+		!strings.Contains(string(r.Body), mine) {
+		t.Fatalf("a VRT made public over a private source: %d %s", r.Status, r.Body)
+	}
+	// Others do not see a private VRT at all.
+	if r := call(t, "GET", "/datasets/"+id+"/vrt/status/", nil, bearer(other.Access)...); r.Status != 404 {
+		t.Fatalf("another user's private VRT status: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestVRTSourceDropsOut: a source made private by its owner, or deleted, is withdrawn at once
+// from a VRT that shows it (no tile, no download of the generation holding it), and the VRT
+// regenerates by itself without it: readers then see the remaining sources only, and the
+// history and status say what was left out.
+func TestVRTSourceDropsOut(t *testing.T) {
+	owner, other, reader := newUser(t, "editor"), newUser(t, "editor"), newUser(t, "viewer")
+	a := importRaster(t, owner, "a.tif", colourTIFF(t, "200", "120", "40", "10", "48", "10.3", "47.8"),
+		map[string]any{"title": "A " + randomHex(3), "visibility": "public"})["id"].(string)
+	q := importRaster(t, other, "q.tif", colourTIFF(t, "30", "60", "220", "11", "48", "11.3", "47.8"),
+		map[string]any{"title": "Q " + randomHex(3), "visibility": "public"})["id"].(string)
+	// Far enough apart that no tile at the VRT's full resolution holds two of them.
+	w := importRaster(t, other, "w.tif", colourTIFF(t, "90", "90", "90", "9", "48", "9.3", "47.8"),
+		map[string]any{"title": "W " + randomHex(3), "visibility": "public"})["id"].(string)
+	id, _ := createVRT(t, owner, map[string]any{"title": "Shared " + randomHex(3), "vrt_type": "mosaic", "visibility": "public",
+		"resolution_strategy": "finest", "source_dataset_ids": []string{a, q, w}})
+	tok := tileToken(t, id, bearer(reader.Access)...)
+	z := int(tok["maxzoom"].(float64))
+	tile := func(lon, lat float64) reply {
+		x, y := rasterTileAt(lon, lat, z)
+		return call(t, "GET", "/tiles/raster-proxy/"+id+"/"+strconv.Itoa(z)+"/"+strconv.Itoa(x)+"/"+strconv.Itoa(y)+".png", nil,
+			bearer(reader.Access)...)
+	}
+	if n := opaque(t, tile(11.1, 47.9)); n == 0 {
+		t.Fatal("Q's part of the mosaic has no data before the change")
+	}
+
+	// Q made private: at once no tile and no COG of the generation that holds it.
+	if r := call(t, "PATCH", "/datasets/"+q, map[string]any{"visibility": "private"}, bearer(other.Access)...); r.Status != 200 {
+		t.Fatalf("make Q private: %d %s", r.Status, r.Body)
+	}
+	if r := tile(11.1, 47.9); r.Status == 200 || r.Status == 204 {
+		t.Fatalf("a tile of the withdrawn generation after its source went private: %d", r.Status)
+	}
+	if r := call(t, "GET", "/datasets/"+id+"/download/cog", nil, bearer(reader.Access)...); r.Status == 200 {
+		t.Fatal("the COG holding a source made private is still downloaded")
+	}
+	st := vrtReady(t, reader, id)
+	if n := opaque(t, tile(11.1, 47.9)); n != 0 {
+		t.Fatalf("Q's part of the mosaic still has %d pixels with data after it went private", n)
+	}
+	if n := opaque(t, tile(10.1, 47.9)); n == 0 {
+		t.Fatal("A's part of the mosaic lost its data")
+	}
+	health := map[string]string{}
+	for _, h := range st["source_health"].([]any) {
+		h := h.(map[string]any)
+		health[h["dataset_id"].(string)] = h["status"].(string)
+		if h["dataset_id"] == q && h["title"] != "" {
+			t.Fatalf("the reader sees the title of a source they may not read: %v", h)
+		}
+	}
+	if health[a] != "healthy" || health[q] != "inaccessible" || health[w] != "healthy" {
+		t.Fatalf("source health after Q went private: %v", health)
+	}
+	g := vrtGenerations(t, owner, id)[0].(map[string]any)
+	if g["triggered_by"] != "source_updated" || fmt.Sprint(g["skipped_dataset_ids"]) != fmt.Sprint([]any{q}) || g["source_count"] != 2.0 {
+		t.Fatalf("the generation without Q: %v", g)
+	}
+
+	// W deleted: the same, and it leaves the VRT's sources.
+	if r := call(t, "DELETE", "/datasets/"+w, nil, bearer(other.Access)...); r.Status != 204 {
+		t.Fatalf("delete W: %d %s", r.Status, r.Body)
+	}
+	if r := tile(9.1, 47.9); r.Status == 200 || r.Status == 204 {
+		t.Fatalf("a tile of the withdrawn generation after its source was deleted: %d", r.Status)
+	}
+	vrtReady(t, reader, id)
+	if n := opaque(t, tile(9.1, 47.9)); n != 0 {
+		t.Fatalf("W's part of the mosaic still has %d pixels with data after it was deleted", n)
+	}
+	if got := vrtSourceIDs(t, owner, id); strings.Join(got, ",") != a+","+q {
+		t.Fatalf("sources after W's deletion: %v", got)
+	}
+	if g := vrtGenerations(t, owner, id)[0].(map[string]any); g["triggered_by"] != "source_removed" {
+		t.Fatalf("the generation after W's deletion: %v", g)
 	}
 }

@@ -120,11 +120,11 @@ SELECT dataset_id FROM catalog.vrt_datasets WHERE wanted IS NOT NULL LIMIT 100;
 -- Takes a wanted regeneration, once across servers: the VRT's record, then its definition,
 -- locked in the order of migration 85.
 WITH d AS (SELECT d.id, d.created_by FROM catalog.datasets d WHERE d.id = @dataset_id FOR UPDATE),
-x AS (SELECT x.dataset_id FROM catalog.vrt_datasets x JOIN d ON d.id = x.dataset_id WHERE x.wanted IS NOT NULL FOR UPDATE OF x)
+x AS (SELECT x.dataset_id, x.wanted FROM catalog.vrt_datasets x JOIN d ON d.id = x.dataset_id WHERE x.wanted IS NOT NULL FOR UPDATE OF x)
 UPDATE catalog.vrt_datasets v SET wanted = NULL
 FROM x, d
 WHERE v.dataset_id = x.dataset_id
-RETURNING v.wanted::text AS wanted, d.created_by;
+RETURNING x.wanted::text AS wanted, d.created_by; -- the value taken, not the NULL left
 
 -- name: GetVRTGeneration :one
 SELECT sqlc.embed(g), sqlc.embed(j) FROM catalog.vrt_generations g JOIN catalog.ingest_jobs j ON j.id = g.id WHERE g.id = @id;

@@ -214,6 +214,7 @@ func (q *Queries) GetVRTDataset(ctx context.Context, datasetID uuid.UUID) (GetVR
 }
 
 const getVRTGeneration = `-- name: GetVRTGeneration :one
+
 SELECT g.id, g.vrt_id, g.generation, g.trigger, g.requested_by, g.storage_key, g.sources, g.source_ids, g.skipped, g.size_bytes, g.live_from, g.retired_at, g.cog_removed_at, g.created_at, j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts FROM catalog.vrt_generations g JOIN catalog.ingest_jobs j ON j.id = g.id WHERE g.id = $1
 `
 
@@ -222,6 +223,7 @@ type GetVRTGenerationRow struct {
 	CatalogIngestJob     CatalogIngestJob     `json:"catalog_ingest_job"`
 }
 
+// the value taken, not the NULL left
 func (q *Queries) GetVRTGeneration(ctx context.Context, id uuid.UUID) (GetVRTGenerationRow, error) {
 	row := q.db.QueryRow(ctx, getVRTGeneration, id)
 	var i GetVRTGenerationRow
@@ -818,11 +820,11 @@ func (q *Queries) SnapshotVRTGeneration(ctx context.Context, arg SnapshotVRTGene
 
 const takeVRTWanted = `-- name: TakeVRTWanted :one
 WITH d AS (SELECT d.id, d.created_by FROM catalog.datasets d WHERE d.id = $1 FOR UPDATE),
-x AS (SELECT x.dataset_id FROM catalog.vrt_datasets x JOIN d ON d.id = x.dataset_id WHERE x.wanted IS NOT NULL FOR UPDATE OF x)
+x AS (SELECT x.dataset_id, x.wanted FROM catalog.vrt_datasets x JOIN d ON d.id = x.dataset_id WHERE x.wanted IS NOT NULL FOR UPDATE OF x)
 UPDATE catalog.vrt_datasets v SET wanted = NULL
 FROM x, d
 WHERE v.dataset_id = x.dataset_id
-RETURNING v.wanted::text AS wanted, d.created_by
+RETURNING x.wanted::text AS wanted, d.created_by
 `
 
 type TakeVRTWantedRow struct {
