@@ -470,3 +470,64 @@ func TestVRTSourceDropsOut(t *testing.T) {
 		t.Fatalf("the generation after W's deletion: %v", g)
 	}
 }
+
+// TestVRTRetiredCOGsRemoved: the COG of a generation no longer served is deleted once the grace
+// (VRT_RETIRE_GRACE) has passed, the served one stays, and a deleted VRT leaves none.
+func TestVRTRetiredCOGsRemoved(t *testing.T) {
+	s := startFresh(t, "VRT_RETIRE_GRACE=1s", "RATE_LIMIT_ENABLED=false")
+	hc := contractAt(t, s)
+	tok := loginAt(t, hc, s.APIRoot, "admin", AdminPassword)
+	up := uploadAt(t, hc, s.APIRoot, tok, "src.tif", rgbTIFF(t))
+	if up.Status != 201 {
+		t.Fatalf("upload: %d %s", up.Status, up.Body)
+	}
+	job := up.JSON(t)["job_id"].(string)
+	if c := callAt(t, hc, s.APIRoot, "POST", "/ingest/commit/"+job, map[string]any{}, bearer(tok)...); c.Status != 202 {
+		t.Fatalf("commit: %d %s", c.Status, c.Body)
+	}
+	done := func(j map[string]any) bool { return j["status"] == "complete" || j["status"] == "failed" }
+	src := waitJob(t, hc, s.APIRoot, tok, job, time.Minute, done)["dataset_id"].(string)
+	r := callAt(t, hc, s.APIRoot, "POST", "/ingest/vrt/create", map[string]any{"title": "Retire", "vrt_type": "mosaic",
+		"resolution_strategy": "finest", "source_dataset_ids": []string{src}}, bearer(tok)...)
+	if r.Status != 202 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	id := r.JSON(t)["dataset_id"].(string)
+	if j := waitJob(t, hc, s.APIRoot, tok, r.JSON(t)["job_id"].(string), time.Minute, done); j["status"] != "complete" {
+		t.Fatalf("first generation: %v", j)
+	}
+	cogs := func() []string {
+		names, _ := filepath.Glob(filepath.Join(s.dataDir, "rasters", id, "*.tif"))
+		for i, n := range names {
+			names[i] = filepath.Base(n)
+		}
+		return names
+	}
+	if got := cogs(); fmt.Sprint(got) != "[g1.tif]" {
+		t.Fatalf("COGs after the first generation: %v", got)
+	}
+	r = callAt(t, hc, s.APIRoot, "POST", "/datasets/"+id+"/vrt/regenerate/", nil, bearer(tok)...)
+	if r.Status != 202 {
+		t.Fatalf("regenerate: %d %s", r.Status, r.Body)
+	}
+	if j := waitJob(t, hc, s.APIRoot, tok, r.JSON(t)["job_id"].(string), time.Minute, done); j["status"] != "complete" {
+		t.Fatalf("second generation: %v", j)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for fmt.Sprint(cogs()) != "[g2.tif]" && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got := cogs(); fmt.Sprint(got) != "[g2.tif]" {
+		t.Fatalf("COGs after the grace of the replaced generation: %v", got)
+	}
+	if r := callAt(t, hc, s.APIRoot, "DELETE", "/datasets/"+id, nil, bearer(tok)...); r.Status != 204 {
+		t.Fatalf("delete VRT: %d %s", r.Status, r.Body)
+	}
+	deadline = time.Now().Add(15 * time.Second)
+	for len(cogs()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got := cogs(); len(got) > 0 {
+		t.Fatalf("COGs of a deleted VRT: %v", got)
+	}
+}

@@ -156,7 +156,8 @@ func serve() error {
 		return err
 	}
 	importer := &ingest.Importer{Pool: jobs, Q: store.New(jobs), Log: log, DataDir: cfg.DataDir,
-		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Staging: staging, Objects: objects}
+		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Staging: staging, Objects: objects,
+		RetireGrace: cfg.VRTRetireGrace}
 	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers)
 	if err != nil {
 		return err

@@ -60,6 +60,9 @@ type Importer struct {
 	Stall   time.Duration  // a run silent for this long is failed (see Sweep)
 	Staging *Staging       // staging accounting and expiry; nil: files are only removed
 	Objects blob.Objects   // where raster datasets' COGs are stored
+	// RetireGrace is how long the COG of a VRT generation no longer served is kept (a tile or a
+	// download that opened it just before it was replaced still reads it whole).
+	RetireGrace time.Duration
 }
 
 // ImportError is a failure the caller can act on; its message is shown as the job's error.

@@ -43,10 +43,6 @@ func (w *vrtWorker) Work(ctx context.Context, j *river.Job[VRTArgs]) error {
 
 func (w *vrtWorker) Timeout(*river.Job[VRTArgs]) time.Duration { return importTime + 10*time.Minute }
 
-// VRTRetireGrace is how long the COG of a generation no longer served is kept: a tile or a
-// download that opened it just before it was replaced still reads it whole.
-const VRTRetireGrace = 10 * time.Minute
-
 // vrtKey is where generation n of VRT v stores its COG (a key of its own per generation, so the
 // served one is never overwritten by a build).
 func vrtKey(v uuid.UUID, n int32) string { return fmt.Sprintf("rasters/%s/g%d.tif", v, n) }
@@ -139,7 +135,7 @@ func (q *Queue) vrtRound(ctx context.Context) error {
 			return err
 		}
 	}
-	gone, err := q.im.Q.VRTCOGsToRemove(ctx, VRTRetireGrace.Seconds())
+	gone, err := q.im.Q.VRTCOGsToRemove(ctx, q.im.RetireGrace.Seconds())
 	if err != nil {
 		return err
 	}
