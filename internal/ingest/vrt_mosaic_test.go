@@ -24,7 +24,7 @@ func source(b []float64, width, height int, nodata *string, dtypes ...string) mo
 // TestPlanMosaic: the mosaic is the union of its sources at the pixel size the strategy picks.
 func TestPlanMosaic(t *testing.T) {
 	a := source([]float64{0, 0, 100, 100}, 100, 100, nil, "uint8") // 1 m
-	b := source([]float64{50, -50, 250, 50}, 50, 25, nil, "uint8")  // 4 m
+	b := source([]float64{50, -50, 250, 50}, 50, 25, nil, "uint8") // 4 m
 	for _, c := range []struct {
 		strategy string
 		res      float64
