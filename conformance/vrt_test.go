@@ -278,6 +278,10 @@ func TestVRTSourcesAndGenerations(t *testing.T) {
 		t.Fatalf("regenerate: %d %s", r.Status, r.Body)
 	}
 	job := r.JSON(t)["job_id"].(string)
+	if s := call(t, "GET", "/datasets/"+id+"/vrt/status/", nil, bearer(reader.Access)...).JSON(t); s["job_id"] != job ||
+		(s["status"] != "regenerating" && call(t, "GET", "/jobs/"+job, nil, bearer(owner.Access)...).JSON(t)["status"] != "complete") {
+		t.Fatalf("status while a regeneration is on its way: %v", s)
+	}
 	if again := call(t, "POST", "/datasets/"+id+"/vrt/regenerate/", nil, bearer(owner.Access)...); again.Status != 409 &&
 		call(t, "GET", "/jobs/"+job, nil, bearer(owner.Access)...).JSON(t)["status"] != "complete" {
 		t.Fatalf("regenerate while one is on its way: %d %s", again.Status, again.Body)
@@ -529,5 +533,39 @@ func TestVRTRetiredCOGsRemoved(t *testing.T) {
 	}
 	if got := cogs(); len(got) > 0 {
 		t.Fatalf("COGs of a deleted VRT: %v", got)
+	}
+}
+
+// TestVRTOfVRTs: a VRT may be a source of another; a new generation of the inner one makes the
+// outer one regenerate by itself, and a VRT cannot come to hold itself through another.
+func TestVRTOfVRTs(t *testing.T) {
+	owner := newUser(t, "editor")
+	a := importRaster(t, owner, "a.tif", colourTIFF(t, "200", "120", "40", "10", "48", "10.3", "47.8"), map[string]any{"title": "A"})["id"].(string)
+	b := importRaster(t, owner, "b.tif", colourTIFF(t, "30", "60", "220", "10.2", "48.05", "10.5", "47.85"), map[string]any{"title": "B"})["id"].(string)
+	inner, _ := createVRT(t, owner, map[string]any{"title": "Inner", "vrt_type": "mosaic", "resolution_strategy": "finest",
+		"source_dataset_ids": []string{a}})
+	outer, job := createVRT(t, owner, map[string]any{"title": "Outer", "vrt_type": "mosaic", "resolution_strategy": "finest",
+		"source_dataset_ids": []string{inner, b}})
+	if job["status"] != "complete" {
+		t.Fatalf("outer generation: %v", job)
+	}
+	if r := call(t, "POST", "/ingest/vrt/"+inner+"/sources/", map[string]any{"source_dataset_id": outer}, bearer(owner.Access)...); r.Status != 422 {
+		t.Fatalf("a VRT holding itself through another: %d %s", r.Status, r.Body)
+	}
+	r := call(t, "POST", "/datasets/"+inner+"/vrt/regenerate/", nil, bearer(owner.Access)...)
+	if r.Status != 202 {
+		t.Fatalf("regenerate inner: %d %s", r.Status, r.Body)
+	}
+	waitRasterJob(t, owner, r.JSON(t)["job_id"].(string))
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		g := vrtGenerations(t, owner, outer)[0].(map[string]any)
+		if g["triggered_by"] == "source_updated" && g["status"] == "complete" && g["served"] == true {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the outer VRT did not regenerate after its inner one did: %v", g)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
