@@ -57,17 +57,41 @@ func (s *Server) ApplyManifest(ctx context.Context, request gen.ApplyManifestReq
 
 // CreateVRT: Create VRT (POST /ingest/vrt/create).
 func (s *Server) CreateVRT(ctx context.Context, request gen.CreateVRTRequestObject) (gen.CreateVRTResponseObject, error) {
-	return nil, notImplemented("createVRT")
+	b := request.Body
+	out, err := s.jobs.CreateVRT(ctx, auth.From(ctx), ingest.VRTCreate{Sources: b.SourceDatasetIds, Type: string(b.VrtType),
+		Strategy: string(b.ResolutionStrategy), Title: b.Title, Summary: val(b.Summary),
+		Visibility: string(cmp.Or(val(b.Visibility), gen.VrtCreateRequestVisibilityPrivate))})
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateVRT202JSONResponse{JobId: out.JobID, DatasetId: &out.DatasetID, Status: ptr("accepted"), Message: out.Message}, nil
 }
 
 // AddVRTSource: Add VRT Source (POST /ingest/vrt/{dataset_id}/sources/).
+// One source or several: exactly one of the two fields.
 func (s *Server) AddVRTSource(ctx context.Context, request gen.AddVRTSourceRequestObject) (gen.AddVRTSourceResponseObject, error) {
-	return nil, notImplemented("addVRTSource")
+	b := request.Body
+	if (b.SourceDatasetId == nil) == (b.SourceDatasetIds == nil) {
+		return nil, apperr.Unprocessable("send exactly one of source_dataset_id and source_dataset_ids")
+	}
+	ids := val(b.SourceDatasetIds)
+	if b.SourceDatasetId != nil {
+		ids = []uuid.UUID{*b.SourceDatasetId}
+	}
+	out, err := s.jobs.AddVRTSources(ctx, auth.From(ctx), request.DatasetId, ids)
+	if err != nil {
+		return nil, err
+	}
+	return gen.AddVRTSource202JSONResponse{JobId: out.JobID, Status: ptr("accepted"), Message: out.Message}, nil
 }
 
 // RemoveVRTSource: Remove VRT Source (DELETE /ingest/vrt/{dataset_id}/sources/{source_dataset_id}/).
 func (s *Server) RemoveVRTSource(ctx context.Context, request gen.RemoveVRTSourceRequestObject) (gen.RemoveVRTSourceResponseObject, error) {
-	return nil, notImplemented("removeVRTSource")
+	out, err := s.jobs.RemoveVRTSource(ctx, auth.From(ctx), request.DatasetId, request.SourceDatasetId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.RemoveVRTSource202JSONResponse{JobId: out.JobID, Status: ptr("accepted"), Message: out.Message}, nil
 }
 
 // ListConnectors: List Connectors (GET /services/connectors/).

@@ -85,5 +85,8 @@ func rasterOut(e catalog.Entry) *gen.RasterMetadata {
 			Min: b.Min, Max: b.Max, Mean: b.Mean, Stddev: b.StdDev, P2: b.P2, P98: b.P98}
 	}
 	out.Bands = &bands
+	if v := r.VRT; v != nil {
+		out.Status, out.VrtType, out.SourceCount, out.ResolutionStrategy = &v.Status, &v.Type, &v.SourceCount, &v.ResolutionStrategy
+	}
 	return &out
 }

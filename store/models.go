@@ -522,6 +522,40 @@ type CatalogUser struct {
 	UpdatedAt     time.Time  `json:"updated_at"`
 }
 
+type CatalogVrtDataset struct {
+	DatasetID          uuid.UUID  `json:"dataset_id"`
+	VrtType            string     `json:"vrt_type"`
+	ResolutionStrategy string     `json:"resolution_strategy"`
+	LiveGeneration     *uuid.UUID `json:"live_generation"`
+	Wanted             *string    `json:"wanted"`
+	NextGeneration     int32      `json:"next_generation"`
+}
+
+type CatalogVrtGeneration struct {
+	ID           uuid.UUID       `json:"id"`
+	VrtID        uuid.UUID       `json:"vrt_id"`
+	Generation   int32           `json:"generation"`
+	Trigger      string          `json:"trigger"`
+	RequestedBy  *uuid.UUID      `json:"requested_by"`
+	StorageKey   string          `json:"storage_key"`
+	Sources      json.RawMessage `json:"sources"`
+	SourceIds    []uuid.UUID     `json:"source_ids"`
+	Skipped      json.RawMessage `json:"skipped"`
+	SizeBytes    *int64          `json:"size_bytes"`
+	LiveFrom     *time.Time      `json:"live_from"`
+	RetiredAt    *time.Time      `json:"retired_at"`
+	CogRemovedAt *time.Time      `json:"cog_removed_at"`
+	CreatedAt    time.Time       `json:"created_at"`
+}
+
+type CatalogVrtSource struct {
+	VrtID    uuid.UUID  `json:"vrt_id"`
+	SourceID uuid.UUID  `json:"source_id"`
+	Position *int64     `json:"position"`
+	AddedBy  *uuid.UUID `json:"added_by"`
+	AddedAt  time.Time  `json:"added_at"`
+}
+
 type DataAction struct {
 	Action string `json:"action"`
 }

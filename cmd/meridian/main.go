@@ -162,7 +162,7 @@ func serve() error {
 	stacImports := &stacimport.Service{}
 	importer := &ingest.Importer{Pool: jobs, Q: store.New(jobs), Log: log, DataDir: cfg.DataDir,
 		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Staging: staging, Objects: objects,
-		AnalysisTimeout: cfg.AnalysisTimeout, Finish: stacImports.Finish,
+		AnalysisTimeout: cfg.AnalysisTimeout, Finish: stacImports.Finish, RetireGrace: cfg.VRTRetireGrace,
 		Refs: &maps.Service{Q: store.New(jobs)}} // a reupload's removed columns leave map layers as a forced drop does
 	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers, stacImports.Lane(stacDownloads))
 	if err != nil {

@@ -65,6 +65,10 @@ func (l LocalObjects) path(key string) (string, error) {
 	return filepath.Join(l.Dir, filepath.FromSlash(key)), nil
 }
 
+// LocalPath is the file that holds key, for a reader on this disk (a VRT build links it rather
+// than copying it).
+func (l LocalObjects) LocalPath(key string) (string, error) { return l.path(key) }
+
 // PutFile implements Objects: the file is renamed into place (it is written on the same disk,
 // under DATA_DIR), or copied and then renamed when it lives elsewhere; either way a reader sees
 // the whole file or none.

@@ -333,7 +333,7 @@ func (s *Service) UpdateMetadata(ctx context.Context, p auth.Principal, id uuid.
 			OwnerOrg: ch.OwnerOrg, Language: ch.Language, ThemeCategory: ch.ThemeCategory, TileColumns: ch.TileColumns,
 			DataVintageStart: date(ch.DataVintageStart), DataVintageEnd: date(ch.DataVintageEnd)})
 		if err != nil {
-			return err
+			return ruleOfDatabase(err)
 		}
 		if err := rescore(ctx, q, row); err != nil {
 			return err

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
@@ -44,6 +46,18 @@ type Raster struct {
 	// COG is the stored file's grid, for the tile reader.
 	COG        COGGrid `json:"cog"`
 	Resampling string  `json:"resampling"` // used for the reprojection and the overviews
+	// VRT is a VRT dataset's own part (nil for a raster), kept by the database (migration 85).
+	VRT *VRTState `json:"vrt,omitempty"`
+}
+
+// VRTState is how a VRT dataset combines its sources and how far its generations are: status
+// pending (none served yet, or the served one was withdrawn, and one is on its way), ready,
+// stale (a newer one is queued or running) or failed (the newest failed).
+type VRTState struct {
+	Type               string `json:"type"`                // mosaic or band_stack
+	ResolutionStrategy string `json:"resolution_strategy"` // finest, coarsest or average
+	SourceCount        int    `json:"source_count"`
+	Status             string `json:"status"`
 }
 
 // COGGrid is the stored COG's place on the GoogleMapsCompatible grid: its full resolution is
@@ -157,8 +171,11 @@ func (s *Service) OpenCOG(ctx context.Context, p auth.Principal, id uuid.UUID) (
 	if err != nil {
 		return COG{}, err
 	}
-	if !ok || r.StorageKey == "" {
+	if !ok {
 		return COG{}, apperr.Conflict("dataset %s is a %s, not a raster: use Export Dataset", id, d.Entry.RecordType)
+	}
+	if r.StorageKey == "" {
+		return COG{}, apperr.Conflict("dataset %s has no raster file yet: its ingest or its VRT generation has not finished", id)
 	}
 	if s.Objects == nil {
 		return COG{}, errors.New("catalog: no object store for raster files")
@@ -171,4 +188,15 @@ func (s *Service) OpenCOG(ctx context.Context, p auth.Principal, id uuid.UUID) (
 		return COG{}, err
 	}
 	return COG{Object: o, Title: d.Entry.Title, ETag: fmt.Sprintf(`"cog-%s-v%d"`, id, d.Entry.CurrentVersion)}, nil
+}
+
+// ruleOfDatabase turns a rule the database enforces whatever path writes a record (SQLSTATE
+// class MV: a VRT's visibility never wider than its sources', migration 85) into the 422 it is;
+// any other error is returned as it is.
+func ruleOfDatabase(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "MV") {
+		return apperr.Unprocessable("%s", pgErr.Message)
+	}
+	return err
 }

@@ -44,7 +44,10 @@ type Config struct {
 	// ImportStallTimeout: an import whose run gives no sign of life this long is failed and can
 	// be retried (its server was killed or hangs).
 	ImportStallTimeout time.Duration
-	OGCMaxLimit        int // largest OGC API items page; larger limits are clamped to it
+	// VRTRetireGrace: how long the COG of a VRT generation no longer served is kept, so that a
+	// tile or download that opened it just before it was replaced reads it whole.
+	VRTRetireGrace time.Duration
+	OGCMaxLimit    int // largest OGC API items page; larger limits are clamped to it
 	// RegisterSchemas are the schemas whose existing tables admins may register as datasets.
 	RegisterSchemas []string
 	QueryTimeout    time.Duration
@@ -214,6 +217,7 @@ func load(get func(string) string) (Config, error) {
 		ImportWorkers:           p.integer("IMPORT_WORKERS", 2, 1, 64),
 		IngestDatabaseURL:       p.str("INGEST_DATABASE_URL", ""),
 		ImportStallTimeout:      p.duration("IMPORT_STALL_TIMEOUT", 60*time.Second),
+		VRTRetireGrace:          p.duration("VRT_RETIRE_GRACE", 10*time.Minute),
 		OGCMaxLimit:             p.integer("OGC_MAX_LIMIT", 10000, 1, 100000),
 		RegisterSchemas:         p.listOr("REGISTER_SCHEMAS", []string{"public"}),
 		BackupMaxAgeMinutes:     p.integer("BACKUP_MAX_AGE_MINUTES", 1560, 1, 1<<20),

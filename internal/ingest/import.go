@@ -75,6 +75,9 @@ type Importer struct {
 	// its job (a STAC import keeps the item's metadata there, or moves the data into the dataset
 	// an earlier import of the item made); after, when it returns one, runs once that commits.
 	Finish func(ctx context.Context, tx pgx.Tx, job, dataset uuid.UUID) (after func(context.Context), err error)
+	// RetireGrace is how long the COG of a VRT generation no longer served is kept (a tile or a
+	// download that opened it just before it was replaced still reads it whole).
+	RetireGrace time.Duration
 }
 
 // finish runs the Finish hook, if any, inside the record's transaction.

@@ -76,6 +76,7 @@ type Lane struct {
 func NewQueue(pool *pgxpool.Pool, im *Importer, log *slog.Logger, workers int, lanes ...Lane) (*Queue, error) {
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &importWorker{im: im})
+	river.AddWorker(ws, &vrtWorker{im: im})
 	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}}
 	for _, l := range lanes {
 		l.Register(ws)
@@ -98,6 +99,7 @@ func NewQueue(pool *pgxpool.Pool, im *Importer, log *slog.Logger, workers int, l
 // Start runs the workers until Stop, and the sweeper of stalled imports until ctx ends.
 func (q *Queue) Start(ctx context.Context) error {
 	go q.sweep(ctx)
+	go q.sweepVRT(ctx)
 	if q.im.Staging != nil {
 		go q.sweepStaging(ctx)
 	}

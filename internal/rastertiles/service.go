@@ -59,7 +59,8 @@ func (s Stored) Locate(_ context.Context, d catalog.Dataset) (Located, error) {
 		return Located{}, err
 	}
 	if !ok || r.StorageKey == "" {
-		return Located{}, apperr.Conflict("dataset %s has no raster file yet: its ingest has not finished", d.Entry.ID)
+		// A VRT between generations too: before its first, or withdrawn after a source narrowed.
+		return Located{}, apperr.Conflict("dataset %s has no raster file yet: its ingest or its VRT generation has not finished", d.Entry.ID)
 	}
 	// Ingest resamples classes (one band of bytes) by nearest neighbour: so do the tiles.
 	loc := Located{Key: r.StorageKey, Meta: Meta{IsDEM: r.IsDEM, Categorical: r.Resampling == "nearest"}}
