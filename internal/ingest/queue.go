@@ -64,18 +64,24 @@ func MigrateRiver(ctx context.Context, pool *pgxpool.Pool) error {
 	return err
 }
 
-// NewQueue prepares the River client; workers run after Start.
-func NewQueue(pool *pgxpool.Pool, im *Importer, log *slog.Logger, workers int) (*Queue, error) {
+// NewQueue prepares the River client; workers run after Start. more adds other packages' jobs
+// (their workers, queues and periodic jobs) to the same client, so one client and one leader
+// run every job of the server.
+func NewQueue(pool *pgxpool.Pool, im *Importer, log *slog.Logger, workers int, more ...func(*river.Config)) (*Queue, error) {
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &importWorker{im: im})
-	c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+	cfg := &river.Config{
 		Schema:  riverSchema,
 		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
 		Workers: ws,
 		Logger:  log,
 		// A job whose replica died mid-import is picked up again after this long.
 		RescueStuckJobsAfter: 2*time.Hour + 5*time.Minute,
-	})
+	}
+	for _, f := range more {
+		f(cfg)
+	}
+	c, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +143,12 @@ func (q *Queue) sweep(ctx context.Context) {
 
 // Stop lets running imports finish (or ctx end) and stops fetching new ones.
 func (q *Queue) Stop(ctx context.Context) error { return q.client.Stop(ctx) }
+
+// InsertTx schedules a job of another package inside tx (see NewQueue's more).
+func (q *Queue) InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs) error {
+	_, err := q.client.InsertTx(ctx, tx, args, nil)
+	return err
+}
 
 // Enqueue schedules the import of job inside tx, so the job row and the River job commit together.
 func (q *Queue) Enqueue(ctx context.Context, tx pgx.Tx, job uuid.UUID) error {
