@@ -14,6 +14,7 @@ import (
 
 	"meridian/gen"
 	"meridian/internal/accounts"
+	"meridian/internal/ai"
 	"meridian/internal/apperr"
 	"meridian/internal/audit"
 	"meridian/internal/auth"
@@ -60,6 +61,7 @@ type Deps struct {
 	Maps          *maps.Service
 	SQL           *sqlquery.Service
 	DCAT          *dcat.Service
+	AI            *ai.Service
 }
 
 // Server implements gen.StrictServerInterface.
@@ -90,6 +92,7 @@ type Server struct {
 	maps           *maps.Service
 	sql            *sqlquery.Service
 	dcat           *dcat.Service
+	ai             *ai.Service
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -100,7 +103,7 @@ func New(d Deps) *Server {
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
 		downloads: d.Downloads, jobs: d.Jobs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, rasters: d.Rasters, maps: d.Maps, sql: d.SQL,
-		dcat: d.DCAT}
+		dcat: d.DCAT, ai: d.AI}
 }
 
 // Mount registers every contract operation under /api with the per-route middleware, in order:

@@ -26,6 +26,7 @@ import (
 	"meridian/internal/db"
 	"meridian/internal/gdalcmd"
 	"meridian/internal/ingest"
+	"meridian/internal/ai"
 	"meridian/internal/sqlquery"
 	"meridian/internal/web"
 	"meridian/openapi"
@@ -157,7 +158,8 @@ func serve() error {
 	}
 	importer := &ingest.Importer{Pool: jobs, Q: store.New(jobs), Log: log, DataDir: cfg.DataDir,
 		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Staging: staging, Objects: objects}
-	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers)
+	assistant := aiJobs(cfg, jobs, log)
+	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers, ai.Jobs(assistant, embedRefresh))
 	if err != nil {
 		return err
 	}
@@ -189,6 +191,7 @@ func serve() error {
 	if err != nil {
 		return err
 	}
+	go deps.AI.KeepIndex(ctx, embedRefresh) // semantic search reads the embeddings any server wrote
 	go deps.Catalog.Watch(ctx)       // kept records follow every change, from any server
 	go deps.Catalog.WriteEvents(ctx) // views and exports reach the history off the request path
 	srv := handlers.New(deps)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -14,6 +15,7 @@ import (
 
 	"meridian/handlers"
 	"meridian/internal/accounts"
+	"meridian/internal/ai"
 	"meridian/internal/audit"
 	"meridian/internal/auth"
 	"meridian/internal/blob"
@@ -65,6 +67,7 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 	cat.Announced = mapService.Announced
 	tileService := &tiles.Service{Catalog: cat, Reader: features.Reader{Pool: pool}, Settings: settings.Reader{Q: q},
 		Signer: tiles.NewSigner(cmp.Or(c.TileSigningSecret, c.JWTSecretKey)), Cache: tiles.NewCache(0)}
+	sqlService := &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log}
 	pageMax := &settings.ItemsPageMax{Reader: settings.Reader{Q: q}, Bound: c.OGCMaxLimit, MaxAge: time.Second}
 	return handlers.Deps{
 		SettingsAdmin: settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Fixed: fixedSettings(c),
@@ -93,9 +96,33 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		Tiles:    tileService,
 		Rasters:  &rastertiles.Service{Tiles: tileService, Source: rastertiles.Stored{Objects: objects}},
 		Maps:     mapService,
-		SQL:      &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
+		SQL:      sqlService,
 		DCAT:     &dcat.Service{Records: cat, Settings: settings.Reader{Q: q}},
+		AI: &ai.Service{Pool: pool, Q: q, Settings: settings.Reader{Q: q}, Keys: providerKeys(c, pool, box), Catalog: cat, Maps: mapService,
+			SQL: sqlService, Tables: features.Reader{Pool: pool}, Log: log, HTTP: aiHTTP, Timeout: aiCallTimeout, Enqueue: queue.InsertTx,
+			Index: &ai.Index{}},
 	}, nil
+}
+
+// The AI providers' client, shared by requests and jobs; one provider call's bound (a chat turn
+// with tools makes several); how often the embeddings are refreshed and the index re-read.
+var aiHTTP = ai.NewHTTPClient()
+
+const (
+	aiCallTimeout = 2 * time.Minute
+	embedRefresh  = time.Minute
+)
+
+// aiJobs is the AI service of the embedding jobs, over the jobs' pool (ai.Jobs).
+func aiJobs(c config.Config, jobs *pgxpool.Pool, log *slog.Logger) *ai.Service {
+	q := store.New(jobs)
+	return &ai.Service{Pool: jobs, Q: q, Settings: settings.Reader{Q: q}, Keys: providerKeys(c, jobs, secretbox.New(c.JWTSecretKey)),
+		Log: log, HTTP: aiHTTP, Timeout: aiCallTimeout}
+}
+
+// providerKeys reads the provider keys in use: the environment's, else the sealed settings'.
+func providerKeys(c config.Config, pool *pgxpool.Pool, box *secretbox.Box) func(context.Context) (map[string]string, error) {
+	return settings.Admin{Pool: pool, Q: store.New(pool), Box: box, Pinned: pinnedSettings(c)}.ProviderKeys
 }
 
 // objectsOf is where raster COGs are stored: the S3 bucket when S3 is configured (presigned
