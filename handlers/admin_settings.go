@@ -200,17 +200,21 @@ func (s *Server) DetectEmbeddingDims(ctx context.Context, request gen.DetectEmbe
 	return gen.DetectEmbeddingDims200JSONResponse{Dimensions: n}, err
 }
 
-// TriggerBackfill: Trigger Backfill (POST /admin/backfill-embeddings/). Embeds the records
-// without a current embedding; with force, every record again.
+// TriggerBackfill: Trigger Backfill (POST /admin/backfill-embeddings/). mode missing (the
+// default), stale or all, of some datasets when named; force is mode all.
 func (s *Server) TriggerBackfill(ctx context.Context, request gen.TriggerBackfillRequestObject) (gen.TriggerBackfillResponseObject, error) {
 	if _, err := settingsActor(ctx); err != nil {
 		return nil, err
 	}
-	mode := "stale"
+	var body gen.AdminBackfillRequest
+	if request.Body != nil {
+		body = *request.Body
+	}
+	mode := string(cmp.Or(val(body.Mode), "missing"))
 	if val(request.Params.Force) {
 		mode = "all"
 	}
-	run, err := s.ai.Backfill(ctx, auth.From(ctx), mode, nil)
+	run, err := s.ai.Backfill(ctx, auth.From(ctx), mode, val(body.DatasetIds))
 	return gen.TriggerBackfill200JSONResponse{JobId: run.ID, Status: run.Status}, err
 }
 
