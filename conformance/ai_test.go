@@ -594,3 +594,83 @@ func TestAIStatusProbes(t *testing.T) {
 		t.Fatalf("failed probe: %s", r.Body)
 	}
 }
+
+// TestAISemanticSearch: a backfill embeds the records (progress in Get Embedding Stats), then
+// Search Datasets with mode=semantic ranks the record whose text means the same first and
+// mode=hybrid finds it by words and meaning; both among what the caller may see only. A model
+// answering vectors of another length than embedding_dims is 502; semantic search switched off
+// is 409; without q 422.
+func TestAISemanticSearch(t *testing.T) {
+	f := newFakeAI(t)
+	adm := bearer(admin(t).Access)
+	aiOn(t, f, "openai", map[string]any{"embedding_model": "test-embed", "embedding_dims": fakeDims, "ai.semantic_search_enabled": true})
+	me, other := newUser(t, "editor"), newUser(t, "editor")
+	dataset := func(s session, title string) string {
+		t.Helper()
+		r := call(t, "POST", "/datasets/create/", map[string]any{"title": title, "columns": []map[string]any{{"name": "x", "type": "text"}}},
+			bearer(s.Access)...)
+		wantStatus(t, "create "+title, r, 200)
+		return r.JSON(t)["id"].(string)
+	}
+	glacier := dataset(me, "Glacier retreat survey")
+	railway := dataset(me, "Railway stations valley")
+	secret := dataset(other, "Glacier retreat survey restricted")
+
+	r := call(t, "POST", "/admin/backfill-embeddings/", map[string]any{"mode": "stale"}, adm...)
+	wantStatus(t, "backfill", r, 200)
+	if r.JSON(t)["status"] != "queued" {
+		t.Fatalf("backfill: %s", r.Body)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st := call(t, "GET", "/admin/embedding-stats/", nil, adm...).JSON(t)
+		if st["missing_records"] == float64(0) && st["stale_records"] == float64(0) && st["coverage_percent"] == float64(100) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the backfill did not finish: %v", st)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	search := func(mode, q string, who session) reply {
+		t.Helper()
+		return call(t, "GET", "/search/datasets/?limit=5&mode="+mode+"&q="+strings.ReplaceAll(q, " ", "+"), nil, bearer(who.Access)...)
+	}
+	ids := func(r reply) []string {
+		t.Helper()
+		var out []string
+		for _, ft := range r.JSON(t)["features"].([]any) {
+			out = append(out, ft.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	sem := search("semantic", "glacier retreat survey", me)
+	wantStatus(t, "semantic", sem, 200)
+	if got := ids(sem); len(got) == 0 || got[0] != glacier || strings.Contains(strings.Join(got, " "), secret) {
+		t.Fatalf("semantic search: %v (glacier %s, another user's %s)", got, glacier, secret)
+	}
+	if got := ids(search("semantic", "glacier retreat survey", other)); len(got) == 0 || got[0] != secret {
+		t.Fatalf("semantic search of the other user: %v, want %s first", got, secret)
+	}
+	hyb := search("hybrid", "railway stations", me)
+	wantStatus(t, "hybrid", hyb, 200)
+	if got := ids(hyb); len(got) == 0 || got[0] != railway {
+		t.Fatalf("hybrid search: %v, want %s first", got, railway)
+	}
+	sent := false
+	for _, r := range f.requests() {
+		if strings.HasSuffix(r.Path, "/embeddings") && fmt.Sprint(r.Body["input"]) == "[railway stations]" {
+			sent = true
+		}
+	}
+	if !sent {
+		t.Fatal("the query text was not embedded by the configured model")
+	}
+	wantStatus(t, "without q", search("semantic", "", me), 422)
+
+	wantStatus(t, "other dims", call(t, "PUT", "/settings/", map[string]any{"settings": map[string]any{"embedding_dims": 8}}, adm...), 200)
+	wantStatus(t, "dimension mismatch", search("semantic", "glacier", me), 502, "embedding_dims")
+	wantStatus(t, "semantic off", call(t, "PUT", "/settings/", map[string]any{"settings": map[string]any{"ai.semantic_search_enabled": false}}, adm...), 200)
+	wantStatus(t, "semantic search off", search("semantic", "glacier", me), 409, "semantic search")
+	wantStatus(t, "text search still", search("text", "glacier", me), 200)
+}
