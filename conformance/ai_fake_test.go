@@ -17,7 +17,8 @@ import (
 // completions and embeddings API (under /v1/) and Anthropic's Messages API (/v1/messages), in
 // their streaming wire formats, and answers the turns a test scripts, one per chat request.
 type fakeAI struct {
-	srv *httptest.Server
+	srv  *httptest.Server
+	dims int // of its embeddings
 
 	mu        sync.Mutex
 	turns     []fakeTurn
@@ -50,8 +51,8 @@ type fakeRequest struct {
 	Body map[string]any
 }
 
-func newFakeAI(t *testing.T) *fakeAI {
-	f := &fakeAI{cancelled: make(chan struct{}, 8)}
+func newFakeAI(t testing.TB) *fakeAI {
+	f := &fakeAI{cancelled: make(chan struct{}, 8), dims: fakeDims}
 	f.srv = httptest.NewServer(f)
 	t.Cleanup(func() {
 		f.srv.CloseClientConnections()
@@ -95,7 +96,7 @@ func (f *fakeAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	anthropic := strings.HasSuffix(r.URL.Path, "/messages")
 	switch {
 	case embedding:
-		fakeEmbeddings(w, body)
+		fakeEmbeddings(w, body, f.dims)
 		return
 	case turn.status != 0:
 		if turn.retryAfter != "" {
@@ -238,12 +239,12 @@ func anthropicFrames(t fakeTurn) (frames, end []string) {
 	return frames, end
 }
 
-// fakeDims is the length of the fake's embeddings.
+// fakeDims is the length of the fake's embeddings unless a test sets another.
 const fakeDims = 16
 
-// fakeEmbeddings answers an embeddings request: each text's words counted into fakeDims buckets,
-// so texts sharing words are near one another.
-func fakeEmbeddings(w http.ResponseWriter, body map[string]any) {
+// fakeEmbeddings answers an embeddings request: each text's words counted into dims buckets, so
+// texts sharing words are near one another.
+func fakeEmbeddings(w http.ResponseWriter, body map[string]any, dims int) {
 	var texts []string
 	switch in := body["input"].(type) {
 	case string:
@@ -255,20 +256,20 @@ func fakeEmbeddings(w http.ResponseWriter, body map[string]any) {
 	}
 	data := make([]any, len(texts))
 	for i, s := range texts {
-		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": bagOfWords(s)}
+		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": bagOfWords(s, dims)}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": "test-embed",
 		"usage": map[string]any{"prompt_tokens": len(texts), "total_tokens": len(texts)}})
 }
 
-func bagOfWords(s string) []float64 {
-	v := make([]float64, fakeDims)
+func bagOfWords(s string, dims int) []float64 {
+	v := make([]float64, dims)
 	v[0] = 0.01 // no text is the zero vector
 	for _, word := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !('a' <= r && r <= 'z' || '0' <= r && r <= '9') }) {
 		h := fnv.New32a()
 		h.Write([]byte(word))
-		v[h.Sum32()%fakeDims]++
+		v[h.Sum32()%uint32(dims)]++
 	}
 	return v
 }
