@@ -21,12 +21,12 @@ import (
 
 	"meridian/handlers"
 	"meridian/internal/accounts"
+	"meridian/internal/ai"
 	"meridian/internal/apidocs"
 	"meridian/internal/config"
 	"meridian/internal/db"
 	"meridian/internal/gdalcmd"
 	"meridian/internal/ingest"
-	"meridian/internal/ai"
 	"meridian/internal/sqlquery"
 	"meridian/internal/web"
 	"meridian/openapi"
@@ -192,8 +192,8 @@ func serve() error {
 		return err
 	}
 	go deps.AI.KeepIndex(ctx, embedRefresh) // semantic search reads the embeddings any server wrote
-	go deps.Catalog.Watch(ctx)       // kept records follow every change, from any server
-	go deps.Catalog.WriteEvents(ctx) // views and exports reach the history off the request path
+	go deps.Catalog.Watch(ctx)              // kept records follow every change, from any server
+	go deps.Catalog.WriteEvents(ctx)        // views and exports reach the history off the request path
 	srv := handlers.New(deps)
 	handlers.Mount(e, doc, cfg, srv)
 	handlers.MountStorage(e, cfg, srv)

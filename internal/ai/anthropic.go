@@ -43,7 +43,7 @@ func (a anthropicChat) complete(ctx context.Context, t Turn, onText func(string)
 			InputSchema: anthropic.ToolInputSchemaParam{Properties: tool.Properties, Required: nonNil(tool.Required)}}})
 	}
 	stream := a.client.Messages.NewStreaming(ctx, params)
-	defer stream.Close()
+	defer func() { _ = stream.Close() }() // the answer is read; a failed close changes nothing
 	msg := anthropic.Message{}
 	stopped := false
 	for stream.Next() {

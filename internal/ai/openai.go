@@ -62,7 +62,7 @@ func (o openAIChat) complete(ctx context.Context, t Turn, onText func(string)) (
 			Parameters: shared.FunctionParameters{"type": "object", "properties": tool.Properties, "required": nonNil(tool.Required)}}))
 	}
 	stream := o.client.Chat.Completions.NewStreaming(ctx, params)
-	defer stream.Close()
+	defer func() { _ = stream.Close() }() // the answer is read; a failed close changes nothing
 	var a Answer
 	type partial struct {
 		id, name string

@@ -75,22 +75,22 @@ type RecordQuery struct {
 	Limit, Offset int
 	BBox          []float64 // CRS84; minx > maxx crosses the antimeridian
 	Start, End    *time.Time
-	Terms         []string                  // any term in the title, summary or themes
-	Text          string                    // full-text query (web-search syntax), typo-tolerant on titles and keywords
+	Terms         []string // any term in the title, summary or themes
+	Text          string   // full-text query (web-search syntax), typo-tolerant on titles and keywords
 	// Mode ranks a text's records by meaning: SearchSemantic keeps the records of Nearest (the
 	// records nearest to the text's embedding, best first: internal/ai); SearchHybrid adds them to
 	// the text's matches. Both order by reciprocal rank fusion (search.go, rankedFrom).
-	Mode    string
-	Nearest []uuid.UUID
-	typos         bool                      // the statement has the typo branch of Text (searchMatch)
-	Language      string                    // the caller's language (canonical BCP 47): texts come translated into it when they are
-	Keywords      []string                  // any of these keywords (theme categories), case-insensitive
-	visible       func(alias string) string // the caller's visibility rule (set by visibleRecords)
-	IDs           []uuid.UUID
-	Types         []string
-	Equals        map[string]string // record field = value
-	Filters       []*cql2.Filter    // over RecordFields, CRS84 literals; all must hold
-	Sort          []SortKey
+	Mode     string
+	Nearest  []uuid.UUID
+	typos    bool                      // the statement has the typo branch of Text (searchMatch)
+	Language string                    // the caller's language (canonical BCP 47): texts come translated into it when they are
+	Keywords []string                  // any of these keywords (theme categories), case-insensitive
+	visible  func(alias string) string // the caller's visibility rule (set by visibleRecords)
+	IDs      []uuid.UUID
+	Types    []string
+	Equals   map[string]string // record field = value
+	Filters  []*cql2.Filter    // over RecordFields, CRS84 literals; all must hold
+	Sort     []SortKey
 
 	GeometryType, SourceOrganization *string // case-insensitive equality
 	SRID                             *int
