@@ -632,6 +632,12 @@ func TestAISemanticSearch(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// A record's new text makes its embedding stale (the periodic job embeds it again).
+	wantStatus(t, "retitle", call(t, "PATCH", "/datasets/"+railway, map[string]any{"title": "Railway stations of the valley"},
+		bearer(me.Access)...), 200)
+	if st := call(t, "GET", "/admin/embedding-stats/", nil, adm...).JSON(t); st["stale_records"].(float64) < 1 {
+		t.Fatalf("a retitled record is not stale: %v", st)
+	}
 	search := func(mode, q string, who session) reply {
 		t.Helper()
 		return call(t, "GET", "/search/datasets/?limit=5&mode="+mode+"&q="+strings.ReplaceAll(q, " ", "+"), nil, bearer(who.Access)...)
@@ -673,4 +679,24 @@ func TestAISemanticSearch(t *testing.T) {
 	wantStatus(t, "semantic off", call(t, "PUT", "/settings/", map[string]any{"settings": map[string]any{"ai.semantic_search_enabled": false}}, adm...), 200)
 	wantStatus(t, "semantic search off", search("semantic", "glacier", me), 409, "semantic search")
 	wantStatus(t, "text search still", search("text", "glacier", me), 200)
+}
+
+// TestAISampleValuesStayHome: with ai_send_sample_values off, no dataset value reaches the
+// provider: the layers' sample values are left out of the prompt and the query tool is not
+// offered; with it on, both are.
+func TestAISampleValuesStayHome(t *testing.T) {
+	f := newFakeAI(t)
+	fx := newAIFixture(t)
+	fx.layers[0]["sample_values"] = map[string]any{"name": []any{"Zyxwv-sample-value"}}
+	for _, on := range []bool{true, false} {
+		aiOn(t, f, "openai", map[string]any{"ai_send_sample_values": on})
+		f.reset()
+		wantStatus(t, "chat", call(t, "POST", "/ai/chat/", fx.chatBody("what is there?"), bearer(fx.user.Access)...), 200)
+		body, _ := json.Marshal(chatRequests(f)[0].Body)
+		sent := strings.Contains(string(body), "Zyxwv-sample-value")
+		tool := strings.Contains(string(body), `"name":"query_dataset"`)
+		if sent != on || tool != on {
+			t.Fatalf("ai_send_sample_values %v: sample value sent %v, query tool offered %v", on, sent, tool)
+		}
+	}
 }
