@@ -237,6 +237,10 @@ func (s *Service) Stats(ctx context.Context) (EmbeddingStats, error) {
 	}
 	out := EmbeddingStats{Total: c.Total, Embedded: c.Current, Stale: c.Stale, Failed: c.Failed,
 		Missing: c.Total - c.Current - c.Stale, Model: st.EmbeddingModel, Dimensions: st.EmbeddingDimensions}
+	if st.EmbeddingModel == nil || st.EmbeddingDimensions == nil {
+		// Without a model (and its dimensions) no record has a usable embedding: all are missing.
+		out.Embedded, out.Stale, out.Missing = 0, 0, c.Total
+	}
 	run, err := s.Q.LatestBackfill(ctx)
 	switch {
 	case err == nil:

@@ -79,7 +79,7 @@ func (s *Service) Status(ctx context.Context, probe bool) (Status, error) {
 		cancel()
 		out.Chat.set(providerError(ctx, err))
 	} else {
-		out.Chat.Error = &st.Problem
+		out.Chat.OK, out.Chat.Error = ptr(false), &st.Problem // cannot work: nothing to call
 	}
 	if st.EmbeddingsConfigured() {
 		callCtx, cancel := s.callContext(ctx)
@@ -90,7 +90,7 @@ func (s *Service) Status(ctx context.Context, probe bool) (Status, error) {
 		}
 		out.Embeddings.set(embedFailure(ctx, err))
 	} else {
-		out.Embeddings.Error = &st.EmbedNote
+		out.Embeddings.OK, out.Embeddings.Error = ptr(false), &st.EmbedNote
 	}
 	return out, nil
 }
