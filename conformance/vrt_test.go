@@ -29,7 +29,7 @@ func createVRT(t *testing.T, owner session, body map[string]any) (string, map[st
 		t.Fatalf("create VRT: %d %s", r.Status, r.Body)
 	}
 	m := r.JSON(t)
-	job := waitRasterJob(t, owner, m["job_id"].(string))
+	job := waitJobEnd(t, owner, m["job_id"].(string))
 	if job["dataset_id"] != m["dataset_id"] {
 		t.Fatalf("the generation's job names dataset %v, the answer %v", job["dataset_id"], m["dataset_id"])
 	}
@@ -200,7 +200,7 @@ func TestVRTSourcesAndGenerations(t *testing.T) {
 	if r.Status != 202 {
 		t.Fatalf("add source: %d %s", r.Status, r.Body)
 	}
-	if job := waitRasterJob(t, owner, r.JSON(t)["job_id"].(string)); job["status"] != "complete" {
+	if job := waitJobEnd(t, owner, r.JSON(t)["job_id"].(string)); job["status"] != "complete" {
 		t.Fatalf("generation after adding: %v", job)
 	}
 	if got := vrtSourceIDs(t, reader, id); strings.Join(got, ",") != strings.Join(ids, ",") {
@@ -225,7 +225,7 @@ func TestVRTSourcesAndGenerations(t *testing.T) {
 	if r.Status != 202 {
 		t.Fatalf("remove source: %d %s", r.Status, r.Body)
 	}
-	if job := waitRasterJob(t, owner, r.JSON(t)["job_id"].(string)); job["status"] != "complete" {
+	if job := waitJobEnd(t, owner, r.JSON(t)["job_id"].(string)); job["status"] != "complete" {
 		t.Fatalf("generation after removing: %v", job)
 	}
 	if got := vrtSourceIDs(t, owner, id); strings.Join(got, ",") != strings.Join(ids[1:], ",") {
@@ -286,7 +286,7 @@ func TestVRTSourcesAndGenerations(t *testing.T) {
 		call(t, "GET", "/jobs/"+job, nil, bearer(owner.Access)...).JSON(t)["status"] != "complete" {
 		t.Fatalf("regenerate while one is on its way: %d %s", again.Status, again.Body)
 	}
-	if job := waitRasterJob(t, owner, job); job["status"] != "complete" {
+	if job := waitJobEnd(t, owner, job); job["status"] != "complete" {
 		t.Fatalf("manual generation: %v", job)
 	}
 	if g := vrtGenerations(t, owner, id)[0].(map[string]any); g["triggered_by"] != "manual" || g["served"] != true {
@@ -556,7 +556,7 @@ func TestVRTOfVRTs(t *testing.T) {
 	if r.Status != 202 {
 		t.Fatalf("regenerate inner: %d %s", r.Status, r.Body)
 	}
-	waitRasterJob(t, owner, r.JSON(t)["job_id"].(string))
+	waitJobEnd(t, owner, r.JSON(t)["job_id"].(string))
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		g := vrtGenerations(t, owner, outer)[0].(map[string]any)

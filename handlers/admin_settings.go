@@ -6,10 +6,12 @@ package handlers
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"time"
 
 	"meridian/gen"
+	"meridian/internal/ai"
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/config"
@@ -134,36 +136,28 @@ func (s *Server) GetBranding(ctx context.Context, request gen.GetBrandingRequest
 		PrimaryColor: b.PrimaryColor}, nil
 }
 
-// GetAIStatus: Get AI Status (GET /admin/ai-status/). Without a provider and model, and a key
-// for them, nothing is configured and nothing is enabled; no provider is called.
+// GetAIStatus: Get AI Status (GET /admin/ai-status/). configured: a chat provider, model and
+// key (or a keyless OpenAI-compatible server) are set; enabled: that, and ai_enabled. With probe,
+// each configured provider gets one tiny request (none while AI is off).
 func (s *Server) GetAIStatus(ctx context.Context, request gen.GetAIStatusRequestObject) (gen.GetAIStatusResponseObject, error) {
 	if _, err := settingsActor(ctx); err != nil {
 		return nil, err
 	}
-	out, err := s.aiStatus(ctx)
-	if err == nil && val(request.Params.Probe) {
-		// No provider is called while none is configured; and this build has no provider
-		// client to call one with yet, which the probe says rather than pretend.
-		none := ptr("no AI provider is configured")
-		if out.Configured {
-			none = ptr("this server has no client for the configured provider yet: nothing was probed")
-		}
-		out.Probe = &gen.AIProbeReport{Chat: gen.AIProbeCheck{Configured: out.Configured, Ok: ptr(false), Error: none},
-			Embeddings: gen.AIProbeCheck{Configured: out.Configured && val(out.SemanticSearchEnabled), Ok: ptr(false), Error: none}}
-	}
-	return gen.GetAIStatus200JSONResponse(out), err
+	st, err := s.ai.Status(ctx, val(request.Params.Probe))
+	return gen.GetAIStatus200JSONResponse(aiStatusOf(st)), err
 }
 
-func (s *Server) aiStatus(ctx context.Context) (gen.AIStatusResponse, error) {
-	a, err := s.settings.AI(ctx)
-	if err != nil {
-		return gen.AIStatusResponse{}, err
+func aiStatusOf(st ai.Status) gen.AIStatusResponse {
+	semantic := st.SemanticAvailable()
+	out := gen.AIStatusResponse{Provider: st.Provider, Model: st.Model, Configured: st.ChatConfigured(), Enabled: st.Available(),
+		SemanticSearchEnabled: &semantic, HasEmbeddings: ptr(st.HasEmbeddings)}
+	if st.Chat != nil && st.Embeddings != nil {
+		check := func(p *ai.Probe) gen.AIProbeCheck {
+			return gen.AIProbeCheck{Configured: p.Configured, Ok: p.OK, Status: p.Status, Error: p.Error}
+		}
+		out.Probe = &gen.AIProbeReport{Chat: check(st.Chat), Embeddings: check(st.Embeddings)}
 	}
-	keys, err := s.settingsAdmin.ProviderKeys(ctx)
-	configured := err == nil && a.Provider != nil && a.Model != nil && keys["ai"] != ""
-	semantic, none := configured && a.SemanticSearch && a.EmbeddingModel != nil, false
-	return gen.AIStatusResponse{Provider: a.Provider, Model: a.Model, Configured: configured, Enabled: configured && a.Enabled,
-		SemanticSearchEnabled: &semantic, HasEmbeddings: &none}, err
+	return out
 }
 
 // UpdateAIStatus: Update AI Status (PATCH /admin/ai-status/).
@@ -175,25 +169,26 @@ func (s *Server) UpdateAIStatus(ctx context.Context, request gen.UpdateAIStatusR
 	if err := s.settingsAdmin.Update(ctx, actor, map[string]any{"ai_enabled": request.Body.Enabled}); err != nil {
 		return nil, err
 	}
-	out, err := s.aiStatus(ctx)
-	return gen.UpdateAIStatus200JSONResponse(out), err
+	st, err := s.ai.Status(ctx, false)
+	return gen.UpdateAIStatus200JSONResponse(aiStatusOf(st)), err
 }
 
-// errNoEmbeddings answers the embedding operations while no embedding model is configured.
-var errNoEmbeddings = apperr.Conflict("no embedding model is configured: set llm_provider, embedding_model and the AI provider key (provider_keys.ai) first")
-
-// GetEmbeddingStats: Get Embedding Stats (GET /admin/embedding-stats/). Without an embedding
-// model no record is embedded: every record is missing.
+// GetEmbeddingStats: Get Embedding Stats (GET /admin/embedding-stats/). Counts are of the
+// configured embedding model and dimensions: a record embedded with another is stale.
 func (s *Server) GetEmbeddingStats(ctx context.Context, request gen.GetEmbeddingStatsRequestObject) (gen.GetEmbeddingStatsResponseObject, error) {
 	if _, err := settingsActor(ctx); err != nil {
 		return nil, err
 	}
-	st, err := s.catalog.Stats(ctx)
+	st, err := s.ai.Stats(ctx)
 	if err != nil {
 		return nil, err
 	}
-	n := int(st.TotalDatasets)
-	return gen.GetEmbeddingStats200JSONResponse{TotalRecords: n, MissingRecords: n}, nil
+	coverage := float32(0)
+	if st.Total > 0 {
+		coverage = float32(math.Round(float64(st.Embedded)*1000/float64(st.Total)) / 10)
+	}
+	return gen.GetEmbeddingStats200JSONResponse{TotalRecords: int(st.Total), EmbeddedRecords: int(st.Embedded),
+		MissingRecords: int(st.Missing), StaleRecords: int(st.Stale), CoveragePercent: coverage}, nil
 }
 
 // DetectEmbeddingDims: Detect Embedding Dims (POST /settings/detect-embedding-dims/).
@@ -201,15 +196,26 @@ func (s *Server) DetectEmbeddingDims(ctx context.Context, request gen.DetectEmbe
 	if _, err := settingsActor(ctx); err != nil {
 		return nil, err
 	}
-	return nil, errNoEmbeddings
+	n, _, err := s.ai.DetectDims(ctx)
+	return gen.DetectEmbeddingDims200JSONResponse{Dimensions: n}, err
 }
 
-// TriggerBackfill: Trigger Backfill (POST /admin/backfill-embeddings/).
+// TriggerBackfill: Trigger Backfill (POST /admin/backfill-embeddings/). mode missing (the
+// default), stale or all, of some datasets when named; force is mode all.
 func (s *Server) TriggerBackfill(ctx context.Context, request gen.TriggerBackfillRequestObject) (gen.TriggerBackfillResponseObject, error) {
 	if _, err := settingsActor(ctx); err != nil {
 		return nil, err
 	}
-	return nil, errNoEmbeddings
+	var body gen.AdminBackfillRequest
+	if request.Body != nil {
+		body = *request.Body
+	}
+	mode := string(cmp.Or(val(body.Mode), "missing"))
+	if val(request.Params.Force) {
+		mode = "all"
+	}
+	run, err := s.ai.Backfill(ctx, auth.From(ctx), mode, val(body.DatasetIds))
+	return gen.TriggerBackfill200JSONResponse{JobId: run.ID, Status: run.Status}, err
 }
 
 // GetCatalogStats: Get Catalog Stats (GET /admin/stats/).

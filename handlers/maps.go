@@ -22,56 +22,6 @@ import (
 	"meridian/internal/maps"
 )
 
-// AiAvailability: AI Availability (GET /ai/availability/).
-func (s *Server) AiAvailability(ctx context.Context, request gen.AiAvailabilityRequestObject) (gen.AiAvailabilityResponseObject, error) {
-	return nil, notImplemented("aiAvailability")
-}
-
-// Chat: Chat (POST /ai/chat/).
-func (s *Server) Chat(ctx context.Context, request gen.ChatRequestObject) (gen.ChatResponseObject, error) {
-	return nil, notImplemented("chat")
-}
-
-// DatasetChatStream: Dataset Chat Stream (POST /ai/chat/dataset/stream/).
-func (s *Server) DatasetChatStream(ctx context.Context, request gen.DatasetChatStreamRequestObject) (gen.DatasetChatStreamResponseObject, error) {
-	return nil, notImplemented("datasetChatStream")
-}
-
-// AiChatStream: AI Chat Stream (POST /ai/chat/stream/).
-func (s *Server) AiChatStream(ctx context.Context, request gen.AiChatStreamRequestObject) (gen.AiChatStreamResponseObject, error) {
-	return nil, notImplemented("aiChatStream")
-}
-
-// GenerateMap: Generate Map (POST /ai/generate-map/).
-func (s *Server) GenerateMap(ctx context.Context, request gen.GenerateMapRequestObject) (gen.GenerateMapResponseObject, error) {
-	return nil, notImplemented("generateMap")
-}
-
-// GenerateMapStream: Generate Map Stream (POST /ai/generate-map/stream/).
-func (s *Server) GenerateMapStream(ctx context.Context, request gen.GenerateMapStreamRequestObject) (gen.GenerateMapStreamResponseObject, error) {
-	return nil, notImplemented("generateMapStream")
-}
-
-// GenerateMetadataKeywords: Generate Metadata Keywords (POST /ai/metadata/keywords/).
-func (s *Server) GenerateMetadataKeywords(ctx context.Context, request gen.GenerateMetadataKeywordsRequestObject) (gen.GenerateMetadataKeywordsResponseObject, error) {
-	return nil, notImplemented("generateMetadataKeywords")
-}
-
-// GenerateMetadataLineage: Generate Metadata Lineage (POST /ai/metadata/lineage/).
-func (s *Server) GenerateMetadataLineage(ctx context.Context, request gen.GenerateMetadataLineageRequestObject) (gen.GenerateMetadataLineageResponseObject, error) {
-	return nil, notImplemented("generateMetadataLineage")
-}
-
-// GenerateMetadataQualityStatement: Generate Metadata Quality Statement (POST /ai/metadata/quality-statement/).
-func (s *Server) GenerateMetadataQualityStatement(ctx context.Context, request gen.GenerateMetadataQualityStatementRequestObject) (gen.GenerateMetadataQualityStatementResponseObject, error) {
-	return nil, notImplemented("generateMetadataQualityStatement")
-}
-
-// GenerateMetadataSummary: Generate Metadata Summary (POST /ai/metadata/summary/).
-func (s *Server) GenerateMetadataSummary(ctx context.Context, request gen.GenerateMetadataSummaryRequestObject) (gen.GenerateMetadataSummaryResponseObject, error) {
-	return nil, notImplemented("generateMetadataSummary")
-}
-
 // CreateLayer: Create Layer (POST /layers/).
 func (s *Server) CreateLayer(ctx context.Context, request gen.CreateLayerRequestObject) (gen.CreateLayerResponseObject, error) {
 	b := request.Body

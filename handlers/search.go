@@ -22,6 +22,9 @@ func (s *Server) SearchDatasets(ctx context.Context, request gen.SearchDatasetsR
 	if err != nil {
 		return nil, err
 	}
+	if q, err = s.byMeaning(ctx, q, request.Params.Mode); err != nil {
+		return nil, err
+	}
 	out, err := s.recordPage(ctx, q, "/search/datasets/", "application/json")
 	if err != nil || q.Text == "" || q.Offset > 0 {
 		return gen.SearchDatasets200JSONResponse(out), err
@@ -32,6 +35,20 @@ func (s *Server) SearchDatasets(ctx context.Context, request gen.SearchDatasetsR
 	}
 	out.NumberReturned = len(out.Features)
 	return gen.SearchDatasets200JSONResponse(out), err
+}
+
+// byMeaning makes a semantic or hybrid search of q: the records nearest to its text's embedding
+// (internal/ai) become its candidates.
+func (s *Server) byMeaning(ctx context.Context, q catalog.RecordQuery, mode *gen.SearchDatasetsParamsMode) (catalog.RecordQuery, error) {
+	if mode == nil || *mode == gen.SearchDatasetsParamsModeText {
+		return q, nil
+	}
+	if q.Text == "" {
+		return q, apperr.Unprocessable("mode=%s searches by the meaning of q: send q", *mode)
+	}
+	near, err := s.ai.Nearest(ctx, q.Text)
+	q.Mode, q.Nearest = string(*mode), near
+	return q, err
 }
 
 // collectionRecord is a catalog collection as a record of kind collection (a text search's first

@@ -14,6 +14,7 @@ import (
 
 	"meridian/gen"
 	"meridian/internal/accounts"
+	"meridian/internal/ai"
 	"meridian/internal/analysis"
 	"meridian/internal/apperr"
 	"meridian/internal/audit"
@@ -68,6 +69,7 @@ type Deps struct {
 	SQL           *sqlquery.Service
 	DCAT          *dcat.Service
 	StacImport    *stacimport.Service
+	AI            *ai.Service
 }
 
 // Server implements gen.StrictServerInterface.
@@ -102,6 +104,7 @@ type Server struct {
 	sql            *sqlquery.Service
 	dcat           *dcat.Service
 	stacImport     *stacimport.Service
+	ai             *ai.Service
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -112,7 +115,7 @@ func New(d Deps) *Server {
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
 		downloads: d.Downloads, jobs: d.Jobs, analysis: d.Analysis, sources: d.Sources, connectors: d.Connectors, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, rasters: d.Rasters, maps: d.Maps, sql: d.SQL,
-		dcat: d.DCAT, stacImport: d.StacImport}
+		dcat: d.DCAT, stacImport: d.StacImport, ai: d.AI}
 }
 
 // Mount registers every contract operation under /api with the per-route middleware, in order:

@@ -12,6 +12,13 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type CatalogAiTokenUsage struct {
+	UserID   uuid.UUID   `json:"user_id"`
+	Day      pgtype.Date `json:"day"`
+	Tokens   int64       `json:"tokens"`
+	Requests int32       `json:"requests"`
+}
+
 type CatalogApiKey struct {
 	ID           uuid.UUID  `json:"id"`
 	UserID       uuid.UUID  `json:"user_id"`
@@ -140,6 +147,19 @@ type CatalogDatasetAttribute struct {
 	UserModifiedFields []string        `json:"user_modified_fields"`
 }
 
+type CatalogDatasetEmbedding struct {
+	DatasetID    uuid.UUID  `json:"dataset_id"`
+	TextHash     string     `json:"text_hash"`
+	Embedding    []float32  `json:"embedding"`
+	EmbeddedHash *string    `json:"embedded_hash"`
+	Model        *string    `json:"model"`
+	Dims         *int32     `json:"dims"`
+	EmbeddedAt   *time.Time `json:"embedded_at"`
+	Error        *string    `json:"error"`
+	FailedAt     *time.Time `json:"failed_at"`
+	Version      int64      `json:"version"`
+}
+
 type CatalogDatasetGrant struct {
 	ID        uuid.UUID  `json:"id"`
 	DatasetID uuid.UUID  `json:"dataset_id"`
@@ -211,6 +231,22 @@ type CatalogEmbedToken struct {
 	LastUsedAt       *time.Time  `json:"last_used_at"`
 	CreatedBy        *uuid.UUID  `json:"created_by"`
 	CreatedAt        time.Time   `json:"created_at"`
+}
+
+type CatalogEmbeddingBackfill struct {
+	ID          uuid.UUID   `json:"id"`
+	Mode        string      `json:"mode"`
+	DatasetIds  []uuid.UUID `json:"dataset_ids"`
+	Status      string      `json:"status"`
+	Total       int32       `json:"total"`
+	Processed   int32       `json:"processed"`
+	Failed      int32       `json:"failed"`
+	Error       *string     `json:"error"`
+	RequestedBy *uuid.UUID  `json:"requested_by"`
+	CreatedAt   time.Time   `json:"created_at"`
+	StartedAt   *time.Time  `json:"started_at"`
+	FinishedAt  *time.Time  `json:"finished_at"`
+	BeatAt      time.Time   `json:"beat_at"`
 }
 
 type CatalogIngestJob struct {

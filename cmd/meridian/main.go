@@ -21,6 +21,7 @@ import (
 
 	"meridian/handlers"
 	"meridian/internal/accounts"
+	"meridian/internal/ai"
 	"meridian/internal/apidocs"
 	"meridian/internal/config"
 	"meridian/internal/db"
@@ -164,7 +165,8 @@ func serve() error {
 		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Staging: staging, Objects: objects,
 		AnalysisTimeout: cfg.AnalysisTimeout, Finish: stacImports.Finish, RetireGrace: cfg.VRTRetireGrace,
 		Refs: &maps.Service{Q: store.New(jobs)}} // a reupload's removed columns leave map layers as a forced drop does
-	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers, stacImports.Lane(stacDownloads))
+	assistant := aiJobs(cfg, jobs, log)
+	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers, stacImports.Lane(stacDownloads).Config, ai.Jobs(assistant, embedRefresh))
 	if err != nil {
 		return err
 	}
@@ -200,8 +202,9 @@ func serve() error {
 		defer cancel()
 		_ = queue.Stop(sctx)
 	}()
-	go deps.Catalog.Watch(ctx)       // kept records follow every change, from any server
-	go deps.Catalog.WriteEvents(ctx) // views and exports reach the history off the request path
+	go deps.AI.KeepIndex(ctx, embedRefresh) // semantic search reads the embeddings any server wrote
+	go deps.Catalog.Watch(ctx)              // kept records follow every change, from any server
+	go deps.Catalog.WriteEvents(ctx)        // views and exports reach the history off the request path
 	srv := handlers.New(deps)
 	handlers.Mount(e, doc, cfg, srv)
 	handlers.MountStorage(e, cfg, srv)

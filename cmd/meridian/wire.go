@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -14,6 +15,7 @@ import (
 
 	"meridian/handlers"
 	"meridian/internal/accounts"
+	"meridian/internal/ai"
 	"meridian/internal/analysis"
 	"meridian/internal/audit"
 	"meridian/internal/auth"
@@ -77,6 +79,7 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 			PerClientSetting: "PREVIEW_CONCURRENCY_PER_CLIENT", Max: c.Files.PreviewConcurrency, PerClient: c.Files.PreviewPerClient,
 			Wait: previewWait, RetryAfter: 5 * time.Second})}
 	fetcher := remote.New(remote.Policy(c.Remote))
+	sqlService := &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log}
 	pageMax := &settings.ItemsPageMax{Reader: settings.Reader{Q: q}, Bound: c.OGCMaxLimit, MaxAge: time.Second}
 	return handlers.Deps{
 		SettingsAdmin: settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Fixed: fixedSettings(c),
@@ -103,8 +106,11 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		Tiles:      tileService,
 		Rasters:    &rastertiles.Service{Tiles: tileService, Source: rastertiles.Stored{Objects: objects}},
 		Maps:       mapService,
-		SQL:        &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log},
+		SQL:        sqlService,
 		DCAT:       &dcat.Service{Records: cat, Settings: settings.Reader{Q: q}},
+		AI: &ai.Service{Pool: pool, Q: q, Settings: settings.Reader{Q: q}, Keys: providerKeys(c, pool, box), Catalog: cat, Maps: mapService,
+			SQL: sqlService, Tables: features.Reader{Pool: pool}, Log: log, HTTP: aiHTTP, Timeout: aiCallTimeout, Enqueue: queue.InsertTx,
+			Index: &ai.Index{}},
 	}, nil
 }
 
@@ -128,6 +134,27 @@ const stacDownloads = 2
 func stacImportOf(c config.Config, d handlers.Deps, pool *pgxpool.Pool, log *slog.Logger, queue *ingest.Queue, objects blob.Objects) *stacimport.Service {
 	return &stacimport.Service{Pool: pool, Q: store.New(pool), Remote: remote.New(remote.Policy(c.Remote)), Jobs: d.Jobs, Queue: queue,
 		Objects: objects, AssetMax: c.Remote.AssetMaxBytes, Timeout: c.Remote.AssetTimeout, Box: d.Box, Log: log}
+}
+
+// The AI providers' client, shared by requests and jobs; one provider call's bound (a chat turn
+// with tools makes several); how often the embeddings are refreshed and the index re-read.
+var aiHTTP = ai.NewHTTPClient()
+
+const (
+	aiCallTimeout = 2 * time.Minute
+	embedRefresh  = time.Minute
+)
+
+// aiJobs is the AI service of the embedding jobs, over the jobs' pool (ai.Jobs).
+func aiJobs(c config.Config, jobs *pgxpool.Pool, log *slog.Logger) *ai.Service {
+	q := store.New(jobs)
+	return &ai.Service{Pool: jobs, Q: q, Settings: settings.Reader{Q: q}, Keys: providerKeys(c, jobs, secretbox.New(c.JWTSecretKey)),
+		Log: log, HTTP: aiHTTP, Timeout: aiCallTimeout}
+}
+
+// providerKeys reads the provider keys in use: the environment's, else the sealed settings'.
+func providerKeys(c config.Config, pool *pgxpool.Pool, box *secretbox.Box) func(context.Context) (map[string]string, error) {
+	return settings.Admin{Pool: pool, Q: store.New(pool), Box: box, Pinned: pinnedSettings(c)}.ProviderKeys
 }
 
 // objectsOf is where raster COGs are stored: the S3 bucket when S3 is configured (presigned

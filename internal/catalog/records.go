@@ -75,17 +75,22 @@ type RecordQuery struct {
 	Limit, Offset int
 	BBox          []float64 // CRS84; minx > maxx crosses the antimeridian
 	Start, End    *time.Time
-	Terms         []string                  // any term in the title, summary or themes
-	Text          string                    // full-text query (web-search syntax), typo-tolerant on titles and keywords
-	typos         bool                      // the statement has the typo branch of Text (searchMatch)
-	Language      string                    // the caller's language (canonical BCP 47): texts come translated into it when they are
-	Keywords      []string                  // any of these keywords (theme categories), case-insensitive
-	visible       func(alias string) string // the caller's visibility rule (set by visibleRecords)
-	IDs           []uuid.UUID
-	Types         []string
-	Equals        map[string]string // record field = value
-	Filters       []*cql2.Filter    // over RecordFields, CRS84 literals; all must hold
-	Sort          []SortKey
+	Terms         []string // any term in the title, summary or themes
+	Text          string   // full-text query (web-search syntax), typo-tolerant on titles and keywords
+	// Mode ranks a text's records by meaning: SearchSemantic keeps the records of Nearest (the
+	// records nearest to the text's embedding, best first: internal/ai); SearchHybrid adds them to
+	// the text's matches. Both order by reciprocal rank fusion (search.go, rankedFrom).
+	Mode     string
+	Nearest  []uuid.UUID
+	typos    bool                      // the statement has the typo branch of Text (searchMatch)
+	Language string                    // the caller's language (canonical BCP 47): texts come translated into it when they are
+	Keywords []string                  // any of these keywords (theme categories), case-insensitive
+	visible  func(alias string) string // the caller's visibility rule (set by visibleRecords)
+	IDs      []uuid.UUID
+	Types    []string
+	Equals   map[string]string // record field = value
+	Filters  []*cql2.Filter    // over RecordFields, CRS84 literals; all must hold
+	Sort     []SortKey
 
 	GeometryType, SourceOrganization *string // case-insensitive equality
 	SRID                             *int
@@ -227,7 +232,7 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 	for _, k := range keys {
 		order = append(order, k.order())
 	}
-	if len(order) == 0 && q.Text != "" {
+	if len(order) == 0 && q.Text != "" && q.Mode == "" {
 		order = append(order, searchRank(&b, q)+" DESC")
 	}
 	if len(order) == 0 {
@@ -236,6 +241,15 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 	_, id := matchedRecord(q)
 	order = append(order, id)
 	from, match := recordsFrom(q), strings.Join(where, " AND ")
+	if q.Mode != "" {
+		if q.After != nil {
+			return nil, 0, apperr.Invalid("semantic and hybrid search page with offset, not with a token")
+		}
+		from, match = rankedFrom(&b, q, where), "true"
+		if len(keys) == 0 {
+			order = []string{"s.score DESC", id}
+		}
+	}
 	// A keyset page starts after the previous page's last record; its count is of the whole match.
 	counted, page := "count(*) OVER ()", match
 	if q.After != nil {
@@ -422,7 +436,7 @@ func recordConditions(b *sqlbuild.Builder, q RecordQuery) ([]string, error) {
 		}
 		where = append(where, "("+strings.Join(terms, " OR ")+")")
 	}
-	if q.Text != "" {
+	if q.Text != "" && q.Mode == "" {
 		where = append(where, searchMatch(b, q, q.visible))
 	}
 	if len(q.Keywords) > 0 {

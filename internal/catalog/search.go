@@ -69,10 +69,54 @@ func searchMatch(b *sqlbuild.Builder, q RecordQuery, visible func(alias string) 
 		") AND " + b.Cast(strings.ToLower(q.Text), "text") + " <<% x.words)"
 }
 
+// Search modes beside the text's own ranking (RecordQuery.Mode).
+const (
+	SearchSemantic = "semantic"
+	SearchHybrid   = "hybrid"
+)
+
+// rankFusion is the k of reciprocal rank fusion: a record's score is the sum of 1/(k + rank)
+// over the rankings it is in (k = 60, as in Cormack, Clarke and Buettcher 2009), so a record
+// near the top of both beats one at the top of only one.
+const rankFusion = "60"
+
+// rankedFrom is the FROM of a semantic or hybrid search: the records the caller may see and
+// that match where, each with its score (s.score). The candidates are the nearest records, in a
+// hybrid search also the text's matches (found by the documents' index, as a text search finds
+// them); both rankings are taken among the visible matches only, so what a hidden record holds
+// never moves what the caller sees.
+func rankedFrom(b *sqlbuild.Builder, q RecordQuery, where []string) string {
+	near := "SELECT u.id, u.pos FROM unnest(" + b.Cast(q.Nearest, "uuid[]") + ") WITH ORDINALITY u(id, pos)"
+	hit, textRank := "false", "NULL::bigint"
+	if q.Mode == SearchHybrid {
+		tsq := searchQuery(b, q.Text)
+		near = "SELECT c.id, min(c.pos) AS pos FROM (" + near + " UNION ALL SELECT x.dataset_id, NULL FROM catalog.dataset_search x WHERE x.doc @@ " +
+			tsq + ") c GROUP BY c.id"
+		hit = "s.doc @@ " + tsq
+		textRank = "CASE WHEN z.hit THEN row_number() OVER (PARTITION BY z.hit ORDER BY z.text_score DESC, z.dataset_id) END"
+	}
+	matches := "SELECT s.dataset_id, v.pos, " + hit + " AS hit, CASE WHEN " + hit + " THEN ts_rank_cd(s.doc, " + searchQueryOr(b, q) +
+		", 1) END AS text_score FROM (" + near + ") v JOIN catalog.dataset_search s ON s.dataset_id = v.id" +
+		" LEFT JOIN catalog.datasets d ON d.id = s.dataset_id WHERE " + strings.Join(where, " AND ")
+	ranked := "SELECT z.dataset_id, CASE WHEN z.pos IS NOT NULL THEN row_number() OVER (PARTITION BY z.pos IS NULL ORDER BY z.pos) END AS near_rank, " +
+		textRank + " AS text_rank FROM (" + matches + ") z"
+	return "(SELECT r.dataset_id, coalesce(1.0 / (" + rankFusion + " + r.near_rank), 0) + coalesce(1.0 / (" + rankFusion +
+		" + r.text_rank), 0) AS score FROM (" + ranked + ") r) s LEFT JOIN catalog.datasets d ON d.id = s.dataset_id"
+}
+
+// searchQueryOr is the text's tsquery in a hybrid search, and an empty one otherwise (where no
+// record is ranked by words).
+func searchQueryOr(b *sqlbuild.Builder, q RecordQuery) string {
+	if q.Mode == SearchHybrid {
+		return searchQuery(b, q.Text)
+	}
+	return "''::tsquery"
+}
+
 // retryForTypos turns on the typo branch of a query whose statement found nothing, when its text
 // may be a misspelling; false when there is nothing to retry.
 func retryForTypos(q *RecordQuery) bool {
-	if q.Text == "" || q.typos || !plainWords(q.Text) {
+	if q.Text == "" || q.typos || q.Mode != "" || !plainWords(q.Text) {
 		return false
 	}
 	q.typos = true

@@ -487,6 +487,7 @@ var ProviderKeyEnv = map[string]string{
 	"stadia":        "STADIA_API_KEY",
 	"thunderforest": "THUNDERFOREST_API_KEY",
 	"ai":            "AI_API_KEY",
+	"embedding":     "EMBEDDING_API_KEY",
 	"geocoding":     "GEOCODING_API_KEY",
 }
 

@@ -72,24 +72,32 @@ type Lane struct {
 	Register func(*river.Workers)
 }
 
-// NewQueue prepares the River client; workers run after Start.
-func NewQueue(pool *pgxpool.Pool, im *Importer, log *slog.Logger, workers int, lanes ...Lane) (*Queue, error) {
+// Config adds the lane to a River configuration (one of NewQueue's more).
+func (l Lane) Config(cfg *river.Config) {
+	l.Register(cfg.Workers)
+	cfg.Queues[l.Name] = river.QueueConfig{MaxWorkers: l.Workers}
+}
+
+// NewQueue prepares the River client; workers run after Start. more adds other packages' jobs
+// (their workers, queues and periodic jobs) to the same client, so one client and one leader
+// run every job of the server.
+func NewQueue(pool *pgxpool.Pool, im *Importer, log *slog.Logger, workers int, more ...func(*river.Config)) (*Queue, error) {
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &importWorker{im: im})
 	river.AddWorker(ws, &vrtWorker{im: im})
 	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}}
-	for _, l := range lanes {
-		l.Register(ws)
-		queues[l.Name] = river.QueueConfig{MaxWorkers: l.Workers}
-	}
-	c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+	cfg := &river.Config{
 		Schema:  riverSchema,
 		Queues:  queues,
 		Workers: ws,
 		Logger:  log,
 		// A job whose replica died mid-import is picked up again after this long.
 		RescueStuckJobsAfter: 2*time.Hour + 5*time.Minute,
-	})
+	}
+	for _, f := range more {
+		f(cfg)
+	}
+	c, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -153,8 +161,8 @@ func (q *Queue) sweep(ctx context.Context) {
 // Stop lets running imports finish (or ctx end) and stops fetching new ones.
 func (q *Queue) Stop(ctx context.Context) error { return q.client.Stop(ctx) }
 
-// Insert schedules another kind of job (of a Lane) inside tx.
-func (q *Queue) Insert(ctx context.Context, tx pgx.Tx, args river.JobArgs) error {
+// InsertTx schedules a job of another package inside tx (see NewQueue's more).
+func (q *Queue) InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs) error {
 	_, err := q.client.InsertTx(ctx, tx, args, nil)
 	return err
 }

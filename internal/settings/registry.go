@@ -231,6 +231,7 @@ var registry = []Def{
 	{Key: "ai.provider", Label: "AI provider", Check: nullable(anyText(64))}, // "": none
 	{Key: "ai.model", Label: "Chat model", Check: nullable(words(128, nil, false))},
 	{Key: "ai.openai_base_url", Label: "OpenAI-compatible API URL", Check: optionalURL},
+	{Key: "ai.anthropic_base_url", Label: "Anthropic API URL (empty: api.anthropic.com)", Check: optionalURL},
 	{Key: "ai.embedding_model", Label: "Embedding model", Check: nullable(words(128, nil, false))},
 	{Key: "ai.embedding_base_url", Label: "Embedding API URL", Check: optionalURL},
 	{Key: "ai.embedding_dimensions", Label: "Embedding dimensions", Check: nullable(number(1, 8192, true))},
@@ -241,6 +242,7 @@ var registry = []Def{
 	{Key: "provider_keys.stadia", Label: "Stadia Maps key", Check: nullable(words(1024, nil, false)), Secret: true},
 	{Key: "provider_keys.thunderforest", Label: "Thunderforest key", Check: nullable(words(1024, nil, false)), Secret: true},
 	{Key: "provider_keys.ai", Label: "AI provider key", Check: nullable(words(1024, nil, false)), Secret: true},
+	{Key: "provider_keys.embedding", Label: "Embedding provider key", Check: nullable(words(1024, nil, false)), Secret: true},
 	{Key: "provider_keys.geocoding", Label: "Geocoding key", Check: nullable(words(1024, nil, false)), Secret: true},
 }
 
@@ -249,7 +251,7 @@ func init() {
 		"branding.site_name": "Meridian", "branding.show_badge": true, "branding.privacy_url": nil, "branding.logo_url": nil,
 		"branding.primary_color": nil, "branding.banner_enabled": false, "branding.banner_text": "", "branding.banner_color": "warning",
 		"ai.enabled": true, "ai.semantic_search_enabled": false, "ai.provider": "anthropic", "ai.model": nil,
-		"ai.openai_base_url": "", "ai.embedding_model": nil, "ai.embedding_base_url": "", "ai.embedding_dimensions": nil,
+		"ai.openai_base_url": "", "ai.anthropic_base_url": "", "ai.embedding_model": nil, "ai.embedding_base_url": "", "ai.embedding_dimensions": nil,
 		"ai.send_sample_values": true, "ai.max_tokens_per_user_per_day": 0,
 		"notifications.enabled": true, "sql_query.statement_timeout_ms": 5000,
 		"auth.landing_first": false, "auth.allowed_email_domains": []string{}, "publication.require_metadata": false,
@@ -288,12 +290,18 @@ func (r Reader) Branding(ctx context.Context) (Branding, error) {
 	return b, err
 }
 
-// AI is the ai group: whether the features are on and which provider and models they use.
+// AI is the ai group: whether the features are on, which provider and models they use and
+// where, and the limits of what is sent.
 type AI struct {
 	Enabled, SemanticSearch bool
 	Provider, Model         *string
 	EmbeddingModel          *string
 	EmbeddingDimensions     *int
+	OpenAIBaseURL           string // the OpenAI-compatible chat API ("": api.openai.com)
+	AnthropicBaseURL        string // the Anthropic Messages API ("": api.anthropic.com)
+	EmbeddingBaseURL        string // the OpenAI-compatible embeddings API ("": the chat provider's)
+	SendSampleValues        bool   // whether dataset values (samples, query rows) may reach the provider
+	MaxTokensPerUserPerDay  int64  // 0: no cap
 }
 
 // AI reads the ai group in one query.
@@ -301,7 +309,9 @@ func (r Reader) AI(ctx context.Context) (AI, error) {
 	var a AI
 	err := r.load(ctx, map[string]any{"ai.enabled": &a.Enabled, "ai.semantic_search_enabled": &a.SemanticSearch,
 		"ai.provider": &a.Provider, "ai.model": &a.Model, "ai.embedding_model": &a.EmbeddingModel,
-		"ai.embedding_dimensions": &a.EmbeddingDimensions})
+		"ai.embedding_dimensions": &a.EmbeddingDimensions, "ai.openai_base_url": &a.OpenAIBaseURL,
+		"ai.anthropic_base_url": &a.AnthropicBaseURL, "ai.embedding_base_url": &a.EmbeddingBaseURL,
+		"ai.send_sample_values": &a.SendSampleValues, "ai.max_tokens_per_user_per_day": &a.MaxTokensPerUserPerDay})
 	if a.Provider != nil && *a.Provider == "" {
 		a.Provider = nil // llm_provider "" names none
 	}

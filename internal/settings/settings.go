@@ -104,7 +104,8 @@ var providerKeys = []ProviderKey{
 	{Name: "maptiler", Label: "MapTiler", UsedFor: []string{"basemaps"}},
 	{Name: "stadia", Label: "Stadia Maps", UsedFor: []string{"basemaps"}},
 	{Name: "thunderforest", Label: "Thunderforest", UsedFor: []string{"basemaps"}},
-	{Name: "ai", Label: "AI provider (OpenAI-compatible API)", UsedFor: []string{"ai", "embeddings"}},
+	{Name: "ai", Label: "AI provider (OpenAI-compatible API or Anthropic)", UsedFor: []string{"ai", "embeddings"}},
+	{Name: "embedding", Label: "Embedding provider (OpenAI-compatible API)", UsedFor: []string{"embeddings"}},
 	{Name: "geocoding", Label: "Geocoding service", UsedFor: []string{"geocoding"}},
 }
 

@@ -250,7 +250,7 @@ func (s *Service) record(ctx context.Context, q *store.Queries, tx pgx.Tx, job u
 		// Nothing to download: the record still takes the item's metadata as it is now.
 		return s.describe(ctx, q, *it.existing, it.meta, col)
 	case "queued":
-		return s.Queue.Insert(ctx, tx, ItemArgs{Item: id})
+		return s.Queue.InsertTx(ctx, tx, ItemArgs{Item: id})
 	}
 	return nil
 }
