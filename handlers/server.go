@@ -21,6 +21,7 @@ import (
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
 	"meridian/internal/config"
+	"meridian/internal/configdoc"
 	"meridian/internal/connectors"
 	"meridian/internal/dcat"
 	"meridian/internal/export"
@@ -61,6 +62,7 @@ type Deps struct {
 	Analysis      *analysis.Service
 	Sources       *sources.Service
 	Connectors    *connectors.Registry
+	Configs       *configdoc.Service
 	Exporter      *export.Exporter
 	Tables        features.Reader
 	Tiles         *tiles.Service
@@ -96,6 +98,7 @@ type Server struct {
 	analysis       *analysis.Service
 	sources        *sources.Service
 	connectors     *connectors.Registry
+	configs        *configdoc.Service
 	exporter       *export.Exporter
 	tables         features.Reader
 	tiles          *tiles.Service
@@ -114,7 +117,7 @@ func New(d Deps) *Server {
 	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, settingsAdmin: d.SettingsAdmin, pageMax: d.PageMax, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
-		downloads: d.Downloads, jobs: d.Jobs, analysis: d.Analysis, sources: d.Sources, connectors: d.Connectors, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, rasters: d.Rasters, maps: d.Maps, sql: d.SQL,
+		downloads: d.Downloads, jobs: d.Jobs, analysis: d.Analysis, sources: d.Sources, connectors: d.Connectors, configs: d.Configs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, rasters: d.Rasters, maps: d.Maps, sql: d.SQL,
 		dcat: d.DCAT, stacImport: d.StacImport, ai: d.AI}
 }
 

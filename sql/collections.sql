@@ -85,3 +85,17 @@ CROSS JOIN LATERAL (
 WHERE (SELECT bool_and(concat_ws(' ', c.name, c.description) ILIKE w) FROM unnest(@patterns::text[]) w)
 ORDER BY (SELECT bool_and(c.name ILIKE w) FROM unnest(@patterns::text[]) w) DESC, lower(c.name), c.id
 LIMIT @lim;
+
+-- name: ListCollectionsForConfig :many
+-- Every collection with its members, for a configuration document (by name: stable exports).
+SELECT c.id, c.name, c.description, c.visibility,
+    coalesce((SELECT array_agg(cd.dataset_id ORDER BY cd.dataset_id) FROM catalog.collection_datasets cd WHERE cd.collection_id = c.id),
+        '{}')::uuid[] AS dataset_ids
+FROM catalog.collections c
+ORDER BY c.name, c.id;
+
+-- name: ClearCollectionDatasets :exec
+DELETE FROM catalog.collection_datasets WHERE collection_id = @collection_id;
+
+-- name: ExistingDatasetIDs :many
+SELECT id FROM catalog.datasets WHERE id = ANY(@ids::uuid[]) ORDER BY id;

@@ -42,3 +42,7 @@ SELECT EXISTS (SELECT 1 FROM catalog.users WHERE lower(username) = lower(@userna
 -- name: LinkedProviderSlugs :many
 SELECT p.slug FROM catalog.oauth_accounts a JOIN catalog.oauth_providers p ON p.id = a.provider_id
 WHERE a.user_id = @user_id ORDER BY p.slug;
+
+-- name: CountProviderAccounts :one
+-- The accounts linked through a provider (deleted with it).
+SELECT count(*) FROM catalog.oauth_accounts WHERE provider_id = @provider_id;

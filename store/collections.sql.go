@@ -32,6 +32,15 @@ func (q *Queries) AddCollectionDatasets(ctx context.Context, arg AddCollectionDa
 	return result.RowsAffected(), nil
 }
 
+const clearCollectionDatasets = `-- name: ClearCollectionDatasets :exec
+DELETE FROM catalog.collection_datasets WHERE collection_id = $1
+`
+
+func (q *Queries) ClearCollectionDatasets(ctx context.Context, collectionID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, clearCollectionDatasets, collectionID)
+	return err
+}
+
 const collectionsOfDataset = `-- name: CollectionsOfDataset :many
 SELECT c.id, c.name FROM catalog.collection_datasets cd JOIN catalog.collections c ON c.id = cd.collection_id
 WHERE cd.dataset_id = $1
@@ -104,6 +113,30 @@ DELETE FROM catalog.collections WHERE id = $1
 func (q *Queries) DeleteCollection(ctx context.Context, id uuid.UUID) error {
 	_, err := q.db.Exec(ctx, deleteCollection, id)
 	return err
+}
+
+const existingDatasetIDs = `-- name: ExistingDatasetIDs :many
+SELECT id FROM catalog.datasets WHERE id = ANY($1::uuid[]) ORDER BY id
+`
+
+func (q *Queries) ExistingDatasetIDs(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, existingDatasetIDs, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const getCollection = `-- name: GetCollection :one
@@ -328,6 +361,49 @@ func (q *Queries) ListCollections(ctx context.Context, arg ListCollectionsParams
 			&i.LicenseCount,
 			&i.License,
 			&i.Total,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listCollectionsForConfig = `-- name: ListCollectionsForConfig :many
+SELECT c.id, c.name, c.description, c.visibility,
+    coalesce((SELECT array_agg(cd.dataset_id ORDER BY cd.dataset_id) FROM catalog.collection_datasets cd WHERE cd.collection_id = c.id),
+        '{}')::uuid[] AS dataset_ids
+FROM catalog.collections c
+ORDER BY c.name, c.id
+`
+
+type ListCollectionsForConfigRow struct {
+	ID          uuid.UUID   `json:"id"`
+	Name        string      `json:"name"`
+	Description *string     `json:"description"`
+	Visibility  string      `json:"visibility"`
+	DatasetIds  []uuid.UUID `json:"dataset_ids"`
+}
+
+// Every collection with its members, for a configuration document (by name: stable exports).
+func (q *Queries) ListCollectionsForConfig(ctx context.Context) ([]ListCollectionsForConfigRow, error) {
+	rows, err := q.db.Query(ctx, listCollectionsForConfig)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListCollectionsForConfigRow{}
+	for rows.Next() {
+		var i ListCollectionsForConfigRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Description,
+			&i.Visibility,
+			&i.DatasetIds,
 		); err != nil {
 			return nil, err
 		}

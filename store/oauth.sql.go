@@ -11,6 +11,18 @@ import (
 	"github.com/google/uuid"
 )
 
+const countProviderAccounts = `-- name: CountProviderAccounts :one
+SELECT count(*) FROM catalog.oauth_accounts WHERE provider_id = $1
+`
+
+// The accounts linked through a provider (deleted with it).
+func (q *Queries) CountProviderAccounts(ctx context.Context, providerID uuid.UUID) (int64, error) {
+	row := q.db.QueryRow(ctx, countProviderAccounts, providerID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const createOAuthProvider = `-- name: CreateOAuthProvider :one
 INSERT INTO catalog.oauth_providers (slug, display_name, provider_type, client_id, client_secret_enc,
     discovery_url, authorize_url, token_url, userinfo_url, scopes, default_role, enabled)

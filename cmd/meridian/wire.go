@@ -22,6 +22,7 @@ import (
 	"meridian/internal/blob"
 	"meridian/internal/catalog"
 	"meridian/internal/config"
+	"meridian/internal/configdoc"
 	"meridian/internal/connectors"
 	"meridian/internal/dcat"
 	"meridian/internal/export"
@@ -81,11 +82,12 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 	fetcher := remote.New(remote.Policy(c.Remote))
 	sqlService := &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log}
 	pageMax := &settings.ItemsPageMax{Reader: settings.Reader{Q: q}, Bound: c.OGCMaxLimit, MaxAge: time.Second}
+	settingsAdmin := settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Fixed: fixedSettings(c), Changed: pageMax.Forget, Log: log}
+	providers := &accounts.Providers{Pool: pool, Q: q, Box: box, Log: log}
 	return handlers.Deps{
-		SettingsAdmin: settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Fixed: fixedSettings(c),
-			Changed: pageMax.Forget, Log: log},
-		PageMax: pageMax,
-		Config:  c, Health: &health.Checker{Pool: pool, MaxAge: time.Second}, Log: log, Settings: settings.Reader{Q: q}, Audit: audit.Trail{Q: q},
+		SettingsAdmin: settingsAdmin,
+		PageMax:       pageMax,
+		Config:        c, Health: &health.Checker{Pool: pool, MaxAge: time.Second}, Log: log, Settings: settings.Reader{Q: q}, Audit: audit.Trail{Q: q},
 		Auth: &auth.Service{Pool: pool, Q: q, Log: log, Signer: auth.NewSigner(c.JWTSecretKey, c.AccessTokenTTL),
 			RefreshTTL: c.RefreshTokenTTL, Grace: c.RefreshGrace},
 		Downloads: auth.NewDownloadTokens(c.JWTSecretKey),
@@ -101,6 +103,7 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		Analysis:   &analysis.Service{Pool: pool, Catalog: cat, Jobs: jobs, MaxFeatures: c.AnalysisMaxFeatures},
 		Sources:    &sources.Service{Pool: pool, Q: q, Catalog: cat, Remote: fetcher, Objects: objects, Jobs: jobs},
 		Connectors: connectors.NewRegistry(jobs, q, installed(c, fetcher)...),
+		Configs:    &configdoc.Service{Pool: pool, Q: q, Settings: settingsAdmin, Providers: providers, Version: config.Version},
 		Exporter:   exporter(c, pool, log),
 		Tables:     features.Reader{Pool: pool},
 		Tiles:      tileService,

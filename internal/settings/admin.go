@@ -146,46 +146,104 @@ func (a Admin) clientItem(k clientKey, stored map[string]json.RawMessage) Item {
 // whole body is validated first and written in one transaction, each change audited with its
 // old and new value (a secret's: only that it changed).
 func (a Admin) Update(ctx context.Context, actor Actor, body map[string]any) error {
-	stored, err := a.stored(ctx)
+	plan, err := a.Plan(ctx, body)
 	if err != nil {
 		return err
+	}
+	if len(plan.Restricted) > 0 {
+		return apperr.Conflict("settings: %s is set by the environment and cannot be changed here", plan.Restricted[0])
+	}
+	err = pgx.BeginFunc(ctx, a.Pool, func(tx pgx.Tx) error { return a.Apply(ctx, a.Q.WithTx(tx), actor, plan) })
+	a.changed()
+	return err
+}
+
+// Plan is what an update would write: each registry key's new value (nil: its default) and
+// current effective value, and the keys the environment pins, which it leaves out.
+type Plan struct {
+	Writes, Current map[string]any
+	Restricted      []string
+}
+
+// Plan validates body as Update does and answers what it would write, writing nothing.
+func (a Admin) Plan(ctx context.Context, body map[string]any) (Plan, error) {
+	stored, err := a.stored(ctx)
+	if err != nil {
+		return Plan{}, err
 	}
 	writes := map[string]any{}
 	for name, v := range body {
 		if err := a.collect(writes, stored, name, v); err != nil {
-			return err
+			return Plan{}, err
 		}
 	}
-	keys := make([]string, 0, len(writes))
+	plan := Plan{Writes: map[string]any{}, Current: map[string]any{}, Restricted: []string{}}
 	for key, v := range writes {
 		d, ok := Lookup(key)
 		if !ok {
-			return apperr.Unprocessable("settings: %s is not a setting", key)
+			return Plan{}, apperr.Unprocessable("settings: %s is not a setting", key)
 		}
 		if _, pinned := a.Pinned[key]; pinned {
-			return apperr.Conflict("settings: %s is set by the environment and cannot be changed here", key)
+			plan.Restricted = append(plan.Restricted, key)
+			continue
 		}
 		if v != nil {
 			if err := d.Check(v); err != nil {
-				return apperr.Unprocessable("settings: %s %v", key, err)
+				return Plan{}, apperr.Unprocessable("settings: %s %v", key, err)
 			}
 		}
+		plan.Writes[key], plan.Current[key] = v, effective(stored, key)
+	}
+	sort.Strings(plan.Restricted)
+	return plan, nil
+}
+
+// Apply writes a plan inside the caller's transaction; the caller calls Changed after commit.
+func (a Admin) Apply(ctx context.Context, q *store.Queries, actor Actor, plan Plan) error {
+	keys := make([]string, 0, len(plan.Writes))
+	for key := range plan.Writes {
 		keys = append(keys, key)
 	}
 	sort.Strings(keys)
-	err = pgx.BeginFunc(ctx, a.Pool, func(tx pgx.Tx) error {
-		q := a.Q.WithTx(tx)
-		for _, key := range keys {
-			d, _ := Lookup(key)
-			if err := a.put(ctx, q, actor, d, writes[key]); err != nil {
-				return err
-			}
+	for _, key := range keys {
+		d, _ := Lookup(key)
+		if err := a.put(ctx, q, actor, d, plan.Writes[key]); err != nil {
+			return err
 		}
-		return nil
-	})
-	a.changed()
-	return err
+	}
+	return nil
 }
+
+// Groups are the effective values of every registry setting that is neither secret nor pinned
+// by the environment, by group and key (the settings of a configuration document), and the
+// pinned keys.
+func (a Admin) Groups(ctx context.Context) (map[string]map[string]any, []string, error) {
+	stored, err := a.stored(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := map[string]map[string]any{}
+	var pinned []string
+	for _, d := range registry {
+		if _, ok := a.Pinned[d.Key]; ok {
+			pinned = append(pinned, d.Key)
+			continue
+		}
+		if d.Secret {
+			continue
+		}
+		group, key, _ := strings.Cut(d.Key, ".")
+		if out[group] == nil {
+			out[group] = map[string]any{}
+		}
+		out[group][key] = effective(stored, d.Key)
+	}
+	sort.Strings(pinned)
+	return out, pinned, nil
+}
+
+// Written tells what keeps settings in memory that they were written (after Apply's commit).
+func (a Admin) Written() { a.changed() }
 
 // collect turns one member of an update into writes of registry settings. Two members that
 // write one setting differently are refused.
