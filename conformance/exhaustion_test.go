@@ -451,14 +451,14 @@ func TestStagingQuota(t *testing.T) {
 // Staging expires: an upload never committed within STAGING_TTL fails with the reason and its
 // files go; an import that runs longer than the TTL keeps its staging and completes.
 func TestStagingExpiresWithoutTouchingRunningImports(t *testing.T) {
-	f := startBounded(t, "STAGING_TTL=8s") // long enough for the large upload to be committed on a busy machine
+	f := startBounded(t, "STAGING_TTL=20s") // long enough for the large upload to be checked and committed on a busy machine
 	u := f.user(t, "editor")
 	idle := f.upload(t, u, "idle.geojson", pointsGeoJSON(3))
 	long := f.upload(t, u, "long.zip", geojsonSeqZip(t, 400000))
 	if r := f.call(t, "POST", "/ingest/commit/"+long, u, map[string]any{"title": "Long"}); r.Status != 202 {
 		t.Fatalf("commit: %d %s", r.Status, r.Body)
 	}
-	job := waitJob(t, f.hc, f.s.APIRoot, u, idle, 30*time.Second, func(j map[string]any) bool { return j["status"] != "pending" })
+	job := waitJob(t, f.hc, f.s.APIRoot, u, idle, 60*time.Second, func(j map[string]any) bool { return j["status"] != "pending" })
 	if job["status"] != "failed" || !strings.Contains(fmt.Sprint(job["error_message"]), "STAGING_TTL") || job["can_retry"] != false {
 		t.Fatalf("the uncommitted job after its TTL: %v", job)
 	}
