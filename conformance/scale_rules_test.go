@@ -30,6 +30,7 @@ func TestScale(t *testing.T) {
 	owner := newUser(t, "editor")
 
 	t.Run("cross-replica/private-dataset", func(t *testing.T) { crossPrivate(t, hc, owner, a, b) })
+	t.Run("cross-replica/grant", func(t *testing.T) { crossGrant(t, hc, owner, a, b) })
 	t.Run("cross-replica/revoked-api-key", func(t *testing.T) { crossAPIKey(t, hc, owner, a, b) })
 	t.Run("cross-replica/ended-session", func(t *testing.T) { crossSession(t, hc, a, b) })
 	t.Run("cross-replica/settings", func(t *testing.T) { crossSettings(t, hc, owner, a, b) })
@@ -90,6 +91,36 @@ func converges(t *testing.T, what string, ok func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 	t.Logf("%s: after %s", what, time.Since(start).Round(100*time.Microsecond))
+}
+
+// crossGrant: a read grant given on A opens a restricted dataset on B at once; removed on A, it
+// closes the record and items on B at once and the reader's kept tiles as soon as the
+// announcement arrives.
+func crossGrant(t *testing.T, hc *http.Client, owner session, a, b string) {
+	id := ogcDataset(t, owner, "restricted")
+	reader := newUser(t, "viewer")
+	paths := []string{"/datasets/" + id, "/collections/" + id + "/items?limit=2"}
+	as := bearer(reader.Access)
+	for range 2 {
+		for _, p := range paths {
+			want(t, "B before the grant "+p, callAt(t, hc, b, "GET", p, nil, as...), 404)
+		}
+	}
+	g := want(t, "A grants read", callAt(t, hc, a, "POST", "/datasets/"+id+"/grants/", map[string]any{"user_id": reader.ID, "level": "read"},
+		bearer(owner.Access)...), 201).JSON(t)
+	for _, p := range paths {
+		want(t, "B after the grant on A "+p, callAt(t, hc, b, "GET", p, nil, as...), 200)
+	}
+	tok := want(t, "B gives the reader a tile template", callAt(t, hc, b, "GET", "/tiles/token/"+id+"/", nil, as...), 200).JSON(t)
+	tile := "/tiles/data." + tok["scope"].(string) + "/0/0/0.pbf?" + signedQuery(tok)
+	for range 2 {
+		want(t, "B's tile for the reader", callAt(t, hc, b, "GET", tile, nil), 200)
+	}
+	want(t, "A removes the grant", callAt(t, hc, a, "DELETE", "/datasets/"+id+"/grants/"+g["id"].(string), nil, bearer(owner.Access)...), 204)
+	for _, p := range paths {
+		want(t, "B after the grant was removed on A "+p, callAt(t, hc, b, "GET", p, nil, as...), 404)
+	}
+	converges(t, "B's kept tile of a grant removed on A", func() bool { return callAt(t, hc, b, "GET", tile, nil).Status != 200 })
 }
 
 // crossAPIKey: an API key revoked on A is refused by B at once.
