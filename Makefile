@@ -12,7 +12,7 @@ export REDOCLY_TELEMETRY := off
 export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
 .PHONY: help deps tools generate check-generated build run stop db-test lint lint-go lint-arch lint-openapi \
-        ts-check ops-coverage shapes-check ops-status test test-unit test-conformance test-s3 bench clean
+        ts-check ops-coverage shapes-check ops-status test test-unit test-conformance test-s3 test-scale bench clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -50,6 +50,7 @@ lint-go: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/' ) 2>/dev/null); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags scale ./conformance/
 
 lint-openapi: node_modules/.installed ## lint the contract with Redocly and check it against the operation list
 	npx --no-install redocly lint openapi/openapi.yaml --config openapi/redocly.yaml --format=stylish
@@ -103,6 +104,17 @@ $(MINIO_BIN):
 test-s3: deps $(MINIO_BIN) ## opt-in: presigned uploads end to end against a real MinIO (built once and cached)
 	TEST_DATABASE_URL=$$(DEVDB_FAST=1 scripts/devdb.sh start pgtest) MINIO_BIN=$(abspath $(MINIO_BIN)) \
 	  $(GO) test -count=1 -tags s3 -run 'TestPresignedUploadToMinIO' -v ./conformance/
+
+SCALE_ENDURANCE ?= 5m
+
+test-scale: deps build ## opt-in: two replicas behind HAProxy: cross-replica rules, rolling restart, endurance (SCALE_ENDURANCE=60m for the hour)
+	@command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || { \
+	  if [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then \
+	    echo "test-scale: installing haproxy"; apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends haproxy >/dev/null; \
+	  else echo "test-scale needs haproxy: sudo apt-get install -y --no-install-recommends haproxy"; exit 1; fi; }
+	TEST_DATABASE_URL=$$(DEVDB_FAST=1 scripts/devdb.sh start pgtest) SCALE_ENDURANCE=$(SCALE_ENDURANCE) \
+	  $(GO) test -count=1 -tags scale -run '^TestScale$$' -timeout 3h -v ./conformance/ 2>&1 | grep --line-buffered -v '^conformance: exercised: '; exit $${PIPESTATUS[0]}
 
 ops-status: ## how many operations are implemented (the rest answer 501 naming their operationId)
 	@$(GO) test -count=1 -run TestOperationStatus -v ./handlers/ | grep '^ops-status'

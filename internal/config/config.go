@@ -109,6 +109,9 @@ type Config struct {
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 	ShutdownTimeout   time.Duration
+	// ShutdownDrainDelay is how long a stopping server keeps serving with readiness at 503
+	// before it closes its listener, so a load balancer's health check takes it out first.
+	ShutdownDrainDelay time.Duration
 
 	LogLevel  string
 	LogFormat string // json or text
@@ -261,6 +264,8 @@ func load(get func(string) string) (Config, error) {
 		WriteTimeout:      p.duration("HTTP_WRITE_TIMEOUT", 15*time.Minute),
 		IdleTimeout:       p.duration("HTTP_IDLE_TIMEOUT", 2*time.Minute),
 		ShutdownTimeout:   p.duration("SHUTDOWN_TIMEOUT", 30*time.Second),
+		// Off by default: a lone server has no balancer to wait for.
+		ShutdownDrainDelay: p.optionalDuration("SHUTDOWN_DRAIN_DELAY"),
 
 		LogLevel:  p.str("LOG_LEVEL", "info"),
 		LogFormat: p.str("LOG_FORMAT", "json"),
@@ -587,6 +592,20 @@ func (p *parser) duration(name string, def time.Duration) time.Duration {
 	if err != nil || d <= 0 {
 		p.fail(name, v, "want a positive duration such as 30s or 5m")
 		return def
+	}
+	return d
+}
+
+// optionalDuration is a duration that may be zero (off), its default.
+func (p *parser) optionalDuration(name string) time.Duration {
+	v := p.get(name)
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		p.fail(name, v, "want a duration such as 2s, or 0 for none")
+		return 0
 	}
 	return d
 }

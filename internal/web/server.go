@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -57,9 +59,22 @@ func New(cfg config.Config, log *slog.Logger) *echo.Echo {
 	return e
 }
 
-// Serve runs e on addr until ctx ends, then drains in-flight requests for up to the configured
-// shutdown timeout before closing connections.
+// ReadinessPath answers 200 while the server takes new work and 503 once it drains; a load
+// balancer health-checks it so it stops sending before the listener closes. It lives outside
+// /api: it is the deployment's concern, not the contract's.
+const ReadinessPath = "/readyz"
+
+// Serve runs e on addr until ctx ends, then drains: readiness answers 503 for the configured
+// drain delay while requests are still served (the balancer notices and sends elsewhere), then
+// in-flight requests get up to the shutdown timeout before connections close.
 func Serve(ctx context.Context, e *echo.Echo, cfg config.Config, log *slog.Logger) error {
+	var draining atomic.Bool
+	e.GET(ReadinessPath, func(c echo.Context) error {
+		if draining.Load() {
+			return c.String(http.StatusServiceUnavailable, "draining\n")
+		}
+		return c.String(http.StatusOK, "ready\n")
+	})
 	errc := make(chan error, 1)
 	go func() {
 		if err := e.Start(cfg.ListenAddr); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -71,6 +86,11 @@ func Serve(ctx context.Context, e *echo.Echo, cfg config.Config, log *slog.Logge
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	}
+	draining.Store(true)
+	if cfg.ShutdownDrainDelay > 0 {
+		log.Info("shutting down: readiness answers 503", "drain_delay", cfg.ShutdownDrainDelay.String())
+		time.Sleep(cfg.ShutdownDrainDelay)
 	}
 	log.Info("shutting down: draining in-flight requests", "timeout", cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
