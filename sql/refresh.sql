@@ -77,7 +77,7 @@ HAVING NOT bool_or(COALESCE(r.status = 'running', false));
 -- Runs whose server stopped while it fetched the source (no job was ever made) are failed.
 UPDATE catalog.refresh_runs SET status = 'failed', finished_at = now(), error_code = 'interrupted',
     error_message = 'the server stopped while the source was being fetched; refresh again'
-WHERE status = 'running' AND ingest_job_id IS NULL AND started_at < now() - @older_than::interval
+WHERE status = 'running' AND ingest_job_id IS NULL AND started_at < @started_before::timestamptz
 RETURNING id;
 
 -- name: SetDatasetServiceSource :exec

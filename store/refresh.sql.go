@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const completeRefreshRun = `-- name: CompleteRefreshRun :exec
@@ -104,13 +103,13 @@ func (q *Queries) CreateRefreshRun(ctx context.Context, arg CreateRefreshRunPara
 const failAbandonedRefreshRuns = `-- name: FailAbandonedRefreshRuns :many
 UPDATE catalog.refresh_runs SET status = 'failed', finished_at = now(), error_code = 'interrupted',
     error_message = 'the server stopped while the source was being fetched; refresh again'
-WHERE status = 'running' AND ingest_job_id IS NULL AND started_at < now() - $1::interval
+WHERE status = 'running' AND ingest_job_id IS NULL AND started_at < $1::timestamptz
 RETURNING id
 `
 
 // Runs whose server stopped while it fetched the source (no job was ever made) are failed.
-func (q *Queries) FailAbandonedRefreshRuns(ctx context.Context, olderThan pgtype.Interval) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, failAbandonedRefreshRuns, olderThan)
+func (q *Queries) FailAbandonedRefreshRuns(ctx context.Context, startedBefore time.Time) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, failAbandonedRefreshRuns, startedBefore)
 	if err != nil {
 		return nil, err
 	}
