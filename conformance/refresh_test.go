@@ -119,7 +119,7 @@ func TestRefreshDataset(t *testing.T) {
 
 	t.Run("an OGC API source that changed", func(t *testing.T) {
 		re := stagedReuploadAt(t, hc, root, tok, own, geojsonOf(32, false, func(i int) string { return fmt.Sprintf(`"name":"p%d","kind":"new"`, i) }))
-		wantStatus(t, "reupload commit", api("POST", "/datasets/"+own+"/reupload/"+re+"/commit", nil, tok), 202)
+		wantStatus(t, "reupload commit", api("POST", "/datasets/"+own+"/reupload/"+re+"/commit", map[string]any{}, tok), 202)
 		if j := wait(re); j["status"] != "complete" {
 			t.Fatalf("reupload of the source: %v", j)
 		}
@@ -140,14 +140,15 @@ func TestRefreshDataset(t *testing.T) {
 		if !strings.Contains(string(rows), `"new"`) || strings.Contains(string(rows), `"old"`) {
 			t.Fatalf("rows still the old data: %.300s", rows)
 		}
-		vs := api("GET", "/datasets/"+fromOwn+"/versions/", nil, tok).JSON(t)
-		if !strings.Contains(fmt.Sprint(vs), "dataset.refresh") {
+		vs := api("GET", "/datasets/"+fromOwn+"/versions/", nil, tok).JSON(t)["versions"].([]any)
+		latest := vs[0].(map[string]any)
+		if latest["reason"] != "refresh" || latest["feature_count"] != 32.0 || latest["is_current"] != true {
 			t.Fatalf("no version entry of the refresh: %v", vs)
 		}
 		list := runs(fromOwn, tok)
 		run := list[0].(map[string]any)
 		if len(list) != 1 || run["id"] != r["run_id"] || run["status"] != "complete" || run["feature_count_before"] != 25.0 ||
-			run["feature_count_after"] != 32.0 || run["ingest_job_id"] != r["job_id"] || run["dataset_version_id"] == nil ||
+			run["feature_count_after"] != 32.0 || run["ingest_job_id"] != r["job_id"] || run["dataset_version_id"] != latest["id"] ||
 			run["finished_at"] == nil || run["triggered_by_username"] != "admin" || run["schema_diff"] == nil {
 			t.Fatalf("run: %v", run)
 		}
@@ -204,7 +205,7 @@ func TestRefreshDataset(t *testing.T) {
 	})
 
 	t.Run("an upload has nothing to refresh from", func(t *testing.T) {
-		wantStatus(t, "refresh of an upload", api("POST", "/datasets/"+own+"/refresh", nil, tok), 409)
+		wantStatus(t, "refresh of an upload", api("POST", "/datasets/"+own+"/refresh", nil, tok), 409, "nothing to refresh from")
 		if n := len(runs(own, tok)); n != 0 {
 			t.Fatalf("%d runs", n)
 		}
@@ -264,7 +265,7 @@ func TestRefreshDataset(t *testing.T) {
 			t.Fatalf("%v", pv)
 		}
 		job := pv["job_id"].(string)
-		wantStatus(t, "commit", api("POST", "/datasets/"+target+"/reupload/"+job+"/commit", nil, tok), 202)
+		wantStatus(t, "commit", api("POST", "/datasets/"+target+"/reupload/"+job+"/commit", map[string]any{}, tok), 202)
 		if j := wait(job); j["status"] != "complete" {
 			t.Fatalf("%v", j)
 		}
@@ -350,17 +351,4 @@ func stagedReuploadAt(t *testing.T, hc *http.Client, root, token, id string, con
 	r := postFileAt(t, hc, root+"/datasets/"+id+"/reupload", token, "places.geojson", content)
 	wantStatus(t, "reupload", r, 201)
 	return r.JSON(t)["job_id"].(string)
-}
-
-// newUserAt creates an active user of role on the server at root and answers its access token.
-func newUserAt(t *testing.T, hc *http.Client, root, adminToken, role string) string {
-	t.Helper()
-	name := "u" + randomHex(5)
-	pw := "Correct-Horse-" + randomHex(4)
-	r := callAt(t, hc, root, "POST", "/admin/users/", map[string]any{"username": name, "email": name + "@example.org", "password": pw, "role": role, "email_verified": true},
-		bearer(adminToken)...)
-	if r.Status != 201 && r.Status != 200 {
-		t.Fatalf("create user: %d %s", r.Status, r.Body)
-	}
-	return loginAt(t, hc, root, name, pw)
 }
