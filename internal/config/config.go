@@ -50,7 +50,7 @@ type Config struct {
 	// RefreshScheduleTick: how often the leader looks for datasets whose update_frequency makes
 	// a scheduled refresh due.
 	RefreshScheduleTick time.Duration
-	OGCMaxLimit    int // largest OGC API items page; larger limits are clamped to it
+	OGCMaxLimit         int // largest OGC API items page; larger limits are clamped to it
 	// RegisterSchemas are the schemas whose existing tables admins may register as datasets.
 	RegisterSchemas []string
 	QueryTimeout    time.Duration

@@ -259,7 +259,9 @@ func profileColumns(info []byte) []column {
 // columnDiff compares two column profiles by name.
 func columnDiff(old, new []column) (added, removed []column, changed []typeChange) {
 	added, removed, changed = []column{}, []column{}, []typeChange{}
-	find := func(cols []column, name string) int { return slices.IndexFunc(cols, func(c column) bool { return c.Name == name }) }
+	find := func(cols []column, name string) int {
+		return slices.IndexFunc(cols, func(c column) bool { return c.Name == name })
+	}
 	for _, c := range new {
 		switch i := find(old, c.Name); {
 		case i < 0:
