@@ -354,3 +354,52 @@ func stagedReuploadAt(t *testing.T, hc *http.Client, root, token, id string, con
 	wantStatus(t, "reupload", r, 201)
 	return r.JSON(t)["job_id"].(string)
 }
+
+// A refresh whose import is killed (kill -9) fails with its job, the stall sweeper's way, leaving
+// the data as it was; retrying the job completes the run.
+func TestKilledRefreshFailsItsRunAndRetries(t *testing.T) {
+	const rows = 120_000
+	wfs := newRefreshWFS(t, 3)
+	s := startFresh(t, "IMPORT_STALL_TIMEOUT=3s", "RATE_LIMIT_ENABLED=false", "REMOTE_ALLOW_PRIVATE=true")
+	hc := contractAt(t, s)
+	root := s.APIRoot
+	tok := loginAt(t, hc, root, "admin", AdminPassword)
+	pv := callAt(t, hc, root, "POST", "/services/preview/", map[string]any{"url": wfs.srv.URL + "/wfs", "service_type": "wfs", "layer_name": "ns:trees"}, bearer(tok)...)
+	wantStatus(t, "service preview", pv, 200)
+	first := pv.JSON(t)["job_id"].(string)
+	wantStatus(t, "commit", callAt(t, hc, root, "POST", "/ingest/commit/"+first, map[string]any{"title": "Trees"}, bearer(tok)...), 202)
+	id := waitJob(t, hc, root, tok, first, time.Minute, func(j map[string]any) bool { return j["status"] == "complete" })["dataset_id"].(string)
+	count := func() any { return callAt(t, hc, root, "GET", "/datasets/"+id, nil, bearer(tok)...).JSON(t)["feature_count"] }
+	lastRun := func() map[string]any {
+		return callAt(t, hc, root, "GET", "/datasets/"+id+"/refresh-runs", nil, bearer(tok)...).JSON(t)["runs"].([]any)[0].(map[string]any)
+	}
+
+	wfs.n.Store(rows)
+	r := callAt(t, hc, root, "POST", "/datasets/"+id+"/refresh", nil, bearer(tok)...)
+	wantStatus(t, "refresh", r, 202)
+	job := r.JSON(t)["job_id"].(string)
+	running := waitJob(t, hc, root, tok, job, time.Minute, func(j map[string]any) bool { return j["status"] != "pending" })
+	if running["status"] != "running" {
+		t.Fatalf("the refresh ended before it could be killed: %v", running)
+	}
+	wantStatus(t, "another refresh meanwhile", callAt(t, hc, root, "POST", "/datasets/"+id+"/refresh", nil, bearer(tok)...), 409, "running")
+	s.Kill()
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	failed := waitJob(t, hc, root, tok, job, 2*time.Minute, func(j map[string]any) bool { return j["status"] != "running" })
+	if failed["status"] != "failed" || failed["can_retry"] != true {
+		t.Fatalf("after the restart: %v", failed)
+	}
+	if run := lastRun(); run["status"] != "failed" || run["error_message"] == nil || run["finished_at"] == nil || count() != 3.0 {
+		t.Fatalf("run %v, feature_count %v", run, count())
+	}
+	wantStatus(t, "retry", callAt(t, hc, root, "POST", "/jobs/"+job+"/retry", nil, bearer(tok)...), 200)
+	done := waitJob(t, hc, root, tok, job, 3*time.Minute, func(j map[string]any) bool { return j["status"] == "complete" || j["status"] == "failed" })
+	if done["status"] != "complete" {
+		t.Fatalf("the retry did not complete: %v", done)
+	}
+	if run := lastRun(); run["status"] != "complete" || run["feature_count_after"] != float64(rows) || count() != float64(rows) {
+		t.Fatalf("run %v, feature_count %v", run, count())
+	}
+}

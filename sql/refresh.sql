@@ -64,14 +64,15 @@ OFFSET @off LIMIT @lim;
 -- Datasets a schedule may refresh: a service layer or a registered table with a declared
 -- update_frequency, none of whose runs is going, and since when they count as refreshed (their
 -- last refresh, else their creation; the last run tried, so a failing source is not retried on
--- every tick). The scheduler compares it with the frequency's period.
+-- every tick; a run whose job failed is over). The scheduler compares it with the frequency's period.
 SELECT d.id, d.update_frequency::text AS update_frequency, d.created_by,
     GREATEST(COALESCE(d.last_refreshed_at, d.created_at), COALESCE(max(r.started_at), d.created_at))::timestamptz AS since
 FROM catalog.datasets d
 LEFT JOIN catalog.refresh_runs r ON r.dataset_id = d.id
+LEFT JOIN catalog.ingest_jobs j ON j.id = r.ingest_job_id
 WHERE d.origin IN ('service', 'registered') AND d.update_frequency IS NOT NULL AND d.created_by IS NOT NULL
 GROUP BY d.id
-HAVING NOT bool_or(COALESCE(r.status = 'running', false));
+HAVING NOT bool_or(COALESCE(r.status = 'running' AND (r.ingest_job_id IS NULL OR j.status IN ('pending', 'running')), false));
 
 -- name: FailAbandonedRefreshRuns :many
 -- Runs whose server stopped while it fetched the source (no job was ever made) are failed.
