@@ -369,7 +369,9 @@ func TestKilledRefreshFailsItsRunAndRetries(t *testing.T) {
 	first := pv.JSON(t)["job_id"].(string)
 	wantStatus(t, "commit", callAt(t, hc, root, "POST", "/ingest/commit/"+first, map[string]any{"title": "Trees"}, bearer(tok)...), 202)
 	id := waitJob(t, hc, root, tok, first, time.Minute, func(j map[string]any) bool { return j["status"] == "complete" })["dataset_id"].(string)
-	count := func() any { return callAt(t, hc, root, "GET", "/datasets/"+id, nil, bearer(tok)...).JSON(t)["feature_count"] }
+	count := func() any {
+		return callAt(t, hc, root, "GET", "/datasets/"+id, nil, bearer(tok)...).JSON(t)["feature_count"]
+	}
 	lastRun := func() map[string]any {
 		return callAt(t, hc, root, "GET", "/datasets/"+id+"/refresh-runs", nil, bearer(tok)...).JSON(t)["runs"].([]any)[0].(map[string]any)
 	}
