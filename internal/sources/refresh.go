@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -155,8 +156,8 @@ func (s *Service) failRun(ctx context.Context, run, dataset uuid.UUID, code stri
 	}
 	if k := apperr.KindOf(cause); fromSource && (k == apperr.KindUpstream || k == apperr.KindUnprocessable) {
 		status := Inaccessible
-		if k == apperr.KindUnprocessable {
-			status = Missing // the source answered, but not with the layer
+		if strings.Contains(msg, "answered 404") || strings.Contains(msg, "answered 410") {
+			status = Missing // the service is there, the layer is not
 		}
 		d := "refresh failed: " + msg
 		if _, err := s.Q.SetDatasetSourceHealth(ctx, store.SetDatasetSourceHealthParams{ID: dataset, SourceHealth: status, SourceHealthDetail: &d}); err != nil {
