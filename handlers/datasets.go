@@ -40,14 +40,27 @@ func (s *Server) GetQuicklook(ctx context.Context, request gen.GetQuicklookReque
 }
 
 // ListDatasetRefreshRuns: List Dataset Refresh Runs (GET /datasets/{dataset_id}/refresh-runs).
-// Readable as the dataset is; empty until refreshing is built.
+// Readable as the dataset is; who triggered a run is left out for anonymous callers.
 func (s *Server) ListDatasetRefreshRuns(ctx context.Context, request gen.ListDatasetRefreshRunsRequestObject) (gen.ListDatasetRefreshRunsResponseObject, error) {
 	skip, limit := page(request.Params.Skip, request.Params.Limit, 50, 200)
 	runs, total, err := s.catalog.RefreshRuns(ctx, auth.From(ctx), request.DatasetId, skip, limit)
 	if err != nil {
 		return nil, err
 	}
-	return gen.ListDatasetRefreshRuns200JSONResponse{Runs: make([]gen.DatasetRefreshRunResponse, len(runs)), Total: total}, nil
+	out := gen.ListDatasetRefreshRuns200JSONResponse{Runs: make([]gen.DatasetRefreshRunResponse, len(runs)), Total: total}
+	for i, r := range runs {
+		out.Runs[i] = gen.DatasetRefreshRunResponse{Id: r.ID, DatasetId: r.DatasetID, DatasetVersionId: r.VersionID, IngestJobId: r.JobID,
+			OriginKind: r.OriginKind, Trigger: r.Trigger, Status: r.Status, TriggeredBy: r.TriggeredBy, TriggeredByUsername: r.TriggeredByUsername,
+			StartedAt: r.StartedAt, ClaimedAt: r.ClaimedAt, FinishedAt: r.FinishedAt, FeatureCountBefore: int64p(r.RowsBefore),
+			FeatureCountAfter: int64p(r.RowsAfter), ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage}
+		if r.SchemaDiff != nil {
+			var d gen.SchemaDiff
+			if json.Unmarshal(r.SchemaDiff, &d) == nil {
+				out.Runs[i].SchemaDiff = &d
+			}
+		}
+	}
+	return out, nil
 }
 
 // ApplyManifest: Apply Manifest (POST /ingest/manifest/apply).

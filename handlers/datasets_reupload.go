@@ -4,6 +4,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -13,6 +14,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/ingest"
+	"meridian/internal/sources"
 )
 
 // filePart finds the multipart body's part "file" and the file name it was sent with. The raw
@@ -85,8 +87,27 @@ func (s *Server) CompletePresignedReupload(ctx context.Context, request gen.Comp
 }
 
 // ReuploadServicePreview: Reupload Service Preview (POST /datasets/{dataset_id}/reupload/service/preview).
+// The layer is fetched (every page) into a pending reupload job, previewed as Reupload Preview
+// previews a file.
 func (s *Server) ReuploadServicePreview(ctx context.Context, request gen.ReuploadServicePreviewRequestObject) (gen.ReuploadServicePreviewResponseObject, error) {
-	return nil, notImplemented("reuploadServicePreview")
+	b := request.Body
+	var id any
+	if b.LayerId != nil {
+		raw, _ := b.LayerId.MarshalJSON()
+		_ = json.Unmarshal(raw, &id)
+	}
+	pv, err := s.sources.ReuploadPreview(ctx, auth.From(ctx), request.DatasetId, sources.LayerSource{URL: b.Url, ServiceType: b.ServiceType,
+		LayerName: b.LayerName, LayerID: id, ObjectIDField: val(b.ObjectIdField), Token: val(b.Token)}, 5)
+	if err != nil {
+		return nil, err
+	}
+	// The same preview under the operation's own schema (its columns and diff name the same fields).
+	var out gen.ReuploadServicePreview200JSONResponse
+	raw, err := json.Marshal(reuploadPreview(pv))
+	if err == nil {
+		err = json.Unmarshal(raw, &out)
+	}
+	return out, err
 }
 
 // ReuploadCommit: Reupload Commit (POST /datasets/{dataset_id}/reupload/{job_id}/commit). Queues
@@ -115,8 +136,13 @@ func (s *Server) ReuploadPreview(ctx context.Context, request gen.ReuploadPrevie
 	if err != nil {
 		return nil, err
 	}
+	return gen.ReuploadPreview200JSONResponse(reuploadPreview(pv)), nil
+}
+
+// reuploadPreview is a staged reupload's preview as the document shows it.
+func reuploadPreview(pv ingest.ReuploadPreview) gen.DatasetReuploadPreviewResponse {
 	l, d := pv.Layer, pv.Diff
-	out := gen.ReuploadPreview200JSONResponse{JobId: pv.Job.ID, SourceFilename: pv.Job.SourceFilename, LayerName: l.Name,
+	out := gen.DatasetReuploadPreviewResponse{JobId: pv.Job.ID, SourceFilename: pv.Job.SourceFilename, LayerName: l.Name,
 		Columns: columnTypes(l.Columns), SampleRows: pv.Samples, PreviousSourceLayer: pv.PreviousLayer,
 		GeometryType: nonEmpty(l.GeometryType), Crs: nonZero(l.SRID), SchemaDiff: schemaDiff(d)}
 	if l.FeatureCount >= 0 {
@@ -129,7 +155,7 @@ func (s *Server) ReuploadPreview(ctx context.Context, request gen.ReuploadPrevie
 		}
 		out.AllLayers = &all
 	}
-	return out, nil
+	return out
 }
 
 func columnTypes[T ingest.Field | ingest.ColumnType](cols []T) []gen.DatasetColumnType {

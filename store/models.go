@@ -457,6 +457,24 @@ type CatalogRecordTranslation struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+type CatalogRefreshRun struct {
+	ID                 uuid.UUID  `json:"id"`
+	DatasetID          uuid.UUID  `json:"dataset_id"`
+	IngestJobID        *uuid.UUID `json:"ingest_job_id"`
+	OriginKind         string     `json:"origin_kind"`
+	Trigger            string     `json:"trigger"`
+	Status             string     `json:"status"`
+	TriggeredBy        *uuid.UUID `json:"triggered_by"`
+	StartedAt          time.Time  `json:"started_at"`
+	FinishedAt         *time.Time `json:"finished_at"`
+	FeatureCountBefore *int64     `json:"feature_count_before"`
+	FeatureCountAfter  *int64     `json:"feature_count_after"`
+	SchemaDiff         []byte     `json:"schema_diff"`
+	DatasetVersion     *int32     `json:"dataset_version"`
+	ErrorCode          *string    `json:"error_code"`
+	ErrorMessage       *string    `json:"error_message"`
+}
+
 type CatalogRefreshToken struct {
 	ID        uuid.UUID  `json:"id"`
 	FamilyID  uuid.UUID  `json:"family_id"`

@@ -28,6 +28,7 @@ import (
 	"meridian/internal/gdalcmd"
 	"meridian/internal/ingest"
 	"meridian/internal/maps"
+	"meridian/internal/sources"
 	"meridian/internal/sqlquery"
 	"meridian/internal/stacimport"
 	"meridian/internal/web"
@@ -166,7 +167,10 @@ func serve() error {
 		AnalysisTimeout: cfg.AnalysisTimeout, Finish: stacImports.Finish, RetireGrace: cfg.VRTRetireGrace,
 		Refs: &maps.Service{Q: store.New(jobs)}} // a reupload's removed columns leave map layers as a forced drop does
 	assistant := aiJobs(cfg, jobs, log)
-	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers, stacImports.Lane(stacDownloads).Config, ai.Jobs(assistant, embedRefresh))
+	// The refresh schedule runs on the same client; its service is set once the services exist.
+	refreshes := &sources.Scheduler{Log: log}
+	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers, stacImports.Lane(stacDownloads).Config, ai.Jobs(assistant, embedRefresh),
+		refreshes.Jobs(cfg.RefreshScheduleTick))
 	if err != nil {
 		return err
 	}
@@ -192,6 +196,7 @@ func serve() error {
 	}
 	*stacImports = *stacImportOf(cfg, deps, pool, log, queue, objects)
 	deps.StacImport = stacImports
+	refreshes.Service = deps.Sources
 	// Workers start once every service they call exists (a STAC download left queued by a
 	// stopped server may run at once).
 	if err := queue.Start(ctx); err != nil {

@@ -34,3 +34,9 @@ func Freshness(origin string, updateFrequency *string, lastRefreshed *time.Time,
 		return "fresh"
 	}
 }
+
+// Cadence is the declared period of an update_frequency, false when it declares none.
+func Cadence(updateFrequency string) (time.Duration, bool) {
+	d, ok := cadence[updateFrequency]
+	return d, ok
+}

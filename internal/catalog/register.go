@@ -110,25 +110,11 @@ func (s *Service) Register(ctx context.Context, p auth.Principal, schemas []stri
 	if err != nil {
 		return uuid.Nil, err
 	}
-	t, err := features.Reader{Pool: s.Pool}.Describe(ctx, schema, table, idCol, geomCol)
+	st, err := s.tableStats(ctx, schema, table, idCol, geomCol, srid)
 	if err != nil {
 		return uuid.Nil, err
 	}
-	ident := pgx.Identifier{schema, table}.Sanitize()
-	g := pgx.Identifier{geomCol}.Sanitize()
-	var count int64
-	var bbox []float64
-	err = s.Pool.QueryRow(ctx, `SELECT count(*), (SELECT ARRAY[ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e)]
-		FROM (SELECT ST_Transform(ST_SetSRID(ST_Extent(`+g+`)::geometry, $1), 4326) AS e FROM `+ident+`) x WHERE e IS NOT NULL)
-		FROM `+ident, srid).Scan(&count, &bbox)
-	if err != nil {
-		return uuid.Nil, err
-	}
-	cols, err := features.Reader{Pool: s.Pool}.Profile(ctx, t, count)
-	if err != nil {
-		return uuid.Nil, err
-	}
-	info, _ := json.Marshal(cols)
+	count, bbox, info := st.Count, st.BBox, st.ColumnInfo
 	title := r.Title
 	if title == "" {
 		title = table
@@ -182,4 +168,59 @@ func (s *Service) keyColumn(ctx context.Context, schema, table, want string) (st
 		return "", apperr.Unprocessable("column %s is not a unique key of %s.%s", want, schema, table)
 	}
 	return "", apperr.Unprocessable("%s.%s has no single-column primary key; name a unique id_column", schema, table)
+}
+
+// TableStats are what a registered table's record says of its data.
+type TableStats struct {
+	Count      int64
+	BBox       []float64 // WGS 84; nil for a table without geometries
+	ColumnInfo []byte    // the column profile, as column_info stores it
+}
+
+// tableStats counts a table, measures its extent in WGS 84 and profiles its columns.
+func (s *Service) tableStats(ctx context.Context, schema, table, idCol, geomCol string, srid int32) (TableStats, error) {
+	t, err := features.Reader{Pool: s.Pool}.Describe(ctx, schema, table, idCol, geomCol)
+	if err != nil {
+		return TableStats{}, err
+	}
+	ident := pgx.Identifier{schema, table}.Sanitize()
+	g := pgx.Identifier{geomCol}.Sanitize()
+	var st TableStats
+	err = s.Pool.QueryRow(ctx, `SELECT count(*), (SELECT ARRAY[ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e)]
+		FROM (SELECT ST_Transform(ST_SetSRID(ST_Extent(`+g+`)::geometry, $1), 4326) AS e FROM `+ident+`) x WHERE e IS NOT NULL)
+		FROM `+ident, srid).Scan(&st.Count, &st.BBox)
+	if err != nil {
+		return st, err
+	}
+	cols, err := features.Reader{Pool: s.Pool}.Profile(ctx, t, st.Count)
+	if err != nil {
+		return st, err
+	}
+	st.ColumnInfo, _ = json.Marshal(cols)
+	return st, nil
+}
+
+// RegisteredStats re-reads a registered table's statistics as registering it did (no copy);
+// a table that was dropped or renamed behind the catalog is an error naming it.
+func (s *Service) RegisteredStats(ctx context.Context, e Entry) (TableStats, error) {
+	if !e.Registered {
+		return TableStats{}, apperr.Conflict("the dataset is no registered table")
+	}
+	var exists bool
+	if err := s.Pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", pgx.Identifier{e.TableSchema, e.TableName}.Sanitize()).Scan(&exists); err != nil {
+		return TableStats{}, err
+	}
+	if !exists {
+		return TableStats{}, apperr.Unprocessable("the registered table %s.%s no longer exists", e.TableSchema, e.TableName)
+	}
+	var srid int32
+	if e.Srid != nil {
+		srid = *e.Srid
+	}
+	return s.tableStats(ctx, e.TableSchema, e.TableName, e.IDColumn, e.GeometryColumn, srid)
+}
+
+// RecordRefresh writes the history entry of a refresh that made data version version.
+func RecordRefresh(ctx context.Context, q *store.Queries, id uuid.UUID, version int32, p auth.Principal, changes map[string]any) error {
+	return history(ctx, q, id, version, ActionDatasetRefresh, p, changes)
 }

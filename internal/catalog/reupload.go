@@ -57,6 +57,9 @@ type Replacement struct {
 	Data    store.ReplaceDatasetDataParams // its ID and TileColumns are ReplaceRecord's
 	Removed []string
 	Changes map[string]any
+	// Refresh marks a refresh from the source (history action dataset.refresh) rather than a
+	// reupload.
+	Refresh bool
 }
 
 // ReplaceRecord writes a reupload into the record of dataset old, inside the transaction that
@@ -83,7 +86,11 @@ func ReplaceRecord(ctx context.Context, tx pgx.Tx, refs ColumnRefs, old store.Ca
 	if err != nil {
 		return 0, err
 	}
-	return version, history(ctx, q, old.ID, version, ActionDatasetReupload, p, replacementChanges(old, r))
+	action := ActionDatasetReupload
+	if r.Refresh {
+		action = ActionDatasetRefresh
+	}
+	return version, history(ctx, q, old.ID, version, action, p, replacementChanges(old, r))
 }
 
 // replacementChanges is the history entry of a reupload: the fields Get Dataset Versions shows

@@ -262,18 +262,42 @@ func (s *Service) History(ctx context.Context, p auth.Principal, id uuid.UUID, d
 	return out, total, err
 }
 
-// RefreshRun is one refresh of a dataset from its source.
+// RefreshRun is one refresh of a dataset from its source (sources.Refresh), its outcome as
+// its job has it while the run has not ended on its own.
 type RefreshRun struct {
-	ID uuid.UUID
+	ID, DatasetID                 uuid.UUID
+	VersionID, JobID, TriggeredBy *uuid.UUID
+	TriggeredByUsername           *string
+	OriginKind, Trigger, Status   string
+	StartedAt                     time.Time
+	ClaimedAt, FinishedAt         *time.Time
+	RowsBefore, RowsAfter         *int64
+	SchemaDiff                    []byte // as SchemaDiff shows it; nil until a commit
+	ErrorCode, ErrorMessage       *string
 }
 
-// RefreshRuns lists a dataset's refresh runs to whoever may read it. Refreshing is not built
-// yet, so there are none; the read rule is already the one runs will follow (404 otherwise).
+// RefreshRuns lists a dataset's refresh runs, newest first, to whoever may read it (anonymous
+// callers of a public dataset included, without who triggered them); 404 otherwise.
 func (s *Service) RefreshRuns(ctx context.Context, p auth.Principal, id uuid.UUID, skip, limit int) ([]RefreshRun, int, error) {
 	if _, err := s.Get(ctx, p, id, false); err != nil {
 		return nil, 0, err
 	}
-	return []RefreshRun{}, 0, nil
+	rows, err := s.Q.ListRefreshRuns(ctx, store.ListRefreshRunsParams{DatasetID: id, Off: int32(skip), Lim: int32(limit)})
+	if err != nil {
+		return nil, 0, err
+	}
+	out, total := make([]RefreshRun, len(rows)), 0
+	for i, r := range rows {
+		out[i] = RefreshRun{ID: r.ID, DatasetID: r.DatasetID, VersionID: r.DatasetVersionID, JobID: r.IngestJobID, TriggeredBy: r.TriggeredBy,
+			TriggeredByUsername: r.TriggeredByUsername, OriginKind: r.OriginKind, Trigger: r.Trigger, Status: r.Status, StartedAt: r.StartedAt,
+			ClaimedAt: r.ClaimedAt, FinishedAt: r.FinishedAt, RowsBefore: r.FeatureCountBefore, RowsAfter: r.FeatureCountAfter,
+			SchemaDiff: r.SchemaDiff, ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage}
+		if p.Anonymous() {
+			out[i].TriggeredBy, out[i].TriggeredByUsername = nil, nil
+		}
+		total = int(r.Total)
+	}
+	return out, total, nil
 }
 
 // HistoryEntry is one recorded change of a dataset.

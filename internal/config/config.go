@@ -47,7 +47,10 @@ type Config struct {
 	// VRTRetireGrace: how long the COG of a VRT generation no longer served is kept, so that a
 	// tile or download that opened it just before it was replaced reads it whole.
 	VRTRetireGrace time.Duration
-	OGCMaxLimit    int // largest OGC API items page; larger limits are clamped to it
+	// RefreshScheduleTick: how often the leader looks for datasets whose update_frequency makes
+	// a scheduled refresh due.
+	RefreshScheduleTick time.Duration
+	OGCMaxLimit         int // largest OGC API items page; larger limits are clamped to it
 	// RegisterSchemas are the schemas whose existing tables admins may register as datasets.
 	RegisterSchemas []string
 	QueryTimeout    time.Duration
@@ -221,6 +224,7 @@ func load(get func(string) string) (Config, error) {
 		IngestDatabaseURL:       p.str("INGEST_DATABASE_URL", ""),
 		ImportStallTimeout:      p.duration("IMPORT_STALL_TIMEOUT", 60*time.Second),
 		VRTRetireGrace:          p.duration("VRT_RETIRE_GRACE", 10*time.Minute),
+		RefreshScheduleTick:     p.duration("REFRESH_SCHEDULE_TICK", 5*time.Minute),
 		OGCMaxLimit:             p.integer("OGC_MAX_LIMIT", 10000, 1, 100000),
 		RegisterSchemas:         p.listOr("REGISTER_SCHEMAS", []string{"public"}),
 		BackupMaxAgeMinutes:     p.integer("BACKUP_MAX_AGE_MINUTES", 1560, 1, 1<<20),
@@ -416,6 +420,9 @@ func (c Config) validate() error {
 	}
 	if err := c.Files.validate(); err != nil {
 		return err
+	}
+	if c.RefreshScheduleTick < time.Second {
+		return fmt.Errorf("REFRESH_SCHEDULE_TICK %s must be at least 1s", c.RefreshScheduleTick)
 	}
 	if c.ImportStallTimeout < 2*time.Second {
 		// Runs beat every sixth of it; shorter would fail healthy imports on a busy database.

@@ -9,6 +9,7 @@ package ingest
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -460,10 +461,27 @@ func (im *Importer) swap(ctx context.Context, tx pgx.Tx, job store.CatalogIngest
 	if job.CreatedBy != nil {
 		actor.UserID = *job.CreatedBy
 	}
-	_, err = catalog.ReplaceRecord(ctx, tx, im.Refs, old, catalog.Replacement{Data: prm, Removed: removed, Changes: map[string]any{
-		"job_id": job.ID, "columns_added": diff.Added, "columns_removed": diff.Removed, "type_changes": diff.Changed}}, actor)
+	// A refresh's job completes its run here, with the version it makes: the run's outcome and
+	// the data cannot disagree after a crash.
+	run, err := q.RunningRefreshOfJob(ctx, &job.ID)
+	refresh := err == nil
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return result{}, err
+	}
+	version, err := catalog.ReplaceRecord(ctx, tx, im.Refs, old, catalog.Replacement{Data: prm, Removed: removed, Refresh: refresh,
+		Changes: map[string]any{"job_id": job.ID, "columns_added": diff.Added, "columns_removed": diff.Removed, "type_changes": diff.Changed}}, actor)
 	if err != nil {
 		return result{}, err
+	}
+	if url := sourceURL(job.Source); url != "" { // fetched from a service layer: the dataset now comes from it
+		if err := q.SetDatasetServiceSource(ctx, store.SetDatasetServiceSourceParams{ID: old.ID, SourceUrl: &url, OriginRef: job.Source}); err != nil {
+			return result{}, err
+		}
+	}
+	if refresh {
+		if err := finishRefresh(ctx, q, run, old, diff, box.Count, version); err != nil {
+			return result{}, err
+		}
 	}
 	rec := old
 	rec.GeometryColumn = lt.geomCol
@@ -501,4 +519,27 @@ func tableColumns(ctx context.Context, tx pgx.Tx, schema, table, key, geom strin
 		return c, err
 	})
 	return slices.DeleteFunc(cols, func(c ColumnType) bool { return c.Name == key || (geom != "" && c.Name == geom) }), err
+}
+
+// finishRefresh completes refresh run id of dataset d with the data its job committed, and
+// marks the dataset refreshed: schema_drift_status says whether the columns changed (spec 3.3).
+func finishRefresh(ctx context.Context, q *store.Queries, id uuid.UUID, d store.CatalogDataset, diff SchemaDiff, rows int64, version int32) error {
+	drift := "none"
+	if len(diff.Added)+len(diff.Removed)+len(diff.Changed) > 0 {
+		drift = "drifted"
+	}
+	sd := map[string]any{"columns_added": diff.Added, "columns_removed": diff.Removed, "type_changes": diff.Changed,
+		"row_count_old": d.FeatureCount, "row_count_new": rows, "row_count_delta": rows - deref64(d.FeatureCount)}
+	js, _ := json.Marshal(sd)
+	if err := q.CompleteRefreshRun(ctx, store.CompleteRefreshRunParams{ID: id, FeatureCountAfter: &rows, SchemaDiff: js, DatasetVersion: &version}); err != nil {
+		return err
+	}
+	return q.MarkDatasetRefreshed(ctx, store.MarkDatasetRefreshedParams{ID: d.ID, SchemaDriftStatus: drift})
+}
+
+func deref64(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

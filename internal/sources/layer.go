@@ -33,6 +33,10 @@ type LayerSource struct {
 type Stager interface {
 	Upload(ctx context.Context, p auth.Principal, filename string, r io.Reader) (ingest.Job, error)
 	Preview(ctx context.Context, p auth.Principal, id uuid.UUID, samples int) (ingest.Preview, error)
+	// The reupload side, for refreshes and Reupload Service Preview.
+	Reupload(ctx context.Context, p auth.Principal, dataset uuid.UUID, filename string, r io.Reader) (ingest.Job, error)
+	PreviewReupload(ctx context.Context, p auth.Principal, dataset, id uuid.UUID, layerName string, samples int) (ingest.ReuploadPreview, error)
+	CommitReupload(ctx context.Context, p auth.Principal, dataset, id uuid.UUID, c ingest.ReuploadChoice) (ingest.Job, error)
 }
 
 // pageSize is how many features one request for a page of a layer asks for; maxPages bounds a
