@@ -12,7 +12,7 @@ CREATE TABLE catalog.manifest_entries (
     collection_id uuid REFERENCES catalog.collections (id) ON DELETE SET NULL,
     source_digest text NOT NULL,
     meta_digest   text NOT NULL,
-    declared      jsonb NOT NULL DEFAULT '{}'::jsonb CHECK (jsonb_typeof(pending) = 'object'),
+    declared      jsonb NOT NULL DEFAULT '{}'::jsonb CHECK (jsonb_typeof(declared) = 'object'),
     updated_at    timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (owner_id, key)
 );

@@ -244,7 +244,7 @@ func (s *Service) validate(ctx context.Context, pl *plan) []string {
 	case err != nil:
 		errs = append(errs, fmt.Sprintf("source uri %q cannot be read as a URL", e.Source.URI))
 	case u.Scheme == "http" || u.Scheme == "https":
-		if _, err := s.Remote.Check(e.Source.URI); err != nil {
+		if err := s.Remote.CheckResolved(ctx, e.Source.URI); err != nil {
 			errs = append(errs, detail(err))
 		}
 	case slices.Contains([]string{"s3", "gs", "az", "abfs"}, u.Scheme):
