@@ -86,7 +86,7 @@ func actionsOf(res map[string]map[string]any) string {
 // metadata and one collection; an unchanged apply skips; changed metadata updates the record in
 // place; a changed source reuploads into the same dataset; an invalid entry applies nothing.
 func TestApplyManifest(t *testing.T) {
-	src := &manifestSources{files: map[string][]byte{"/roads.geojson": pointsGeoJSON(12), "/trees": pointsGeoJSON(7), "/ortho.tif": rgbTIFF(t)}}
+	src := &manifestSources{files: map[string][]byte{"/roads.geojson": pointsGeoJSON(12), "/trees": pointsGeoJSON(7), "/ortho": rgbTIFF(t)}}
 	hs := httptest.NewServer(src)
 	defer hs.Close()
 	s := startFresh(t, "RATE_LIMIT_ENABLED=false", "REMOTE_ALLOW_PRIVATE=true")
@@ -116,8 +116,9 @@ func TestApplyManifest(t *testing.T) {
 		return []map[string]any{
 			manifestEntry("roads", hs.URL+"/roads.geojson", "vector", roads, roadsIntent),
 			{"key": "trees", "title": "Trees", "sources": []any{map[string]any{"type": "vector", "uri": hs.URL + "/trees", "format": "geojson"}},
-				"metadata": map[string]any{"organization": "Parks Department", "tags": []any{"trees"}}, "publication": map[string]any{"intent": "draft"}},
-			manifestEntry("ortho", hs.URL+"/ortho.tif", "raster_cog", map[string]any{"license": "ODbL"}, "published"),
+				"metadata": map[string]any{"organization": "Parks Department", "tags": []any{"trees"}, "crs": "EPSG:3857"},
+				"publication": map[string]any{"intent": "draft"}},
+			manifestEntry("ortho", hs.URL+"/ortho", "raster_cog", map[string]any{"license": "ODbL"}, "published"),
 		}
 	}
 
@@ -149,7 +150,10 @@ func TestApplyManifest(t *testing.T) {
 			roads["source_organization"] != "Survey Office" || roads["record_status"] != "published" || roads["feature_count"] != 12.0 {
 			t.Fatalf("roads: %v", roads)
 		}
-		if trees["record_status"] != "draft" || trees["source_organization"] != "Parks Department" || trees["feature_count"] != 7.0 {
+		// The CRS of the manifest wins over GeoJSON's WGS 84: metres from 0,0, a few microdegrees.
+		box, _ := trees["extent_bbox"].([]any)
+		if trees["record_status"] != "draft" || trees["source_organization"] != "Parks Department" || trees["feature_count"] != 7.0 ||
+			trees["original_srid"] != 3857.0 || len(box) != 4 || box[2].(float64) > 0.01 {
 			t.Fatalf("trees: %v", trees)
 		}
 		if ortho["record_type"] != "raster_dataset" || ortho["license"] != "ODbL" {
