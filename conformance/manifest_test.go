@@ -92,7 +92,9 @@ func TestApplyManifest(t *testing.T) {
 	s := startFresh(t, "RATE_LIMIT_ENABLED=false", "REMOTE_ALLOW_PRIVATE=true")
 	hc := contractAt(t, s)
 	tok := loginAt(t, hc, s.APIRoot, "admin", AdminPassword)
-	apply := func(body map[string]any) reply { return callAt(t, hc, s.APIRoot, "POST", "/ingest/manifest/apply", body, bearer(tok)...) }
+	apply := func(body map[string]any) reply {
+		return callAt(t, hc, s.APIRoot, "POST", "/ingest/manifest/apply", body, bearer(tok)...)
+	}
 	get := func(path string) map[string]any {
 		t.Helper()
 		r := callAt(t, hc, s.APIRoot, "GET", path, nil, bearer(tok)...)
@@ -116,7 +118,7 @@ func TestApplyManifest(t *testing.T) {
 		return []map[string]any{
 			manifestEntry("roads", hs.URL+"/roads.geojson", "vector", roads, roadsIntent),
 			{"key": "trees", "title": "Trees", "sources": []any{map[string]any{"type": "vector", "uri": hs.URL + "/trees", "format": "geojson"}},
-				"metadata": map[string]any{"organization": "Parks Department", "tags": []any{"trees"}, "crs": "EPSG:3857"},
+				"metadata":    map[string]any{"organization": "Parks Department", "tags": []any{"trees"}, "crs": "EPSG:3857"},
 				"publication": map[string]any{"intent": "draft"}},
 			manifestEntry("ortho", hs.URL+"/ortho", "raster_cog", map[string]any{"license": "ODbL"}, "published"),
 		}
