@@ -214,6 +214,24 @@ func TestApplyManifest(t *testing.T) {
 		}
 	})
 
+	t.Run("an import that did not happen is tried again", func(t *testing.T) {
+		e := manifestEntry("late", hs.URL+"/roads.geojson", "vector", nil, "draft")
+		e["sources"] = []any{map[string]any{"type": "vector", "uri": hs.URL + "/roads.geojson", "layer": "no-such-layer"}}
+		ok, res := manifestResults(t, apply(manifestBody("City Data", false, e)))
+		if !ok || res["late"]["action"] != "error" {
+			t.Fatalf("%v %v", ok, res)
+		}
+		e["sources"] = []any{map[string]any{"type": "vector", "uri": hs.URL + "/roads.geojson"}}
+		ok, res = manifestResults(t, apply(manifestBody("City Data", false, e)))
+		if !ok || res["late"]["action"] != "create" || res["late"]["job_id"] == nil {
+			t.Fatalf("%v %v", ok, res)
+		}
+		job := waitJob(t, hc, s.APIRoot, tok, res["late"]["job_id"].(string), 2*time.Minute, func(j map[string]any) bool { return j["status"] == "complete" || j["status"] == "failed" })
+		if job["status"] != "complete" {
+			t.Fatalf("%v", job)
+		}
+	})
+
 	for name, bad := range map[string]map[string]any{
 		"a relative path":      manifestEntry("local", "data/roads.geojson", "vector", nil, "draft"),
 		"an s3 URI":            manifestEntry("bucket", "s3://bucket/roads.gpkg", "vector", nil, "draft"),

@@ -2,7 +2,7 @@
 -- The entries of a user's earlier applies among keys, with the state of their last job.
 SELECT m.key, m.dataset_id, m.job_id, m.source_digest, m.meta_digest, m.declared,
        (d.id IS NOT NULL)::bool AS dataset_exists, d.record_type AS record_type,
-       j.status AS job_status
+       j.status AS job_status, coalesce(j.committed, false)::bool AS job_committed
 FROM catalog.manifest_entries m
 LEFT JOIN catalog.datasets d ON d.id = m.dataset_id
 LEFT JOIN catalog.ingest_jobs j ON j.id = m.job_id

@@ -63,7 +63,7 @@ func (q *Queries) DeleteManifestKeywords(ctx context.Context, arg DeleteManifest
 const manifestEntries = `-- name: ManifestEntries :many
 SELECT m.key, m.dataset_id, m.job_id, m.source_digest, m.meta_digest, m.declared,
        (d.id IS NOT NULL)::bool AS dataset_exists, d.record_type AS record_type,
-       j.status AS job_status
+       j.status AS job_status, coalesce(j.committed, false)::bool AS job_committed
 FROM catalog.manifest_entries m
 LEFT JOIN catalog.datasets d ON d.id = m.dataset_id
 LEFT JOIN catalog.ingest_jobs j ON j.id = m.job_id
@@ -85,6 +85,7 @@ type ManifestEntriesRow struct {
 	DatasetExists bool            `json:"dataset_exists"`
 	RecordType    *string         `json:"record_type"`
 	JobStatus     *string         `json:"job_status"`
+	JobCommitted  bool            `json:"job_committed"`
 }
 
 // The entries of a user's earlier applies among keys, with the state of their last job.
@@ -107,6 +108,7 @@ func (q *Queries) ManifestEntries(ctx context.Context, arg ManifestEntriesParams
 			&i.DatasetExists,
 			&i.RecordType,
 			&i.JobStatus,
+			&i.JobCommitted,
 		); err != nil {
 			return nil, err
 		}

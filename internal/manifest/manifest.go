@@ -116,6 +116,7 @@ type plan struct {
 	file    string
 	srcHash string
 	metHash string
+	reload  bool // an update that reuploads the source
 }
 
 // Apply checks every entry, decides its action and, unless m.DryRun or an entry is invalid,
@@ -207,8 +208,14 @@ func (s *Service) decide(ctx context.Context, e Entry, prev *store.ManifestEntri
 	if prev != nil && prev.DatasetExists {
 		pl.res.DatasetID = prev.DatasetID
 	}
-	running := prev != nil && prev.JobStatus != nil && slices.Contains([]string{"pending", "queued", "running"}, *prev.JobStatus)
-	failed := prev != nil && prev.JobStatus != nil && *prev.JobStatus == "failed"
+	// The last job is still at work once committed; one that failed, was cancelled or was never
+	// committed (its commit refused the file) did not do what the entry declared: it is redone.
+	status := ""
+	if prev != nil {
+		status = deref(prev.JobStatus)
+	}
+	running := status == "running" || status == "pending" && prev.JobCommitted
+	failed := status == "failed" || status == "cancelled" || status == "pending" && !prev.JobCommitted
 	switch {
 	case len(pl.res.Errors) > 0:
 		pl.res.Action, pl.res.Message = ActionError, "the entry is invalid: "+strings.Join(pl.res.Errors, "; ")
@@ -225,7 +232,8 @@ func (s *Service) decide(ctx context.Context, e Entry, prev *store.ManifestEntri
 			pl.res.Message = "the entry is invalid: " + pl.res.Errors[0]
 			break
 		}
-		pl.res.Action, pl.res.Message = ActionUpdate, "the source changed: the dataset is reuploaded from it, and its metadata updated"
+		pl.res.Action, pl.reload = ActionUpdate, true
+		pl.res.Message = "the source changed (or its last import did not complete): the dataset is reuploaded from it, and its metadata updated"
 	case prev.MetaDigest != pl.metHash:
 		pl.res.Action, pl.res.Message = ActionUpdate, "the metadata changed: the record is updated in place"
 	default:
@@ -311,7 +319,7 @@ func (s *Service) apply(ctx context.Context, p auth.Principal, pl *plan, collect
 	switch {
 	case pl.res.Action == ActionCreate:
 		err = s.create(ctx, p, pl, collection)
-	case pl.res.Action == ActionUpdate && pl.prev.SourceDigest != pl.srcHash || pl.res.Action == ActionUpdate && deref(pl.prev.JobStatus) == "failed":
+	case pl.res.Action == ActionUpdate && pl.reload:
 		err = s.reupload(ctx, p, pl, collection)
 	case pl.res.Action == ActionUpdate:
 		err = s.describe(ctx, p, pl, collection, nil)
