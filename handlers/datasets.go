@@ -63,11 +63,6 @@ func (s *Server) ListDatasetRefreshRuns(ctx context.Context, request gen.ListDat
 	return out, nil
 }
 
-// ApplyManifest: Apply Manifest (POST /ingest/manifest/apply).
-func (s *Server) ApplyManifest(ctx context.Context, request gen.ApplyManifestRequestObject) (gen.ApplyManifestResponseObject, error) {
-	return nil, notImplemented("applyManifest")
-}
-
 // CreateVRT: Create VRT (POST /ingest/vrt/create).
 func (s *Server) CreateVRT(ctx context.Context, request gen.CreateVRTRequestObject) (gen.CreateVRTResponseObject, error) {
 	b := request.Body

@@ -28,6 +28,7 @@ import (
 	"meridian/internal/features"
 	"meridian/internal/health"
 	"meridian/internal/ingest"
+	"meridian/internal/manifest"
 	"meridian/internal/maps"
 	"meridian/internal/oauth"
 	"meridian/internal/rastertiles"
@@ -71,6 +72,7 @@ type Deps struct {
 	SQL           *sqlquery.Service
 	DCAT          *dcat.Service
 	StacImport    *stacimport.Service
+	Manifests     *manifest.Service
 	AI            *ai.Service
 }
 
@@ -107,6 +109,7 @@ type Server struct {
 	sql            *sqlquery.Service
 	dcat           *dcat.Service
 	stacImport     *stacimport.Service
+	manifests      *manifest.Service
 	ai             *ai.Service
 }
 
@@ -118,7 +121,7 @@ func New(d Deps) *Server {
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
 		downloads: d.Downloads, jobs: d.Jobs, analysis: d.Analysis, sources: d.Sources, connectors: d.Connectors, configs: d.Configs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, rasters: d.Rasters, maps: d.Maps, sql: d.SQL,
-		dcat: d.DCAT, stacImport: d.StacImport, ai: d.AI}
+		dcat: d.DCAT, stacImport: d.StacImport, ai: d.AI, manifests: d.Manifests}
 }
 
 // Mount registers every contract operation under /api with the per-route middleware, in order:

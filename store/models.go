@@ -285,6 +285,18 @@ type CatalogIngestJob struct {
 	Source              []byte          `json:"source"`
 }
 
+type CatalogManifestEntry struct {
+	OwnerID      uuid.UUID       `json:"owner_id"`
+	Key          string          `json:"key"`
+	DatasetID    *uuid.UUID      `json:"dataset_id"`
+	JobID        *uuid.UUID      `json:"job_id"`
+	CollectionID *uuid.UUID      `json:"collection_id"`
+	SourceDigest string          `json:"source_digest"`
+	MetaDigest   string          `json:"meta_digest"`
+	Declared     json.RawMessage `json:"declared"`
+	UpdatedAt    time.Time       `json:"updated_at"`
+}
+
 type CatalogMap struct {
 	ID                uuid.UUID  `json:"id"`
 	Name              string     `json:"name"`

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meridian/handlers"
@@ -27,6 +29,7 @@ import (
 	"meridian/internal/db"
 	"meridian/internal/gdalcmd"
 	"meridian/internal/ingest"
+	"meridian/internal/manifest"
 	"meridian/internal/maps"
 	"meridian/internal/sources"
 	"meridian/internal/sqlquery"
@@ -162,9 +165,10 @@ func serve() error {
 	// The STAC import's downloads run on the imports' River client; the service is completed
 	// once the request services exist (services).
 	stacImports := &stacimport.Service{}
+	manifests := &manifest.Service{} // completed with the services too
 	importer := &ingest.Importer{Pool: jobs, Q: store.New(jobs), Log: log, DataDir: cfg.DataDir,
 		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Staging: staging, Objects: objects,
-		AnalysisTimeout: cfg.AnalysisTimeout, Finish: stacImports.Finish, RetireGrace: cfg.VRTRetireGrace,
+		AnalysisTimeout: cfg.AnalysisTimeout, Finish: finishing(stacImports.Finish, manifests.Finish), RetireGrace: cfg.VRTRetireGrace,
 		Refs: &maps.Service{Q: store.New(jobs)}} // a reupload's removed columns leave map layers as a forced drop does
 	assistant := aiJobs(cfg, jobs, log)
 	// The refresh schedule runs on the same client; its service is set once the services exist.
@@ -197,6 +201,8 @@ func serve() error {
 	*stacImports = *stacImportOf(cfg, deps, pool, log, queue, objects)
 	deps.StacImport = stacImports
 	refreshes.Service = deps.Sources
+	*manifests = *manifestsOf(cfg, deps, pool, log)
+	deps.Manifests = manifests
 	// Workers start once every service they call exists (a STAC download left queued by a
 	// stopped server may run at once).
 	if err := queue.Start(ctx); err != nil {
@@ -270,5 +276,33 @@ func servePprof(log *slog.Logger, addr string) {
 	log.Info("runtime profiles served", "addr", addr)
 	if err := srv.ListenAndServe(); err != nil {
 		log.Error("pprof listener stopped", "err", err)
+	}
+}
+
+// finishHook is ingest.Importer.Finish.
+type finishHook = func(ctx context.Context, tx pgx.Tx, job, dataset uuid.UUID) (func(context.Context), error)
+
+// finishing runs each hook in turn in the record's transaction (a job is a STAC item's or a
+// manifest entry's, and each hook passes over the others' jobs); the afters run in order.
+func finishing(hooks ...finishHook) finishHook {
+	return func(ctx context.Context, tx pgx.Tx, job, dataset uuid.UUID) (func(context.Context), error) {
+		var afters []func(context.Context)
+		for _, h := range hooks {
+			after, err := h(ctx, tx, job, dataset)
+			if err != nil {
+				return nil, err
+			}
+			if after != nil {
+				afters = append(afters, after)
+			}
+		}
+		if len(afters) == 0 {
+			return nil, nil
+		}
+		return func(ctx context.Context) {
+			for _, a := range afters {
+				a(ctx)
+			}
+		}, nil
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"meridian/internal/health"
 	"meridian/internal/ingest"
 	"meridian/internal/mail"
+	"meridian/internal/manifest"
 	"meridian/internal/maps"
 	"meridian/internal/oauth"
 	"meridian/internal/rastertiles"
@@ -134,6 +135,13 @@ const stacDownloads = 2
 
 // stacImportOf is the STAC import: remote catalogs read under the remote policy (REMOTE_*), each
 // item's data file downloaded through the upload path of jobs and queued on queue.
+// manifestsOf is Apply Manifest's service: sources fetched under the remote policy, with the
+// bound of a STAC asset download (REMOTE_ASSET_MAX_BYTES).
+func manifestsOf(c config.Config, d handlers.Deps, pool *pgxpool.Pool, log *slog.Logger) *manifest.Service {
+	return &manifest.Service{Pool: pool, Q: store.New(pool), Catalog: d.Catalog, Jobs: d.Jobs, Remote: remote.New(remote.Policy(c.Remote)),
+		MaxBytes: c.Remote.AssetMaxBytes, Log: log}
+}
+
 func stacImportOf(c config.Config, d handlers.Deps, pool *pgxpool.Pool, log *slog.Logger, queue *ingest.Queue, objects blob.Objects) *stacimport.Service {
 	return &stacimport.Service{Pool: pool, Q: store.New(pool), Remote: remote.New(remote.Policy(c.Remote)), Jobs: d.Jobs, Queue: queue,
 		Objects: objects, AssetMax: c.Remote.AssetMaxBytes, Timeout: c.Remote.AssetTimeout, Box: d.Box, Log: log}

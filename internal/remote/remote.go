@@ -200,6 +200,27 @@ func (c *Client) Check(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// CheckResolved is Check, then the host's addresses as a fetch would dial them: an address
+// the policy refuses is found before anything is fetched (a dry run, a validation of many URLs
+// at once). The fetch checks each address again as it dials it.
+func (c *Client) CheckResolved(ctx context.Context, raw string) error {
+	u, err := c.Check(raw)
+	if err != nil {
+		return err
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", u.Hostname())
+	if err != nil {
+		return apperr.Unprocessable("url %q: the host %s cannot be resolved", raw, u.Hostname())
+	}
+	var refusal error
+	for _, ip := range ips {
+		if refusal = c.checkAddress(u.Hostname(), ip); refusal == nil {
+			return nil
+		}
+	}
+	return apperr.Unprocessable("url %q: %s resolves only to addresses this service does not reach: %v", raw, u.Hostname(), cmp.Or(refusal, ErrRefused))
+}
+
 func (c *Client) checkHost(host string) error {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	if matches(c.policy.DenyHosts, host) {
