@@ -150,6 +150,11 @@ func rasterBenchDataset(owner, path string) (string, error) {
 		RETURNING id`, owner).Scan(&id); err != nil {
 		return "", err
 	}
+	// The record names its COG as raster ingest does (the object store's key, under DATA_DIR).
+	if _, err := conn.Exec(ctx, `UPDATE catalog.datasets SET raster = jsonb_build_object('storage_key',
+		'rasters/' || id || '/v1.tif', 'bands', '[]'::jsonb) WHERE id = $1`, id); err != nil {
+		return "", err
+	}
 	dir := filepath.Join(server.dataDir, "rasters", id)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return "", err
