@@ -139,9 +139,9 @@ func (d SchemaDiff) schemaChange() string {
 	return strings.Join(parts, " and ")
 }
 
-// diffColumns compares column lists by name: added, removed, and retyped columns, in the order
-// of the list they are in.
-func diffColumns(old, new []ColumnType) (added, removed []ColumnType, changed []TypeChange) {
+// DiffColumns compares column lists by name: added, removed, and retyped columns, in the order
+// of the list they are in (a reupload's preview, a refresh's schema drift).
+func DiffColumns(old, new []ColumnType) (added, removed []ColumnType, changed []TypeChange) {
 	added, removed, changed = []ColumnType{}, []ColumnType{}, []TypeChange{}
 	find := func(cols []ColumnType, name string) int {
 		return slices.IndexFunc(cols, func(c ColumnType) bool { return c.Name == name })
@@ -252,7 +252,7 @@ func diffOf(d catalog.Dataset, src Source, l Layer, names []string, srid int) (S
 	}
 	diff := SchemaDiff{RowsOld: d.Entry.FeatureCount, GeometryOld: deref(d.Entry.GeometryType), GeometryNew: storedGeometry(l.GeometryType),
 		CRSOld: int(cmp.Or(deref32(d.Entry.OriginalSrid), deref32(d.Entry.Srid))), CRSNew: cmp.Or(srid, l.SRID)}
-	diff.Added, diff.Removed, diff.Changed = diffColumns(old, cols)
+	diff.Added, diff.Removed, diff.Changed = DiffColumns(old, cols)
 	if diff.GeometryNew == "" && detectGeometryColumns(src, l, names) != nil {
 		diff.GeometryNew = "MULTIPOINT"
 	}
@@ -430,7 +430,7 @@ func (im *Importer) swap(ctx context.Context, tx pgx.Tx, job store.CatalogIngest
 		return result{}, err
 	}
 	var diff SchemaDiff
-	diff.Added, diff.Removed, diff.Changed = diffColumns(before, after)
+	diff.Added, diff.Removed, diff.Changed = DiffColumns(before, after)
 	if (old.GeometryColumn == "") != (lt.geomCol == "") {
 		return result{}, &ImportError{Msg: geometryMismatch(old.GeometryColumn != "")}
 	}

@@ -21,7 +21,7 @@ func TestDiffColumns(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a, r, ch := diffColumns(c.old, c.new)
+			a, r, ch := DiffColumns(c.old, c.new)
 			if got := fmt.Sprint(a, r, ch); got != fmt.Sprint(c.added, " ", c.removed, " ", c.retyped) {
 				t.Fatalf("diff: %s, want %s %s %s", got, c.added, c.removed, c.retyped)
 			}

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -204,7 +203,7 @@ func (s *Service) refreshRegistered(ctx context.Context, p auth.Principal, d cat
 		return RefreshStart{}, s.failRun(ctx, run.ID, id, "source", err, false)
 	}
 	oldCols, newCols := profileColumns(d.Entry.ColumnInfo), profileColumns(st.ColumnInfo)
-	added, removed, changed := columnDiff(oldCols, newCols)
+	added, removed, changed := ingest.DiffColumns(oldCols, newCols)
 	drift := "none"
 	if len(added)+len(removed)+len(changed) > 0 {
 		drift = "drifted"
@@ -240,43 +239,10 @@ func (s *Service) refreshRegistered(ctx context.Context, p auth.Principal, d cat
 		Message: fmt.Sprintf("the registered table's statistics were read again: %d features", st.Count)}, nil
 }
 
-type column struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-}
-
-type typeChange struct {
-	Name string `json:"name"`
-	Old  string `json:"old_type"`
-	New  string `json:"new_type"`
-}
-
-func profileColumns(info []byte) []column {
-	var cols []column
+func profileColumns(info []byte) []ingest.ColumnType {
+	var cols []ingest.ColumnType
 	_ = json.Unmarshal(info, &cols)
 	return cols
-}
-
-// columnDiff compares two column profiles by name.
-func columnDiff(old, new []column) (added, removed []column, changed []typeChange) {
-	added, removed, changed = []column{}, []column{}, []typeChange{}
-	find := func(cols []column, name string) int {
-		return slices.IndexFunc(cols, func(c column) bool { return c.Name == name })
-	}
-	for _, c := range new {
-		switch i := find(old, c.Name); {
-		case i < 0:
-			added = append(added, c)
-		case old[i].Type != c.Type:
-			changed = append(changed, typeChange{Name: c.Name, Old: old[i].Type, New: c.Type})
-		}
-	}
-	for _, c := range old {
-		if find(new, c.Name) < 0 {
-			removed = append(removed, c)
-		}
-	}
-	return added, removed, changed
 }
 
 func deref64(p *int64) int64 {
