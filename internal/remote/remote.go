@@ -325,14 +325,10 @@ func (c *Client) Do(ctx context.Context, method, raw string, header http.Header,
 	if body != nil {
 		rd = strings.NewReader(string(body))
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	req, err := request(ctx, method, u, raw, header, rd)
 	if err != nil {
-		return nil, apperr.Unprocessable("url %q: %v", raw, err)
+		return nil, err
 	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("User-Agent", "Meridian")
 	res, err := c.http.Do(req)
 	if err != nil {
 		return nil, c.failure(raw, timedOut(ctx, err, c.policy.Timeout, "REMOTE_TIMEOUT"))
@@ -346,6 +342,20 @@ func (c *Client) Do(ctx context.Context, method, raw string, header http.Header,
 		return nil, c.failure(raw, fmt.Errorf("%w: more than %d bytes (REMOTE_MAX_BYTES)", ErrTooLarge, c.policy.MaxBytes))
 	}
 	return &Response{Status: res.StatusCode, Header: res.Header, Body: b, URL: res.Request.URL}, nil
+}
+
+// request builds a request to the checked URL u (raw as the caller gave it) with the caller's
+// headers and ours.
+func request(ctx context.Context, method string, u *url.URL, raw string, header http.Header, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, apperr.Unprocessable("url %q: %v", raw, err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("User-Agent", "Meridian")
+	return req, nil
 }
 
 // Download is an answer whose body is streamed, never held whole: Body yields at most the bound
@@ -372,15 +382,11 @@ func (c *Client) Open(ctx context.Context, raw string, header http.Header, max i
 		timeout = c.policy.Timeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := request(ctx, http.MethodGet, u, raw, header, nil)
 	if err != nil {
 		cancel()
-		return nil, apperr.Unprocessable("url %q: %v", raw, err)
+		return nil, err
 	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("User-Agent", "Meridian")
 	res, err := c.http.Do(req)
 	if err != nil {
 		err = timedOut(ctx, err, timeout, "REMOTE_ASSET_TIMEOUT")
