@@ -80,17 +80,18 @@ func Item(r catalog.Record, root, collection string) map[string]any {
 	if r.GeometryType != nil {
 		props["meridian:geometry_type"] = *r.GeometryType
 	}
+	links := []itemLink{
+		{"self", root + "/stac/collections/" + collection + "/items/" + id, GeoJSON, ""},
+		{"parent", root + "/stac/collections/" + collection, JSON, ""},
+		{"collection", root + "/stac/collections/" + collection, JSON, ""},
+		{"root", root + "/stac/", JSON, ""},
+		{"describedby", root + "/collections/datasets/items/" + id, GeoJSON, "The catalog record"},
+	}
 	item := map[string]any{"type": "Feature", "stac_version": Version, "stac_extensions": []string{}, "id": id,
 		"collection": collection, "geometry": nil, "properties": props, "assets": assets(r, root),
-		"links": []Link{
-			link("self", root+"/stac/collections/"+collection+"/items/"+id, GeoJSON, ""),
-			link("parent", root+"/stac/collections/"+collection, JSON, ""),
-			link("collection", root+"/stac/collections/"+collection, JSON, ""),
-			link("root", root+"/stac/", JSON, ""),
-			link("describedby", root+"/collections/datasets/items/"+id, GeoJSON, "The catalog record"),
-		}}
+		"links": links}
 	if lic, ok := props["license"].(string); ok && lic == "other" && r.License != nil {
-		item["links"] = append(item["links"].([]Link), link("license", root+"/datasets/"+id, JSON, *r.License))
+		item["links"] = append(links, itemLink{"license", root + "/datasets/" + id, JSON, *r.License})
 	}
 	if r.Extent != nil {
 		item["geometry"] = rawJSON(r.Extent)
@@ -118,26 +119,42 @@ func datetimes(props map[string]any, r catalog.Record) {
 
 // assets are the ways to get the dataset's data: its COG and quicklook for rasters; a download
 // per export format, its OGC API Features items and its tile token for datasets with features.
-func assets(r catalog.Record, root string) map[string]any {
+func assets(r catalog.Record, root string) map[string]asset {
 	base := root + "/datasets/" + r.DatasetID.String()
-	out := map[string]any{}
+	out := map[string]asset{}
 	switch r.RecordType {
 	case "raster_dataset", "vrt_dataset":
-		out["data"] = map[string]any{"href": base + "/download/cog", "type": COGType, "title": "Cloud Optimized GeoTIFF", "roles": []string{"data"}}
-		out["thumbnail"] = map[string]any{"href": base + "/quicklook", "type": "image/png", "title": "Quicklook", "roles": []string{"thumbnail", "overview"}}
+		out["data"] = asset{base + "/download/cog", COGType, "Cloud Optimized GeoTIFF", roleData}
+		out["thumbnail"] = asset{base + "/quicklook", "image/png", "Quicklook", []string{"thumbnail", "overview"}}
 	case "vector_dataset", "table":
 		for _, name := range export.FormatNames {
 			f := export.Formats[name]
-			out[name] = map[string]any{"href": base + "/export?format=" + name, "type": f.MediaType, "title": f.Title, "roles": []string{"data"}}
+			out[name] = asset{base + "/export?format=" + name, f.MediaType, f.Title, roleData}
 		}
-		out["features"] = map[string]any{"href": root + "/collections/" + r.DatasetID.String() + "/items", "type": GeoJSON,
-			"title": "OGC API Features items", "roles": []string{"data"}}
+		out["features"] = asset{root + "/collections/" + r.DatasetID.String() + "/items", GeoJSON, "OGC API Features items", roleData}
 		if r.RecordType == "vector_dataset" {
-			out["tiles"] = map[string]any{"href": root + "/tiles/token/" + r.DatasetID.String() + "/", "type": JSON,
-				"title": "Vector tiles: the signed XYZ template", "roles": []string{"tiles"}}
+			out["tiles"] = asset{root + "/tiles/token/" + r.DatasetID.String() + "/", JSON, "Vector tiles: the signed XYZ template", []string{"tiles"}}
 		}
 	}
 	return out
+}
+
+var roleData = []string{"data"}
+
+// asset and itemLink are typed, unlike the documents' other members: an item has a dozen of
+// them, and a page of items spent most of its encoding time sorting and reflecting over maps.
+type asset struct {
+	Href  string   `json:"href"`
+	Type  string   `json:"type"`
+	Title string   `json:"title"`
+	Roles []string `json:"roles"`
+}
+
+type itemLink struct {
+	Rel   string `json:"rel"`
+	Href  string `json:"href"`
+	Type  string `json:"type"`
+	Title string `json:"title,omitempty"`
 }
 
 // licenseID is what a STAC license may be (STAC 1.0.0 licensing.json).
