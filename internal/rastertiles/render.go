@@ -449,9 +449,16 @@ func (rs *Raster) direct(li int, u0, v0 int64, size int, pt *painter) (*image.NR
 			tx0, ty0 := col*256, row*256
 			sx, sy := max(ax, tx0), max(ay, ty0)
 			ex, ey := min(bx, tx0+256), min(by, ty0+256)
+			plain := rs.mode == modeRGB && t.DType == cog.Uint8 && (mask == nil || mask.Empty) && rs.alpha < 0 && rs.nodata == nil
 			for py := sy; py < ey; py++ {
 				ti := int((py-ty0)*int64(t.Width) + (sx - tx0))
 				o := out.PixOffset(int(sx-u0), int(py-v0))
+				if plain {
+					// Every pixel holds data: the row's colours as they are, opaque.
+					copyRGB(out.Pix[o:o+4*int(ex-sx)], t.Data[ti*t.Samples:], t.Samples)
+					drawn = true
+					continue
+				}
 				for px := sx; px < ex; px, ti, o = px+1, ti+1, o+4 {
 					if rs.drawPixel(t, mask, ti, out.Pix[o:o+4:o+4], pt) {
 						drawn = true
@@ -464,6 +471,16 @@ func (rs *Raster) direct(li int, u0, v0 int64, size int, pt *painter) (*image.NR
 		return nil, nil
 	}
 	return out, nil
+}
+
+// copyRGB writes the pixels of src (samples per pixel, the first three red, green and blue) into
+// dst as opaque NRGBA, as many as dst holds.
+func copyRGB(dst, src []uint8, samples int) {
+	for o, i := 0, 0; o+4 <= len(dst); o, i = o+4, i+samples {
+		s := src[i : i+3 : i+3]
+		d := dst[o : o+4 : o+4]
+		d[0], d[1], d[2], d[3] = s[0], s[1], s[2], 255
+	}
 }
 
 // drawPixel colours d from pixel ti of a decoded tile, when it holds data.
