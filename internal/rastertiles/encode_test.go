@@ -17,7 +17,9 @@ func TestEncodePNGRoundTrips(t *testing.T) {
 		"smooth":             func(x, y int) [4]byte { return [4]byte{byte(x), byte(y), 90, 255} },
 		"noisy":              func(x, y int) [4]byte { return [4]byte{byte(rnd.IntN(256)), byte(x + rnd.IntN(9)), byte(y), 255} },
 		"smooth-transparent": func(x, y int) [4]byte { return [4]byte{byte(x), 7, 7, byte(255 * ((x / 64) % 2))} },
-		"noisy-transparent":  func(x, y int) [4]byte { return [4]byte{byte(rnd.IntN(256)), byte(rnd.IntN(256)), 1, byte(rnd.IntN(2) * 255)} },
+		"noisy-transparent": func(x, y int) [4]byte {
+			return [4]byte{byte(rnd.IntN(256)), byte(rnd.IntN(256)), 1, byte(rnd.IntN(2) * 255)}
+		},
 	}
 	for _, name := range []string{"smooth", "noisy", "smooth-transparent", "noisy-transparent", "smooth", "noisy"} {
 		img := image.NewNRGBA(image.Rect(0, 0, 256, 256))
