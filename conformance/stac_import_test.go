@@ -628,6 +628,7 @@ func TestStacImportCredentialsAndProgress(t *testing.T) {
 	renamed := strings.Replace(home.srv.URL, "127.0.0.1", "localhost", 1)
 	gate := &credentialGate{seen: map[string][]string{}}
 	release := make(chan struct{})
+	heldBody := pointsGeoJSON(4)
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
 	homeFiles := home.srv.Config.Handler
@@ -642,7 +643,15 @@ func TestStacImportCredentialsAndProgress(t *testing.T) {
 			return
 		}
 		if r.URL.Path == "/scenes/held/held.geojson" && r.Method == http.MethodGet {
+			// The answer starts at once and its body waits: the download is running, and not
+			// bounded by the wait for headers (30 s), which a loaded machine's other three
+			// items could outlast.
+			w.Header().Set("Content-Type", "application/geo+json")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
 			<-release
+			w.Write(heldBody)
+			return
 		}
 		homeFiles.ServeHTTP(w, r)
 	})
@@ -669,7 +678,7 @@ func TestStacImportCredentialsAndProgress(t *testing.T) {
 		"extent": map[string]any{"spatial": map[string]any{"bbox": [][]float64{{5, 50, 6, 51}}},
 			"temporal": map[string]any{"interval": [][]any{{"2022-01-01T00:00:00Z", nil}}}},
 		"links": append(links, map[string]any{"rel": "self", "href": home.url("/scenes/collection.json")})})
-	home.put("/scenes/held/held.geojson", "application/geo+json", pointsGeoJSON(4))
+	home.put("/scenes/held/held.geojson", "application/geo+json", heldBody)
 	home.put("/scenes/renamed/renamed.geojson", "application/geo+json", pointsGeoJSON(4))
 	away.put("/away.geojson", "application/geo+json", pointsGeoJSON(3))
 	away.put("/moved.geojson", "application/geo+json", pointsGeoJSON(2))
