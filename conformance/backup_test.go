@@ -213,7 +213,7 @@ func TestBackupAndRestore(t *testing.T) {
 	// Every account signs in with its password; every read answers as before.
 	tokens = map[string]string{"editor": restored.login(t, users["editor"][0], users["editor"][1]),
 		"viewer": restored.login(t, users["viewer"][0], users["viewer"][1]),
-		"admin": restored.login(t, "admin", AdminPassword)}
+		"admin":  restored.login(t, "admin", AdminPassword)}
 	for _, r := range reads {
 		got := restored.call(t, "GET", r.path, nil, bearer(tokens[r.as])...)
 		got.Body = restored.comparable(got.Body)

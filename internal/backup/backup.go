@@ -302,4 +302,3 @@ func pgRestore(ctx context.Context, o Options, super bool) error {
 	return run(ctx, env, nil, "pg_restore", "--no-owner", "--single-transaction", "--exit-on-error", "--no-password",
 		"--use-list="+list.Name(), "--dbname="+conn, dump)
 }
-
