@@ -205,8 +205,8 @@ func TestBackupAndRestore(t *testing.T) {
 	if out, err := meridianCommand(t, env, "restore", "--from", dir); err != nil {
 		t.Fatalf("meridian restore: %v\n%s", err, out)
 	}
-	if out, err := meridianCommand(t, env, "restore", "--from", dir); err == nil || !strings.Contains(out, "must be new or empty") {
-		t.Fatalf("a restore over a restored deployment: %v %s", err, out)
+	if out, err := meridianCommand(t, append(env, "DATA_DIR="+t.TempDir()), "restore", "--from", dir); err == nil || !strings.Contains(out, "database is not empty") {
+		t.Fatalf("a restore into the restored database: %v %s", err, out)
 	}
 	restored := startBackupNode(t, restoredURL, restoredData, secret)
 
