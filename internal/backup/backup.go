@@ -74,7 +74,7 @@ func Backup(ctx context.Context, o Options) (Manifest, error) {
 	if err != nil {
 		return m, err
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return m, err
@@ -223,7 +223,7 @@ func Restore(ctx context.Context, o Options) (Manifest, error) {
 	if err != nil {
 		return m, err
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	var used, super bool
 	if err := conn.QueryRow(ctx, `SELECT to_regnamespace('catalog') IS NOT NULL OR to_regclass('public.schema_migrations') IS NOT NULL,
 			(SELECT rolsuper FROM pg_roles WHERE rolname = current_user)`).Scan(&used, &super); err != nil {
