@@ -269,7 +269,8 @@ func createRoles(ctx context.Context, conn *pgx.Conn, roles []string, log *slog.
 // pgRestore restores the dump in one transaction, stopping at the first error, so a failed
 // restore leaves the database empty. As another role than a superuser it leaves out what only
 // a superuser may do, as the migrations do then (migrations 33 and 53: taking built-in
-// functions from PUBLIC) and the extension's comment, which only its owner may set.
+// functions from PUBLIC), and what only the extensions' owner may write: their comments and the
+// spatial reference systems added to PostGIS's table (Meridian adds none).
 func pgRestore(ctx context.Context, o Options, super bool) error {
 	conn, env, err := libpqConn(o.DatabaseURL)
 	if err != nil {
@@ -282,7 +283,8 @@ func pgRestore(ctx context.Context, o Options, super bool) error {
 	}
 	var kept []string
 	for _, line := range strings.Split(toc.String(), "\n") {
-		if !super && (strings.Contains(line, " ACL pg_catalog ") || strings.Contains(line, " COMMENT - EXTENSION ")) {
+		if !super && (strings.Contains(line, " ACL pg_catalog ") || strings.Contains(line, " COMMENT - EXTENSION ") ||
+			strings.Contains(line, " TABLE DATA public spatial_ref_sys ")) {
 			o.Log.Warn("restoring as a role that is not a superuser: left out", "entry", line)
 			continue
 		}
