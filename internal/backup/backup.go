@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meridian/internal/config"
 	"meridian/migrations"
@@ -70,7 +71,7 @@ func Backup(ctx context.Context, o Options) (Manifest, error) {
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		return m, err
 	}
-	conn, err := pgx.Connect(ctx, o.DatabaseURL)
+	conn, err := connect(ctx, o.DatabaseURL)
 	if err != nil {
 		return m, err
 	}
@@ -132,6 +133,15 @@ func Backup(ctx context.Context, o Options) (Manifest, error) {
 		return m, fmt.Errorf("the backup is complete but recording it failed: %w", err)
 	}
 	return m, nil
+}
+
+// connect opens one connection with DATABASE_URL, whose pool_ parameters (pgxpool's) it ignores.
+func connect(ctx context.Context, dbURL string) (*pgx.Conn, error) {
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	return pgx.ConnectConfig(ctx, cfg.ConnConfig)
 }
 
 // grantees lists the roles (besides PUBLIC and the built-in pg_ ones) that privileges of the
@@ -219,7 +229,7 @@ func Restore(ctx context.Context, o Options) (Manifest, error) {
 	if empty, err := emptyDir(o.DataDir); err != nil || !empty {
 		return m, fmt.Errorf("DATA_DIR %s must be new or empty (%v)", o.DataDir, err)
 	}
-	conn, err := pgx.Connect(ctx, o.DatabaseURL)
+	conn, err := connect(ctx, o.DatabaseURL)
 	if err != nil {
 		return m, err
 	}
