@@ -177,7 +177,8 @@ func TestBackupAndRestore(t *testing.T) {
 
 	// Back up while the server runs.
 	dir := filepath.Join(t.TempDir(), "backup")
-	if out, err := meridianCommand(t, origin.env, "backup", "--out", dir); err != nil {
+	// With the server's configuration, whose DATABASE_URL may carry pgxpool's parameters.
+	if out, err := meridianCommand(t, append(origin.env, "DATABASE_URL="+dbURL+"&pool_max_conns=4"), "backup", "--out", dir); err != nil {
 		t.Fatalf("meridian backup: %v\n%s", err, out)
 	}
 	var manifest struct {
