@@ -123,5 +123,10 @@ bench: build ## benchmarks (figures go in closing notes: medians and ratios)
 	TEST_DATABASE_URL=$$(DEVDB_FAST=1 scripts/devdb.sh start pgtest) \
 	  $(GO) test -run '^$$' -bench . -benchmem -count 5 ./...
 
+.PHONY: test-backup
+test-backup: deps ## back up a catalog with meridian backup, restore it into a new database and DATA_DIR, compare (TestBackupAndRestore)
+	TEST_DATABASE_URL=$$(DEVDB_FAST=1 scripts/devdb.sh start pgtest) \
+	  $(GO) test -count=1 -run '^TestBackupAndRestore$$' -v ./conformance/ 2>&1 | grep --line-buffered -v '^conformance: exercised: '; exit $${PIPESTATUS[0]}
+
 clean: stop ## remove build output and local clusters
 	rm -rf bin .data

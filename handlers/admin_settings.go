@@ -234,8 +234,9 @@ func (s *Server) GetCatalogStats(ctx context.Context, request gen.GetCatalogStat
 }
 
 // GetInfrastructure: Get Infrastructure (GET /admin/infrastructure/). What the deployment runs
-// on, and the health of what it depends on, each "ok" or "error": the database, and every enabled
-// identity provider by slug (an empty object without any). No address or credential.
+// on, and the health of what it depends on, each "ok" or "error": the database, the backups, and
+// every enabled identity provider by slug (an empty object without any); and the age of the latest
+// backup. No address or credential.
 func (s *Server) GetInfrastructure(ctx context.Context, request gen.GetInfrastructureRequestObject) (gen.GetInfrastructureResponseObject, error) {
 	if _, err := settingsActor(ctx); err != nil {
 		return nil, err
@@ -256,7 +257,12 @@ func (s *Server) GetInfrastructure(ctx context.Context, request gen.GetInfrastru
 	for slug, p := range health.Probes(ctx, probeTimeout, checks) {
 		oidc[slug] = probeHealth(p)
 	}
-	return gen.GetInfrastructure200JSONResponse{Health: deps, OidcProviders: oidc, Config: gen.InfrastructureConfig{
+	b, err := s.backups.Status(ctx, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	backups := gen.AdminBackupInfo{Status: gen.AdminBackupInfoStatus(b.Status), LastBackupAt: b.LastAt, AgeMinutes: b.AgeMinutes, MaxAgeMinutes: b.MaxAgeMinutes}
+	return gen.GetInfrastructure200JSONResponse{Health: deps, OidcProviders: oidc, Backups: backups, Config: gen.InfrastructureConfig{
 		StorageProvider: s.jobs.Storage.Name(), CacheProvider: "memory", DatabaseType: "postgresql+postgis", DatabasePooler: "pgxpool",
 		TileCache: "memory", TileCacheTtl: tc.TokenTTLSeconds, CdnConfigured: tc.CDNBaseURL != nil}}, nil
 }

@@ -31,6 +31,11 @@ func (s *Server) Health(ctx context.Context, request gen.HealthRequestObject) (g
 		st := gen.HealthProviderStatus{Required: p.Required, LatencyMs: &ms, Status: gen.HealthProviderStatusStatusOk}
 		if !p.Up {
 			st.Status = gen.HealthProviderStatusStatusDown
+		}
+		if p.Status != "" {
+			st.Status = gen.HealthProviderStatusStatus(p.Status)
+		}
+		if p.Detail != "" {
 			detail := p.Detail
 			st.Detail = &detail
 		}

@@ -19,6 +19,7 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/audit"
 	"meridian/internal/auth"
+	"meridian/internal/backup"
 	"meridian/internal/catalog"
 	"meridian/internal/config"
 	"meridian/internal/configdoc"
@@ -46,6 +47,7 @@ import (
 type Deps struct {
 	Config        config.Config
 	Health        *health.Checker
+	Backups       backup.Monitor
 	Settings      settings.Reader
 	SettingsAdmin settings.Admin
 	PageMax       *settings.ItemsPageMax
@@ -80,6 +82,7 @@ type Deps struct {
 type Server struct {
 	cfg           config.Config
 	health        healthChecker
+	backups       backup.Monitor
 	settings      settings.Reader
 	settingsAdmin settings.Admin
 	pageMax       *settings.ItemsPageMax
@@ -117,7 +120,7 @@ var _ gen.StrictServerInterface = (*Server)(nil)
 
 // New returns a Server over deps.
 func New(d Deps) *Server {
-	return &Server{cfg: d.Config, health: d.Health, settings: d.Settings, settingsAdmin: d.SettingsAdmin, pageMax: d.PageMax, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
+	return &Server{cfg: d.Config, health: d.Health, backups: d.Backups, settings: d.Settings, settingsAdmin: d.SettingsAdmin, pageMax: d.PageMax, audit: d.Audit, log: d.Log, auth: d.Auth, accounts: d.Accounts,
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
 		downloads: d.Downloads, jobs: d.Jobs, analysis: d.Analysis, sources: d.Sources, connectors: d.Connectors, configs: d.Configs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, rasters: d.Rasters, maps: d.Maps, sql: d.SQL,

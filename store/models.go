@@ -49,6 +49,14 @@ type CatalogAuditLog struct {
 	PublicID     uuid.UUID       `json:"public_id"`
 }
 
+type CatalogBackupRun struct {
+	ID         int64     `json:"id"`
+	Kind       string    `json:"kind"`
+	TakenAt    time.Time `json:"taken_at"`
+	RecordedAt time.Time `json:"recorded_at"`
+	Label      string    `json:"label"`
+}
+
 type CatalogCollection struct {
 	ID          uuid.UUID  `json:"id"`
 	Name        string     `json:"name"`

@@ -2,6 +2,8 @@
 //
 //	meridian [serve]   migrate the database, create the first admin if needed, serve the API
 //	meridian migrate   apply pending migrations and exit
+//	meridian backup --out DIR    back up the database and DATA_DIR to DIR, and record it
+//	meridian restore --from DIR  restore a backup into an empty database and DATA_DIR
 //	meridian version   print the version
 package main
 
@@ -50,10 +52,12 @@ func main() {
 		err = serve()
 	case "migrate":
 		err = migrate()
+	case "backup", "restore":
+		err = backupCommand(cmd, os.Args[2:])
 	case "version", "--version", "-v":
 		fmt.Printf("meridian %s (build %s)\n", config.Version, config.Build)
 	default:
-		err = fmt.Errorf("unknown command %q (want serve, migrate or version)", cmd)
+		err = fmt.Errorf("unknown command %q (want serve, migrate, backup, restore or version)", cmd)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "meridian:", err)

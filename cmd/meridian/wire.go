@@ -19,6 +19,7 @@ import (
 	"meridian/internal/analysis"
 	"meridian/internal/audit"
 	"meridian/internal/auth"
+	"meridian/internal/backup"
 	"meridian/internal/blob"
 	"meridian/internal/catalog"
 	"meridian/internal/config"
@@ -85,10 +86,13 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 	pageMax := &settings.ItemsPageMax{Reader: settings.Reader{Q: q}, Bound: c.OGCMaxLimit, MaxAge: time.Second}
 	settingsAdmin := settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Fixed: fixedSettings(c), Changed: pageMax.Forget, Log: log}
 	providers := &accounts.Providers{Pool: pool, Q: q, Box: box, Log: log}
+	backups := backup.Monitor{Q: q, MaxAge: time.Duration(c.BackupMaxAgeMinutes) * time.Minute}
 	return handlers.Deps{
+		Backups:       backups,
 		SettingsAdmin: settingsAdmin,
 		PageMax:       pageMax,
-		Config:        c, Health: &health.Checker{Pool: pool, MaxAge: time.Second}, Log: log, Settings: settings.Reader{Q: q}, Audit: audit.Trail{Q: q},
+		Config:        c, Health: &health.Checker{Pool: pool, MaxAge: time.Second,
+			Optional: map[string]func(context.Context) health.Provider{"backups": backups.Probe}}, Log: log, Settings: settings.Reader{Q: q}, Audit: audit.Trail{Q: q},
 		Auth: &auth.Service{Pool: pool, Q: q, Log: log, Signer: auth.NewSigner(c.JWTSecretKey, c.AccessTokenTTL),
 			RefreshTTL: c.RefreshTokenTTL, Grace: c.RefreshGrace},
 		Downloads: auth.NewDownloadTokens(c.JWTSecretKey),

@@ -15,6 +15,9 @@ type Provider struct {
 	Required bool
 	Latency  time.Duration
 	Detail   string
+	// Status overrides the state derived from Up ("ok" or "down") where a provider has more to
+	// say: "degraded", "not_configured".
+	Status string
 }
 
 // Report is the result of one check of every provider.
@@ -32,6 +35,9 @@ type Checker struct {
 	Pool    *pgxpool.Pool
 	Timeout time.Duration
 	MaxAge  time.Duration
+	// Optional providers, checked with the database and reported by name; they never make
+	// the service unhealthy (Required is false), such as the age of the latest backup.
+	Optional map[string]func(ctx context.Context) Provider
 
 	last atomic.Pointer[Report]
 }
@@ -63,6 +69,11 @@ func (c *Checker) probe(ctx context.Context) Report {
 	}
 	db.Latency = time.Since(start)
 	r := Report{CheckedAt: time.Now().UTC(), Providers: map[string]Provider{"database": db}}
+	for name, check := range c.Optional {
+		p := check(ctx)
+		p.Required = false
+		r.Providers[name] = p
+	}
 	r.Healthy = true
 	for _, p := range r.Providers {
 		if p.Required && !p.Up {
