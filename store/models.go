@@ -203,19 +203,20 @@ type CatalogDatasetRelationship struct {
 }
 
 type CatalogDatasetSearch struct {
-	DatasetID          uuid.UUID   `json:"dataset_id"`
-	Doc                interface{} `json:"doc"`
-	Words              string      `json:"words"`
-	Extent             interface{} `json:"extent"`
-	Visibility         *string     `json:"visibility"`
-	RecordStatus       *string     `json:"record_status"`
-	CreatedBy          *uuid.UUID  `json:"created_by"`
-	ExtentBbox         []float64   `json:"extent_bbox"`
-	RecordType         *string     `json:"record_type"`
-	ThemeCategory      []string    `json:"theme_category"`
-	SourceOrganization *string     `json:"source_organization"`
-	Srid               *int32      `json:"srid"`
-	GeometryType       *string     `json:"geometry_type"`
+	DatasetID          uuid.UUID                 `json:"dataset_id"`
+	Doc                interface{}               `json:"doc"`
+	Words              string                    `json:"words"`
+	Extent             interface{}               `json:"extent"`
+	Visibility         *string                   `json:"visibility"`
+	RecordStatus       *string                   `json:"record_status"`
+	CreatedBy          *uuid.UUID                `json:"created_by"`
+	ExtentBbox         []float64                 `json:"extent_bbox"`
+	RecordType         *string                   `json:"record_type"`
+	ThemeCategory      []string                  `json:"theme_category"`
+	SourceOrganization *string                   `json:"source_organization"`
+	Srid               *int32                    `json:"srid"`
+	GeometryType       *string                   `json:"geometry_type"`
+	RecordTime         pgtype.Range[pgtype.Date] `json:"record_time"`
 }
 
 type CatalogEmailVerification struct {
