@@ -37,6 +37,7 @@ func TestScale(t *testing.T) {
 	t.Run("cross-replica/map", func(t *testing.T) { crossMap(t, hc, owner, a, b) })
 	t.Run("cross-replica/tile-cache", func(t *testing.T) { crossTiles(t, hc, owner, a, b) })
 	t.Run("jobs/upload-on-one-commit-on-other", func(t *testing.T) { crossJob(t, hc, owner, a, b) })
+	t.Run("jobs/replica-killed-mid-import", func(t *testing.T) { crossKilledImport(t, c, hc, owner) })
 
 	fx := newLoadFixture(t, owner, c.proxy)
 	t.Run("rolling-restart", func(t *testing.T) { rollingRestartUnderLoad(t, c, fx) })

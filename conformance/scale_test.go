@@ -47,7 +47,10 @@ func startCluster(secret string) (*scaleCluster, error) {
 	c := &scaleCluster{hlog: &syncBuffer{}}
 	env := []string{"JWT_SECRET_KEY=" + secret, "DATA_DIR=" + server.dataDir,
 		"RATE_LIMIT_ENABLED=false", "CLIENT_MAX_IN_FLIGHT=0", "TRUST_FORWARDED_HEADERS=true",
-		"SHUTDOWN_DRAIN_DELAY=" + drainDelay.String(), "SHUTDOWN_TIMEOUT=20s"}
+		"SHUTDOWN_DRAIN_DELAY=" + drainDelay.String(), "SHUTDOWN_TIMEOUT=20s", "IMPORT_STALL_TIMEOUT=" + stallTimeout.String()}
+	// SCALE_REPLICA_ENV adds settings to both replicas (KEY=VALUE, space-separated), to try the
+	// rules with a mechanism turned off (IMPORT_STALL_RESCUES=0 fails jobs/replica-killed-mid-import).
+	env = append(env, strings.Fields(os.Getenv("SCALE_REPLICA_ENV"))...)
 	for i := range c.replicas {
 		s, err := Start(context.Background(), server.DBURL, env...)
 		if err != nil {

@@ -283,6 +283,8 @@ type CatalogIngestJob struct {
 	Attempts            int32           `json:"attempts"`
 	Reupload            bool            `json:"reupload"`
 	Source              []byte          `json:"source"`
+	Rescues             int32           `json:"rescues"`
+	AliveUntil          *time.Time      `json:"alive_until"`
 }
 
 type CatalogManifestEntry struct {

@@ -167,7 +167,7 @@ func serve() error {
 	stacImports := &stacimport.Service{}
 	manifests := &manifest.Service{} // completed with the services too
 	importer := &ingest.Importer{Pool: jobs, Q: store.New(jobs), Log: log, DataDir: cfg.DataDir,
-		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Staging: staging, Objects: objects,
+		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Rescues: cfg.ImportStallRescues, Staging: staging, Objects: objects,
 		AnalysisTimeout: cfg.AnalysisTimeout, Finish: finishing(stacImports.Finish, manifests.Finish), RetireGrace: cfg.VRTRetireGrace,
 		Refs: &maps.Service{Q: store.New(jobs)}} // a reupload's removed columns leave map layers as a forced drop does
 	assistant := aiJobs(cfg, jobs, log)

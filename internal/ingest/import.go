@@ -62,10 +62,13 @@ type Importer struct {
 	Q       *store.Queries
 	Log     *slog.Logger
 	DataDir string
-	Bounds  Bounds             // what a staged file may expand to (Prepare)
-	GDAL    gdalcmd.Limits     // the kernel limits of ogrinfo and ogr2ogr
-	Role    ImportRole         // the database role ogr2ogr writes as
-	Stall   time.Duration      // a run silent for this long is failed (see Sweep)
+	Bounds  Bounds         // what a staged file may expand to (Prepare)
+	GDAL    gdalcmd.Limits // the kernel limits of ogrinfo and ogr2ogr
+	Role    ImportRole     // the database role ogr2ogr writes as
+	Stall   time.Duration  // a run silent for this long is queued again or failed (Queue.sweep)
+	// Rescues is how many times a job whose run went silent is queued again for any replica
+	// before it is failed instead; 0 fails it at once.
+	Rescues int
 	Staging *Staging           // staging accounting and expiry; nil: files are only removed
 	Objects blob.Objects       // where raster datasets' COGs are stored
 	Refs    catalog.ColumnRefs // map layers' references to columns a reupload removes
@@ -116,7 +119,7 @@ func TableName(job uuid.UUID, attempt int32) string {
 // record and completes the job, so the queue's own bookkeeping commits with them. Every failure
 // drops the run's table and keeps the staging file, so the job can be retried.
 func (im *Importer) Run(ctx context.Context, id uuid.UUID, complete func(context.Context, pgx.Tx) error) error {
-	job, err := im.Q.ClaimIngestJob(ctx, id)
+	job, err := im.Q.ClaimIngestJob(ctx, store.ClaimIngestJobParams{ID: id, StallSeconds: im.Stall.Seconds()})
 	if errors.Is(err, pgx.ErrNoRows) {
 		im.Log.Info("import not claimed: it runs elsewhere or has ended", "job_id", id)
 		return nil
@@ -176,7 +179,7 @@ func (im *Importer) heartbeat(ctx context.Context, job store.CatalogIngestJob, c
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			n, err := im.Q.BeatIngestJob(ctx, store.BeatIngestJobParams{ID: job.ID, Attempt: job.Attempts})
+			n, err := im.Q.BeatIngestJob(ctx, store.BeatIngestJobParams{ID: job.ID, Attempt: job.Attempts, StallSeconds: im.Stall.Seconds()})
 			if err == nil && n == 0 {
 				cancel(errLostJob)
 				return
