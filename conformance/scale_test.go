@@ -7,9 +7,11 @@
 package conformance
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +29,7 @@ type scaleCluster struct {
 	proxy    string // API root through HAProxy
 	haproxy  *exec.Cmd
 	hlog     *syncBuffer
+	pprof    [2]string // each replica's PPROF_ADDR: the goroutine count, on loopback only
 }
 
 // drainDelay is the replicas' SHUTDOWN_DRAIN_DELAY: well above HAProxy's inter × fall (2 × 200ms).
@@ -52,7 +55,13 @@ func startCluster(secret string) (*scaleCluster, error) {
 	// rules with a mechanism turned off (IMPORT_STALL_RESCUES=0 fails jobs/replica-killed-mid-import).
 	env = append(env, strings.Fields(os.Getenv("SCALE_REPLICA_ENV"))...)
 	for i := range c.replicas {
-		s, err := Start(context.Background(), server.DBURL, env...)
+		port, err := freePort()
+		if err != nil {
+			c.stop()
+			return nil, err
+		}
+		c.pprof[i] = fmt.Sprintf("127.0.0.1:%d", port)
+		s, err := Start(context.Background(), server.DBURL, append(env, "PPROF_ADDR="+c.pprof[i])...)
 		if err != nil {
 			c.stop()
 			return nil, err
@@ -67,7 +76,8 @@ func startCluster(secret string) (*scaleCluster, error) {
 }
 
 // startProxy runs HAProxy in the foreground with its own configuration in a temporary
-// directory: round robin without stickiness, readiness checked every 200ms. It retries nothing:
+// directory: round robin without stickiness, readiness checked every 200ms. Each answer names
+// the replica that gave it (X-Replica: r0, r1) for the per-replica figures. It retries nothing:
 // the replicas' drain alone must keep a rolling restart free of errors (with drainDelay 0, 185
 // of 8678 requests failed). A deployment may add "retry-on conn-failure" as a second guard.
 func (c *scaleCluster) startProxy() error {
@@ -109,6 +119,7 @@ frontend api
 backend replicas
   balance roundrobin
   option httpchk GET /readyz
+  http-response set-header X-Replica %[srv_name]
   http-check expect status 200
   default-server inter 200ms fall 2 rise 2
 ` + servers.String()
@@ -187,4 +198,66 @@ func (c *scaleCluster) rss(i int) float64 {
 		}
 	}
 	return -1
+}
+
+// fds is how many files (sockets included) replica i holds open.
+func (c *scaleCluster) fds(i int) int {
+	e, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", c.replicas[i].cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	return len(e)
+}
+
+// dbConns is how many TCP connections to the database replica i holds open (its pools; the
+// ogr2ogr and export processes it starts are processes of their own): the sockets among its
+// files whose peer is the database's port.
+func (c *scaleCluster) dbConns(i int) int {
+	u, err := url.Parse(server.DBURL)
+	if err != nil {
+		return -1
+	}
+	port, _ := strconv.ParseUint(u.Port(), 10, 16)
+	pid := c.replicas[i].cmd.Process.Pid
+	inodes := map[string]bool{}
+	for _, f := range []string{"tcp", "tcp6"} {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, f))
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+			fs := strings.Fields(line)
+			if len(fs) < 10 || fs[3] != "01" { // ESTABLISHED
+				continue
+			}
+			if _, p, ok := strings.Cut(fs[2], ":"); ok {
+				if n, _ := strconv.ParseUint(p, 16, 16); n == port {
+					inodes["socket:["+fs[9]+"]"] = true
+				}
+			}
+		}
+	}
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	e, _ := os.ReadDir(dir)
+	n := 0
+	for _, f := range e {
+		if l, err := os.Readlink(filepath.Join(dir, f.Name())); err == nil && inodes[l] {
+			n++
+		}
+	}
+	return n
+}
+
+// goroutines is replica i's goroutine count, from the first line of its goroutine profile on
+// its loopback PPROF_ADDR ("goroutine profile: total N"). The API itself exposes no count.
+func (c *scaleCluster) goroutines(i int) int {
+	res, err := http.Get("http://" + c.pprof[i] + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return -1
+	}
+	defer res.Body.Close()
+	line, _ := bufio.NewReader(res.Body).ReadString('\n')
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "goroutine profile: total ")))
+	if err != nil {
+		return -1
+	}
+	return n
 }

@@ -121,6 +121,13 @@ WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_i
     AND NOT EXISTS (SELECT 1 FROM catalog.stac_imports s WHERE s.job_id = ingest_jobs.id)
 RETURNING id, attempts, EXISTS (SELECT 1 FROM catalog.vrt_generations g WHERE g.id = ingest_jobs.id)::bool AS vrt;
 
+-- name: HandBackIngestJob :execrows
+-- A run interrupted because its server is stopping gives its job back to the queue (the caller
+-- queues it in the same transaction), as the stall sweep would later, while rescues remain.
+UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL, heartbeat_at = NULL, alive_until = NULL,
+    rescues = rescues + 1, updated_at = now()
+WHERE id = @id AND status = 'running' AND attempts = @attempt AND rescues < @max_rescues::int;
+
 -- name: FanOutIngestJob :execrows
 UPDATE catalog.ingest_jobs SET status = 'fanned_out', committed = true, current_step = 'complete',
     completed_at = now(), updated_at = now()

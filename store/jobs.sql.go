@@ -560,6 +560,28 @@ func (q *Queries) GetIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngest
 	return i, err
 }
 
+const handBackIngestJob = `-- name: HandBackIngestJob :execrows
+UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL, heartbeat_at = NULL, alive_until = NULL,
+    rescues = rescues + 1, updated_at = now()
+WHERE id = $1 AND status = 'running' AND attempts = $2 AND rescues < $3::int
+`
+
+type HandBackIngestJobParams struct {
+	ID         uuid.UUID `json:"id"`
+	Attempt    int32     `json:"attempt"`
+	MaxRescues int32     `json:"max_rescues"`
+}
+
+// A run interrupted because its server is stopping gives its job back to the queue (the caller
+// queues it in the same transaction), as the stall sweep would later, while rescues remain.
+func (q *Queries) HandBackIngestJob(ctx context.Context, arg HandBackIngestJobParams) (int64, error) {
+	result, err := q.db.Exec(ctx, handBackIngestJob, arg.ID, arg.Attempt, arg.MaxRescues)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const latestJobOfDataset = `-- name: LatestJobOfDataset :one
 SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source, rescues, alive_until FROM catalog.ingest_jobs WHERE dataset_id = $1 ORDER BY created_at DESC LIMIT 1
 `

@@ -173,8 +173,10 @@ func serve() error {
 	assistant := aiJobs(cfg, jobs, log)
 	// The refresh schedule runs on the same client; its service is set once the services exist.
 	refreshes := &sources.Scheduler{Log: log}
+	// A stopping server lets its running jobs go on for half its shutdown time, then hands the
+	// imports still running back to the queue (another replica takes them) before it exits.
 	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers, stacImports.Lane(stacDownloads).Config, ai.Jobs(assistant, embedRefresh),
-		refreshes.Jobs(cfg.RefreshScheduleTick))
+		refreshes.Jobs(cfg.RefreshScheduleTick), ingest.SoftStop(cfg.ShutdownTimeout/2))
 	if err != nil {
 		return err
 	}

@@ -107,7 +107,18 @@ func NewQueue(pool *pgxpool.Pool, im *Importer, log *slog.Logger, workers int, m
 	if err != nil {
 		return nil, err
 	}
+	im.requeue = func(ctx context.Context, tx pgx.Tx, job uuid.UUID) error {
+		_, err := c.InsertTx(ctx, tx, ImportArgs{JobID: job}, nil)
+		return err
+	}
 	return &Queue{client: c, im: im}, nil
+}
+
+// SoftStop lets running jobs go on for d once the server is told to stop (NewQueue's more);
+// past it their contexts are cancelled, and an import so interrupted is handed back to the
+// queue for another replica (Importer.handBack). Without it a stop cancels them at once.
+func SoftStop(d time.Duration) func(*river.Config) {
+	return func(cfg *river.Config) { cfg.SoftStopTimeout = d }
 }
 
 // Start runs the workers until Stop, and the sweeper of stalled imports until ctx ends.
