@@ -622,7 +622,6 @@ func endurance(t *testing.T, c *scaleCluster, fx *loadFixture) {
 	leftovers(t, db, fx)
 }
 
-
 // leftovers checks what the run leaves in the database and in DATA_DIR once its jobs ended:
 // no temporary table, no table of the data schema that no dataset names (an import's partial
 // table), no vector dataset without its table, every import the load completed still a dataset
