@@ -4,6 +4,7 @@ package conformance
 
 import (
 	"net/http"
+	"strings"
 	"net/url"
 	"testing"
 	"time"
@@ -27,7 +28,10 @@ func TestScale(t *testing.T) {
 	t.Run("jobs/upload-on-one-commit-on-other", func(t *testing.T) { crossJob(t, hc, owner, a, b) })
 	t.Run("jobs/replica-killed-mid-import", func(t *testing.T) { crossKilledImport(t, c, hc, owner) })
 
+	t.Run("jobs/presigned-on-one-complete-on-other", func(t *testing.T) { crossPresigned(t, c, hc, owner, a, b) })
+
 	fx := newLoadFixture(t, owner, c.proxy, loadClients)
+	fx.s3 = c.minio != nil
 	t.Run("rolling-restart", func(t *testing.T) { rollingRestartUnderLoad(t, c, fx) })
 	t.Run("endurance", func(t *testing.T) { endurance(t, c, fx) })
 }
@@ -231,5 +235,34 @@ func crossJob(t *testing.T, hc *http.Client, owner session, a, b string) {
 		if n := want(t, "the imported dataset", callAt(t, hc, root, "GET", "/datasets/"+id, nil, bearer(owner.Access)...), 200).JSON(t)["feature_count"]; n != 25.0 {
 			t.Fatalf("feature_count on %s: %v", root, n)
 		}
+	}
+}
+
+// crossPresigned: a presigned upload asked of A goes to the MinIO both replicas share, is
+// completed through B and committed through A, and is imported. Without MinIO (MINIO_BIN unset)
+// the URLs point at A's own storage endpoint and the test only says so.
+func crossPresigned(t *testing.T, c *scaleCluster, hc *http.Client, owner session, a, b string) {
+	content := pointsGeoJSON(40)
+	ps := want(t, "presign on A", callAt(t, hc, a, "POST", "/ingest/upload/presigned", map[string]any{"filename": "crossed.geojson", "file_size": len(content)},
+		bearer(owner.Access)...), 200).JSON(t)
+	u := ps["urls"].([]any)[0].(string)
+	if c.minio == nil {
+		t.Skipf("MINIO_BIN unset: presigned uploads go to the replicas' own storage (%s); make test-scale runs MinIO", u)
+	}
+	if !strings.Contains(u, c.s3+"/uploads/") {
+		t.Fatalf("the presigned URL does not point at the shared MinIO %s: %s", c.s3, u)
+	}
+	if code, etag := putPart(t, u, content); code != 200 || etag == "" {
+		t.Fatalf("PUT to MinIO: %d %q", code, etag)
+	}
+	job := ps["job_id"].(string)
+	want(t, "complete on B", callAt(t, hc, b, "POST", "/ingest/upload/presigned/"+job+"/complete", map[string]any{}, bearer(owner.Access)...), 200)
+	want(t, "commit on A", callAt(t, hc, a, "POST", "/ingest/commit/"+job, map[string]any{"title": "Presigned " + randomHex(3)}, bearer(owner.Access)...), 202)
+	end := waitJob(t, hc, b, owner.Access, job, 2*time.Minute, func(j map[string]any) bool { return j["status"] == "complete" || j["status"] == "failed" })
+	if end["status"] != "complete" {
+		t.Fatalf("presigned on A, completed on B, committed on A: %v", end)
+	}
+	if n := want(t, "the imported dataset", callAt(t, hc, b, "GET", "/datasets/"+end["dataset_id"].(string), nil, bearer(owner.Access)...), 200).JSON(t)["feature_count"]; n != 40.0 {
+		t.Fatalf("feature_count: %v", n)
 	}
 }

@@ -1,9 +1,11 @@
 //go:build scale
 
-// The scale tests (issue #34) run two replicas of the server behind HAProxy over one database
-// and one DATA_DIR: cross-replica correctness, jobs crossing replicas, a rolling restart under
-// load and an endurance run. `make test-scale` runs them (never `make test`); they need haproxy
-// on PATH, which the target installs.
+// The scale tests (issue #34) run two replicas of the server behind HAProxy over one database,
+// one DATA_DIR and, when MINIO_BIN names the MinIO `make test-s3` builds (make test-scale builds
+// it once and passes it), one MinIO that presigned uploads go to: cross-replica correctness,
+// jobs crossing replicas, a rolling restart under load and an endurance run. `make test-scale`
+// runs them (never `make test`); they need haproxy on PATH, which the target installs. The
+// shared DATA_DIR stays: staging lives there (raster COGs go to MinIO with the uploads).
 package conformance
 
 import (
@@ -20,6 +22,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 // scaleCluster is two replicas sharing the suite's database, secret and DATA_DIR, and the proxy
@@ -30,6 +35,8 @@ type scaleCluster struct {
 	haproxy  *exec.Cmd
 	hlog     *syncBuffer
 	pprof    [2]string // each replica's PPROF_ADDR: the goroutine count, on loopback only
+	minio    *exec.Cmd // the object storage both replicas share (nil: MINIO_BIN unset)
+	s3       string    // its address
 }
 
 // drainDelay is the replicas' SHUTDOWN_DRAIN_DELAY: well above HAProxy's inter × fall (2 × 200ms).
@@ -53,6 +60,13 @@ func startCluster(secret string) (*scaleCluster, error) {
 		"SHUTDOWN_DRAIN_DELAY=" + drainDelay.String(), "SHUTDOWN_TIMEOUT=20s", "IMPORT_STALL_TIMEOUT=" + stallTimeout.String()}
 	// SCALE_REPLICA_ENV adds settings to both replicas (KEY=VALUE, space-separated), to try the
 	// rules with a mechanism turned off (IMPORT_STALL_RESCUES=0 fails jobs/replica-killed-mid-import).
+	if bin := os.Getenv("MINIO_BIN"); bin != "" {
+		if err := c.startMinIO(bin); err != nil {
+			c.stop()
+			return nil, err
+		}
+		env = append(env, "S3_ENDPOINT="+c.s3, "S3_USE_SSL=false", "S3_BUCKET=uploads", "S3_ACCESS_KEY=meridian", "S3_SECRET_KEY=meridian-test-secret")
+	}
 	env = append(env, strings.Fields(os.Getenv("SCALE_REPLICA_ENV"))...)
 	for i := range c.replicas {
 		port, err := freePort()
@@ -151,6 +165,12 @@ func (c *scaleCluster) stop() {
 		_ = c.haproxy.Process.Kill()
 		_ = c.haproxy.Wait()
 	}
+	defer func() {
+		if c.minio != nil && c.minio.Process != nil {
+			_ = c.minio.Process.Kill()
+			_ = c.minio.Wait()
+		}
+	}()
 	for _, s := range c.replicas {
 		if s != nil {
 			s.dataDir = "" // the shared DATA_DIR belongs to the suite's server
@@ -260,4 +280,36 @@ func (c *scaleCluster) goroutines(i int) int {
 		return -1
 	}
 	return n
+}
+
+// startMinIO runs the MinIO `make test-s3` builds (MINIO_BIN) with its data in a temporary
+// directory and makes the bucket the replicas' presigned uploads go to.
+func (c *scaleCluster) startMinIO(bin string) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "meridian-minio-")
+	if err != nil {
+		return err
+	}
+	c.s3 = fmt.Sprintf("127.0.0.1:%d", port)
+	c.minio = exec.Command(bin, "server", dir, "--address", c.s3, "--quiet")
+	c.minio.Env = append(os.Environ(), "MINIO_ROOT_USER=meridian", "MINIO_ROOT_PASSWORD=meridian-test-secret")
+	if err := c.minio.Start(); err != nil {
+		return err
+	}
+	mc, err := minio.New(c.s3, &minio.Options{Creds: credentials.NewStaticV4("meridian", "meridian-test-secret", "")})
+	if err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if err = mc.MakeBucket(context.Background(), "uploads", minio.MakeBucketOptions{}); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("MinIO did not come up: %w", err)
+	}
+	return nil
 }
