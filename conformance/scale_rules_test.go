@@ -4,8 +4,8 @@ package conformance
 
 import (
 	"net/http"
-	"strings"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
