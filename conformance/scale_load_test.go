@@ -696,6 +696,9 @@ func leftovers(t *testing.T, db *pgx.Conn, fx *loadFixture) {
 		names = append(names, e.Name())
 	}
 	list("staging directories of no job or of a completed one", `SELECT n || ' (' || coalesce((SELECT j.status || CASE WHEN j.committed THEN ' committed' ELSE '' END
+		|| ', attempts ' || j.attempts || ', rescues ' || j.rescues || CASE WHEN j.presigned THEN ', presigned' ELSE '' END
+		|| ', created ' || j.created_at::time || ', completed ' || coalesce(j.completed_at::time::text, '-')
+		|| ', river ' || coalesce((SELECT string_agg(r.state || ' ' || coalesce(r.errors::text, ''), '; ') FROM river.river_job r WHERE r.args->>'job_id' = n), 'none')
 		FROM catalog.ingest_jobs j WHERE j.id::text = n), 'no job') || ')' FROM unnest($1::text[]) n
 		WHERE n !~ '^[0-9a-f-]{36}$' OR NOT EXISTS (SELECT 1 FROM catalog.ingest_jobs j WHERE j.id::text = n AND j.status IN ('pending', 'running', 'failed'))`, names)
 	exports, _ := os.ReadDir(filepath.Join(server.dataDir, "exports"))

@@ -24,6 +24,7 @@ func TestScale(t *testing.T) {
 	t.Run("cross-replica/ended-session", func(t *testing.T) { crossSession(t, hc, a, b) })
 	t.Run("cross-replica/settings", func(t *testing.T) { crossSettings(t, hc, owner, a, b) })
 	t.Run("cross-replica/map", func(t *testing.T) { crossMap(t, hc, owner, a, b) })
+	t.Run("cross-replica/sign-in-limit", func(t *testing.T) { crossSignInLimit(t, hc) })
 	t.Run("cross-replica/tile-cache", func(t *testing.T) { crossTiles(t, hc, owner, a, b) })
 	t.Run("jobs/upload-on-one-commit-on-other", func(t *testing.T) { crossJob(t, hc, owner, a, b) })
 	t.Run("jobs/replica-killed-mid-import", func(t *testing.T) { crossKilledImport(t, c, hc, owner) })

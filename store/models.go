@@ -427,6 +427,14 @@ type CatalogOauthProvider struct {
 	UpdatedAt       time.Time `json:"updated_at"`
 }
 
+type CatalogRateBucket struct {
+	Scope   string    `json:"scope"`
+	Key     string    `json:"key"`
+	Tokens  float64   `json:"tokens"`
+	Granted bool      `json:"granted"`
+	At      time.Time `json:"at"`
+}
+
 type CatalogRecordContact struct {
 	ID           uuid.UUID `json:"id"`
 	DatasetID    uuid.UUID `json:"dataset_id"`

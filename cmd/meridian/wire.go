@@ -36,6 +36,7 @@ import (
 	"meridian/internal/maps"
 	"meridian/internal/oauth"
 	"meridian/internal/rastertiles"
+	"meridian/internal/ratelimit"
 	"meridian/internal/remote"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
@@ -43,6 +44,7 @@ import (
 	"meridian/internal/sqlquery"
 	"meridian/internal/stacimport"
 	"meridian/internal/tiles"
+	"meridian/internal/web"
 	"meridian/store"
 )
 
@@ -86,6 +88,9 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 	settingsAdmin := settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Fixed: fixedSettings(c), Changed: pageMax.Forget, Log: log}
 	providers := &accounts.Providers{Pool: pool, Q: q, Box: box, Log: log}
 	return handlers.Deps{
+		SharedLimit: func(op string, n int) web.Limiter {
+			return ratelimit.New(q, op, float64(n)/60, n, web.PerMinute(n), log)
+		},
 		SettingsAdmin: settingsAdmin,
 		PageMax:       pageMax,
 		Config:        c, Health: &health.Checker{Pool: pool, MaxAge: time.Second}, Log: log, Settings: settings.Reader{Q: q}, Audit: audit.Trail{Q: q},

@@ -106,6 +106,10 @@ type Config struct {
 	// IP) for operations whose cost follows the account, not the address: previews run GDAL
 	// over a staged file, read-only SQL runs a query. RATE_LIMITS_PER_USER overrides entries.
 	UserRateLimits map[string]int
+	// SharedRateLimits are the operations of OperationRateLimits whose buckets every replica
+	// shares in the database (internal/ratelimit): the ones that stop guessing of credentials and
+	// codes, which N replicas would otherwise multiply by N.
+	SharedRateLimits []string
 
 	AccessTokenTTL  time.Duration
 	RefreshTokenTTL time.Duration
@@ -260,6 +264,7 @@ func load(get func(string) string) (Config, error) {
 			"generateMetadataSummary": 20, "generateMetadataKeywords": 20, "generateMetadataLineage": 20,
 			"generateMetadataQualityStatement": 20, "listBasemaps": 120, "adminMutations": 30,
 		}),
+		SharedRateLimits: p.listOr("RATE_LIMITS_SHARED", []string{"login", "register", "resendVerification", "verifyEmail", "refreshToken"}),
 		UserRateLimits: p.limits("RATE_LIMITS_PER_USER", map[string]int{
 			"previewFile": 30, "reuploadPreview": 30, "runAReadOnlySQLQuery": 30,
 		}),
