@@ -107,13 +107,13 @@ test-s3: deps $(MINIO_BIN) ## opt-in: presigned uploads end to end against a rea
 
 SCALE_ENDURANCE ?= 5m
 
-test-scale: deps build ## opt-in: two replicas behind HAProxy: cross-replica rules, rolling restart, endurance (SCALE_ENDURANCE=60m for the hour)
+test-scale: deps build $(MINIO_BIN) ## opt-in: two replicas behind HAProxy over one MinIO: cross-replica rules, rolling restart, endurance (SCALE_ENDURANCE=60m for the hour)
 	@command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || { \
 	  if [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then \
 	    echo "test-scale: installing haproxy"; apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends haproxy >/dev/null; \
 	  else echo "test-scale needs haproxy: sudo apt-get install -y --no-install-recommends haproxy"; exit 1; fi; }
-	TEST_DATABASE_URL=$$(DEVDB_FAST=1 scripts/devdb.sh start pgtest) SCALE_ENDURANCE=$(SCALE_ENDURANCE) \
+	TEST_DATABASE_URL=$$(DEVDB_FAST=1 scripts/devdb.sh start pgtest) SCALE_ENDURANCE=$(SCALE_ENDURANCE) MINIO_BIN=$(abspath $(MINIO_BIN)) \
 	  $(GO) test -count=1 -tags scale -run '^TestScale$$' -timeout 3h -v ./conformance/ 2>&1 | grep --line-buffered -v '^conformance: exercised: '; exit $${PIPESTATUS[0]}
 
 ops-status: ## how many operations are implemented (the rest answer 501 naming their operationId)

@@ -24,7 +24,7 @@ func pointsSeq(n int) []byte {
 // table is gone, and the retry imports every row exactly once.
 func TestKilledImportFailsRetryablyAndRetriesOnce(t *testing.T) {
 	const rows = 300_000
-	s := startFresh(t, "IMPORT_STALL_TIMEOUT=3s", "RATE_LIMIT_ENABLED=false", "LOG_LEVEL=info")
+	s := startFresh(t, "IMPORT_STALL_TIMEOUT=3s", "IMPORT_STALL_RESCUES=0", "RATE_LIMIT_ENABLED=false", "LOG_LEVEL=info")
 	ctx := context.Background()
 	hc := contractAt(t, s)
 	tok := loginAt(t, hc, s.APIRoot, "admin", AdminPassword)

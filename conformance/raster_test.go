@@ -571,7 +571,7 @@ func TestHostileRasters(t *testing.T) {
 // and retryable, the half-written COG is gone, and so is a COG a run stored before its record
 // (placed here where such a run would have left it); the retry makes one dataset and one file.
 func TestKilledRasterImportLeavesNothing(t *testing.T) {
-	s := startFresh(t, "IMPORT_STALL_TIMEOUT=3s", "RATE_LIMIT_ENABLED=false", "LOG_LEVEL=info")
+	s := startFresh(t, "IMPORT_STALL_TIMEOUT=3s", "IMPORT_STALL_RESCUES=0", "RATE_LIMIT_ENABLED=false", "LOG_LEVEL=info")
 	hc := contractAt(t, s)
 	tok := loginAt(t, hc, s.APIRoot, "admin", AdminPassword)
 	up := uploadAt(t, hc, s.APIRoot, tok, "big.tif", demTIFF(t, 4000, 3000))

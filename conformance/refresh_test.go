@@ -360,7 +360,7 @@ func stagedReuploadAt(t *testing.T, hc *http.Client, root, token, id string, con
 func TestKilledRefreshFailsItsRunAndRetries(t *testing.T) {
 	const rows = 120_000
 	wfs := newRefreshWFS(t, 3)
-	s := startFresh(t, "IMPORT_STALL_TIMEOUT=3s", "RATE_LIMIT_ENABLED=false", "REMOTE_ALLOW_PRIVATE=true")
+	s := startFresh(t, "IMPORT_STALL_TIMEOUT=3s", "IMPORT_STALL_RESCUES=0", "RATE_LIMIT_ENABLED=false", "REMOTE_ALLOW_PRIVATE=true")
 	hc := contractAt(t, s)
 	root := s.APIRoot
 	tok := loginAt(t, hc, root, "admin", AdminPassword)

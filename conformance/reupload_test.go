@@ -464,7 +464,7 @@ func TestReuploadBadFiles(t *testing.T) {
 // still reads its old data; the retry replaces it, once.
 func TestKilledReuploadLeavesTheDatasetAndRetries(t *testing.T) {
 	const rows = 300_000
-	s := startFresh(t, "IMPORT_STALL_TIMEOUT=3s", "RATE_LIMIT_ENABLED=false", "LOG_LEVEL=info")
+	s := startFresh(t, "IMPORT_STALL_TIMEOUT=3s", "IMPORT_STALL_RESCUES=0", "RATE_LIMIT_ENABLED=false", "LOG_LEVEL=info")
 	ctx := t.Context()
 	hc := contractAt(t, s)
 	tok := loginAt(t, hc, s.APIRoot, "admin", AdminPassword)

@@ -1,15 +1,19 @@
 //go:build scale
 
-// The scale tests (issue #34) run two replicas of the server behind HAProxy over one database
-// and one DATA_DIR: cross-replica correctness, jobs crossing replicas, a rolling restart under
-// load and an endurance run. `make test-scale` runs them (never `make test`); they need haproxy
-// on PATH, which the target installs.
+// The scale tests (issue #34) run two replicas of the server behind HAProxy over one database,
+// one DATA_DIR and, when MINIO_BIN names the MinIO `make test-s3` builds (make test-scale builds
+// it once and passes it), one MinIO that presigned uploads go to: cross-replica correctness,
+// jobs crossing replicas, a rolling restart under load and an endurance run. `make test-scale`
+// runs them (never `make test`); they need haproxy on PATH, which the target installs. The
+// shared DATA_DIR stays: staging lives there (raster COGs go to MinIO with the uploads).
 package conformance
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +22,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 // scaleCluster is two replicas sharing the suite's database, secret and DATA_DIR, and the proxy
@@ -27,6 +34,9 @@ type scaleCluster struct {
 	proxy    string // API root through HAProxy
 	haproxy  *exec.Cmd
 	hlog     *syncBuffer
+	pprof    [2]string // each replica's PPROF_ADDR: the goroutine count, on loopback only
+	minio    *exec.Cmd // the object storage both replicas share (nil: MINIO_BIN unset)
+	s3       string    // its address
 }
 
 // drainDelay is the replicas' SHUTDOWN_DRAIN_DELAY: well above HAProxy's inter × fall (2 × 200ms).
@@ -47,9 +57,25 @@ func startCluster(secret string) (*scaleCluster, error) {
 	c := &scaleCluster{hlog: &syncBuffer{}}
 	env := []string{"JWT_SECRET_KEY=" + secret, "DATA_DIR=" + server.dataDir,
 		"RATE_LIMIT_ENABLED=false", "CLIENT_MAX_IN_FLIGHT=0", "TRUST_FORWARDED_HEADERS=true",
-		"SHUTDOWN_DRAIN_DELAY=" + drainDelay.String(), "SHUTDOWN_TIMEOUT=20s"}
+		"SHUTDOWN_DRAIN_DELAY=" + drainDelay.String(), "SHUTDOWN_TIMEOUT=20s", "IMPORT_STALL_TIMEOUT=" + stallTimeout.String()}
+	// SCALE_REPLICA_ENV adds settings to both replicas (KEY=VALUE, space-separated), to try the
+	// rules with a mechanism turned off (IMPORT_STALL_RESCUES=0 fails jobs/replica-killed-mid-import).
+	if bin := os.Getenv("MINIO_BIN"); bin != "" {
+		if err := c.startMinIO(bin); err != nil {
+			c.stop()
+			return nil, err
+		}
+		env = append(env, "S3_ENDPOINT="+c.s3, "S3_USE_SSL=false", "S3_BUCKET=uploads", "S3_ACCESS_KEY=meridian", "S3_SECRET_KEY=meridian-test-secret")
+	}
+	env = append(env, strings.Fields(os.Getenv("SCALE_REPLICA_ENV"))...)
 	for i := range c.replicas {
-		s, err := Start(context.Background(), server.DBURL, env...)
+		port, err := freePort()
+		if err != nil {
+			c.stop()
+			return nil, err
+		}
+		c.pprof[i] = fmt.Sprintf("127.0.0.1:%d", port)
+		s, err := Start(context.Background(), server.DBURL, append(env, "PPROF_ADDR="+c.pprof[i])...)
 		if err != nil {
 			c.stop()
 			return nil, err
@@ -64,7 +90,8 @@ func startCluster(secret string) (*scaleCluster, error) {
 }
 
 // startProxy runs HAProxy in the foreground with its own configuration in a temporary
-// directory: round robin without stickiness, readiness checked every 200ms. It retries nothing:
+// directory: round robin without stickiness, readiness checked every 200ms. Each answer names
+// the replica that gave it (X-Replica: r0, r1) for the per-replica figures. It retries nothing:
 // the replicas' drain alone must keep a rolling restart free of errors (with drainDelay 0, 185
 // of 8678 requests failed). A deployment may add "retry-on conn-failure" as a second guard.
 func (c *scaleCluster) startProxy() error {
@@ -106,6 +133,7 @@ frontend api
 backend replicas
   balance roundrobin
   option httpchk GET /readyz
+  http-response set-header X-Replica %[srv_name]
   http-check expect status 200
   default-server inter 200ms fall 2 rise 2
 ` + servers.String()
@@ -137,6 +165,12 @@ func (c *scaleCluster) stop() {
 		_ = c.haproxy.Process.Kill()
 		_ = c.haproxy.Wait()
 	}
+	defer func() {
+		if c.minio != nil && c.minio.Process != nil {
+			_ = c.minio.Process.Kill()
+			_ = c.minio.Wait()
+		}
+	}()
 	for _, s := range c.replicas {
 		if s != nil {
 			s.dataDir = "" // the shared DATA_DIR belongs to the suite's server
@@ -184,4 +218,98 @@ func (c *scaleCluster) rss(i int) float64 {
 		}
 	}
 	return -1
+}
+
+// fds is how many files (sockets included) replica i holds open.
+func (c *scaleCluster) fds(i int) int {
+	e, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", c.replicas[i].cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	return len(e)
+}
+
+// dbConns is how many TCP connections to the database replica i holds open (its pools; the
+// ogr2ogr and export processes it starts are processes of their own): the sockets among its
+// files whose peer is the database's port.
+func (c *scaleCluster) dbConns(i int) int {
+	u, err := url.Parse(server.DBURL)
+	if err != nil {
+		return -1
+	}
+	port, _ := strconv.ParseUint(u.Port(), 10, 16)
+	pid := c.replicas[i].cmd.Process.Pid
+	inodes := map[string]bool{}
+	for _, f := range []string{"tcp", "tcp6"} {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, f))
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+			fs := strings.Fields(line)
+			if len(fs) < 10 || fs[3] != "01" { // ESTABLISHED
+				continue
+			}
+			if _, p, ok := strings.Cut(fs[2], ":"); ok {
+				if n, _ := strconv.ParseUint(p, 16, 16); n == port {
+					inodes["socket:["+fs[9]+"]"] = true
+				}
+			}
+		}
+	}
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	e, _ := os.ReadDir(dir)
+	n := 0
+	for _, f := range e {
+		if l, err := os.Readlink(filepath.Join(dir, f.Name())); err == nil && inodes[l] {
+			n++
+		}
+	}
+	return n
+}
+
+// goroutines is replica i's goroutine count, from the first line of its goroutine profile on
+// its loopback PPROF_ADDR ("goroutine profile: total N"). The API itself exposes no count.
+func (c *scaleCluster) goroutines(i int) int {
+	res, err := http.Get("http://" + c.pprof[i] + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return -1
+	}
+	defer res.Body.Close()
+	line, _ := bufio.NewReader(res.Body).ReadString('\n')
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "goroutine profile: total ")))
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// startMinIO runs the MinIO `make test-s3` builds (MINIO_BIN) with its data in a temporary
+// directory and makes the bucket the replicas' presigned uploads go to.
+func (c *scaleCluster) startMinIO(bin string) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "meridian-minio-")
+	if err != nil {
+		return err
+	}
+	c.s3 = fmt.Sprintf("127.0.0.1:%d", port)
+	c.minio = exec.Command(bin, "server", dir, "--address", c.s3, "--quiet")
+	c.minio.Env = append(os.Environ(), "MINIO_ROOT_USER=meridian", "MINIO_ROOT_PASSWORD=meridian-test-secret")
+	if err := c.minio.Start(); err != nil {
+		return err
+	}
+	mc, err := minio.New(c.s3, &minio.Options{Creds: credentials.NewStaticV4("meridian", "meridian-test-secret", "")})
+	if err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if err = mc.MakeBucket(context.Background(), "uploads", minio.MakeBucketOptions{}); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("MinIO did not come up: %w", err)
+	}
+	return nil
 }

@@ -75,7 +75,10 @@ type Deps struct {
 	DCAT          *dcat.Service
 	StacImport    *stacimport.Service
 	Manifests     *manifest.Service
-	AI            *ai.Service
+	// SharedLimit, when set, is the limit of n a minute per address of operation op counted in
+	// buckets every replica shares (RATE_LIMITS_SHARED; see operationLimiter).
+	SharedLimit func(op string, n int) web.Limiter
+	AI          *ai.Service
 }
 
 // Server implements gen.StrictServerInterface.
@@ -113,6 +116,7 @@ type Server struct {
 	dcat           *dcat.Service
 	stacImport     *stacimport.Service
 	manifests      *manifest.Service
+	sharedLimit    func(op string, n int) web.Limiter
 	ai             *ai.Service
 }
 
@@ -124,7 +128,7 @@ func New(d Deps) *Server {
 		registration: d.Registration, providers: d.Providers, box: d.Box, oauthFlow: d.OAuthFlow, catalog: d.Catalog,
 		featureCatalog: d.Catalog, records: d.Catalog,
 		downloads: d.Downloads, jobs: d.Jobs, analysis: d.Analysis, sources: d.Sources, connectors: d.Connectors, configs: d.Configs, exporter: d.Exporter, tables: d.Tables, tiles: d.Tiles, rasters: d.Rasters, maps: d.Maps, sql: d.SQL,
-		dcat: d.DCAT, stacImport: d.StacImport, ai: d.AI, manifests: d.Manifests}
+		dcat: d.DCAT, stacImport: d.StacImport, ai: d.AI, manifests: d.Manifests, sharedLimit: d.SharedLimit}
 }
 
 // Mount registers every contract operation under /api with the per-route middleware, in order:
@@ -136,7 +140,7 @@ func Mount(e *echo.Echo, doc *openapi3.T, cfg config.Config, s *Server) *web.Rou
 	r := web.NewRouter(e, doc, "/api", func(op *web.Operation) []echo.MiddlewareFunc {
 		var mws []echo.MiddlewareFunc
 		if n := operationLimit(cfg, op); n > 0 && cfg.RateLimitEnabled {
-			mws = append(mws, web.RateLimit(web.PerMinute(n), nil))
+			mws = append(mws, web.RateLimit(s.operationLimiter(cfg, op.ID, n), nil))
 		}
 		limit := cfg.MaxBodyBytes
 		switch {

@@ -17,7 +17,7 @@ RETURNING *;
 -- A committed pending job is taken by exactly one run; a run of a job that is already running,
 -- failed or complete (a River job rescued hours later) claims nothing.
 UPDATE catalog.ingest_jobs SET status = 'running', current_step = 'validating', progress = 0,
-    attempts = attempts + 1, heartbeat_at = now(),
+    attempts = attempts + 1, heartbeat_at = now(), alive_until = now() + make_interval(secs => @stall_seconds::float8),
     started_at = now(), completed_at = NULL, error_message = NULL, can_retry = false, retry_reason = NULL,
     updated_at = now()
 WHERE id = @id AND status = 'pending' AND committed
@@ -25,7 +25,7 @@ RETURNING *;
 
 -- name: BeatIngestJob :execrows
 -- The run's sign of life; no row means the run lost its job (failed as stalled) and must stop.
-UPDATE catalog.ingest_jobs SET heartbeat_at = now()
+UPDATE catalog.ingest_jobs SET heartbeat_at = now(), alive_until = now() + make_interval(secs => @stall_seconds::float8)
 WHERE id = @id AND status = 'running' AND attempts = @attempt;
 
 -- name: SetIngestJobStep :exec
@@ -94,6 +94,7 @@ LIMIT @lim OFFSET @off;
 -- Running jobs whose run has given no sign of life for @silence_seconds (its server died or hangs).
 SELECT id FROM catalog.ingest_jobs
 WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => @silence_seconds::float8)
+    AND coalesce(alive_until, '-infinity') < now() -- never before the deadline the run set itself
     -- a STAC import's parent runs no import of its own: its items' jobs are watched instead
     AND NOT EXISTS (SELECT 1 FROM catalog.stac_imports s WHERE s.job_id = ingest_jobs.id);
 
@@ -102,9 +103,30 @@ UPDATE catalog.ingest_jobs SET status = 'failed', can_retry = true,
     error_message = 'the import stopped without finishing (the server running it went away)',
     retry_reason = 'retry to run the import again from the kept staging file', completed_at = now(), updated_at = now()
 WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => @silence_seconds::float8)
+    AND coalesce(alive_until, '-infinity') < now() -- never before the deadline the run set itself
     -- a STAC import's parent runs no import of its own: its items' jobs are watched instead
     AND NOT EXISTS (SELECT 1 FROM catalog.stac_imports s WHERE s.job_id = ingest_jobs.id)
 RETURNING id, attempts;
+
+-- name: RescueStalledIngestJobs :many
+-- Running jobs silent for @silence_seconds that have been rescued fewer than @max_rescues times go
+-- back to pending for any replica's worker (the caller queues them in the same transaction). The
+-- next claim counts a new attempt, so the silent run, should it wake, can neither beat, complete
+-- nor fail the job again. vrt says which worker runs it.
+UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL, heartbeat_at = NULL, alive_until = NULL,
+    rescues = rescues + 1, updated_at = now()
+WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => @silence_seconds::float8)
+    AND coalesce(alive_until, '-infinity') < now() -- never before the deadline the run set itself
+    AND rescues < @max_rescues::int
+    AND NOT EXISTS (SELECT 1 FROM catalog.stac_imports s WHERE s.job_id = ingest_jobs.id)
+RETURNING id, attempts, EXISTS (SELECT 1 FROM catalog.vrt_generations g WHERE g.id = ingest_jobs.id)::bool AS vrt;
+
+-- name: HandBackIngestJob :execrows
+-- A run interrupted because its server is stopping gives its job back to the queue (the caller
+-- queues it in the same transaction), as the stall sweep would later, while rescues remain.
+UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL, heartbeat_at = NULL, alive_until = NULL,
+    rescues = rescues + 1, updated_at = now()
+WHERE id = @id AND status = 'running' AND attempts = @attempt AND rescues < @max_rescues::int;
 
 -- name: FanOutIngestJob :execrows
 UPDATE catalog.ingest_jobs SET status = 'fanned_out', committed = true, current_step = 'complete',

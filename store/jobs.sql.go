@@ -51,18 +51,19 @@ func (q *Queries) AttachStagedFile(ctx context.Context, arg AttachStagedFilePara
 }
 
 const beatIngestJob = `-- name: BeatIngestJob :execrows
-UPDATE catalog.ingest_jobs SET heartbeat_at = now()
-WHERE id = $1 AND status = 'running' AND attempts = $2
+UPDATE catalog.ingest_jobs SET heartbeat_at = now(), alive_until = now() + make_interval(secs => $1::float8)
+WHERE id = $2 AND status = 'running' AND attempts = $3
 `
 
 type BeatIngestJobParams struct {
-	ID      uuid.UUID `json:"id"`
-	Attempt int32     `json:"attempt"`
+	StallSeconds float64   `json:"stall_seconds"`
+	ID           uuid.UUID `json:"id"`
+	Attempt      int32     `json:"attempt"`
 }
 
 // The run's sign of life; no row means the run lost its job (failed as stalled) and must stop.
 func (q *Queries) BeatIngestJob(ctx context.Context, arg BeatIngestJobParams) (int64, error) {
-	result, err := q.db.Exec(ctx, beatIngestJob, arg.ID, arg.Attempt)
+	result, err := q.db.Exec(ctx, beatIngestJob, arg.StallSeconds, arg.ID, arg.Attempt)
 	if err != nil {
 		return 0, err
 	}
@@ -83,17 +84,22 @@ func (q *Queries) CancelExpiredPresignedJobs(ctx context.Context, ids []uuid.UUI
 
 const claimIngestJob = `-- name: ClaimIngestJob :one
 UPDATE catalog.ingest_jobs SET status = 'running', current_step = 'validating', progress = 0,
-    attempts = attempts + 1, heartbeat_at = now(),
+    attempts = attempts + 1, heartbeat_at = now(), alive_until = now() + make_interval(secs => $1::float8),
     started_at = now(), completed_at = NULL, error_message = NULL, can_retry = false, retry_reason = NULL,
     updated_at = now()
-WHERE id = $1 AND status = 'pending' AND committed
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source
+WHERE id = $2 AND status = 'pending' AND committed
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source, rescues, alive_until
 `
+
+type ClaimIngestJobParams struct {
+	StallSeconds float64   `json:"stall_seconds"`
+	ID           uuid.UUID `json:"id"`
+}
 
 // A committed pending job is taken by exactly one run; a run of a job that is already running,
 // failed or complete (a River job rescued hours later) claims nothing.
-func (q *Queries) ClaimIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngestJob, error) {
-	row := q.db.QueryRow(ctx, claimIngestJob, id)
+func (q *Queries) ClaimIngestJob(ctx context.Context, arg ClaimIngestJobParams) (CatalogIngestJob, error) {
+	row := q.db.QueryRow(ctx, claimIngestJob, arg.StallSeconds, arg.ID)
 	var i CatalogIngestJob
 	err := row.Scan(
 		&i.ID,
@@ -129,6 +135,8 @@ func (q *Queries) ClaimIngestJob(ctx context.Context, id uuid.UUID) (CatalogInge
 		&i.Attempts,
 		&i.Reupload,
 		&i.Source,
+		&i.Rescues,
+		&i.AliveUntil,
 	)
 	return i, err
 }
@@ -145,7 +153,7 @@ func (q *Queries) CloseStagingArea(ctx context.Context, jobID uuid.UUID) error {
 const commitIngestJob = `-- name: CommitIngestJob :one
 UPDATE catalog.ingest_jobs SET committed = true, options = $1, updated_at = now()
 WHERE id = $2 AND status = 'pending' AND NOT committed
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source, rescues, alive_until
 `
 
 type CommitIngestJobParams struct {
@@ -191,6 +199,8 @@ func (q *Queries) CommitIngestJob(ctx context.Context, arg CommitIngestJobParams
 		&i.Attempts,
 		&i.Reupload,
 		&i.Source,
+		&i.Rescues,
+		&i.AliveUntil,
 	)
 	return i, err
 }
@@ -232,7 +242,7 @@ func (q *Queries) CompleteIngestJob(ctx context.Context, arg CompleteIngestJobPa
 const createIngestJob = `-- name: CreateIngestJob :one
 INSERT INTO catalog.ingest_jobs (id, source_filename, staging_path, created_by, current_step, dataset_id, reupload)
 VALUES ($1, $2, $3, $4, 'queued', $5::uuid, $5::uuid IS NOT NULL)
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source, rescues, alive_until
 `
 
 type CreateIngestJobParams struct {
@@ -287,6 +297,8 @@ func (q *Queries) CreateIngestJob(ctx context.Context, arg CreateIngestJobParams
 		&i.Attempts,
 		&i.Reupload,
 		&i.Source,
+		&i.Rescues,
+		&i.AliveUntil,
 	)
 	return i, err
 }
@@ -296,7 +308,7 @@ INSERT INTO catalog.ingest_jobs (id, source_filename, created_by, current_step, 
     expires_at, object_key, upload_id, dataset_id, reupload)
 VALUES ($1, $2, $3, 'queued', true, $4, $5, $6, $7, $8, $9,
     $10::uuid, $10::uuid IS NOT NULL)
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source, rescues, alive_until
 `
 
 type CreatePresignedJobParams struct {
@@ -360,6 +372,8 @@ func (q *Queries) CreatePresignedJob(ctx context.Context, arg CreatePresignedJob
 		&i.Attempts,
 		&i.Reupload,
 		&i.Source,
+		&i.Rescues,
+		&i.AliveUntil,
 	)
 	return i, err
 }
@@ -454,6 +468,7 @@ UPDATE catalog.ingest_jobs SET status = 'failed', can_retry = true,
     error_message = 'the import stopped without finishing (the server running it went away)',
     retry_reason = 'retry to run the import again from the kept staging file', completed_at = now(), updated_at = now()
 WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => $1::float8)
+    AND coalesce(alive_until, '-infinity') < now() -- never before the deadline the run set itself
     -- a STAC import's parent runs no import of its own: its items' jobs are watched instead
     AND NOT EXISTS (SELECT 1 FROM catalog.stac_imports s WHERE s.job_id = ingest_jobs.id)
 RETURNING id, attempts
@@ -499,7 +514,7 @@ func (q *Queries) FanOutIngestJob(ctx context.Context, id uuid.UUID) (int64, err
 }
 
 const getIngestJob = `-- name: GetIngestJob :one
-SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source FROM catalog.ingest_jobs WHERE id = $1
+SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source, rescues, alive_until FROM catalog.ingest_jobs WHERE id = $1
 `
 
 func (q *Queries) GetIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngestJob, error) {
@@ -539,12 +554,36 @@ func (q *Queries) GetIngestJob(ctx context.Context, id uuid.UUID) (CatalogIngest
 		&i.Attempts,
 		&i.Reupload,
 		&i.Source,
+		&i.Rescues,
+		&i.AliveUntil,
 	)
 	return i, err
 }
 
+const handBackIngestJob = `-- name: HandBackIngestJob :execrows
+UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL, heartbeat_at = NULL, alive_until = NULL,
+    rescues = rescues + 1, updated_at = now()
+WHERE id = $1 AND status = 'running' AND attempts = $2 AND rescues < $3::int
+`
+
+type HandBackIngestJobParams struct {
+	ID         uuid.UUID `json:"id"`
+	Attempt    int32     `json:"attempt"`
+	MaxRescues int32     `json:"max_rescues"`
+}
+
+// A run interrupted because its server is stopping gives its job back to the queue (the caller
+// queues it in the same transaction), as the stall sweep would later, while rescues remain.
+func (q *Queries) HandBackIngestJob(ctx context.Context, arg HandBackIngestJobParams) (int64, error) {
+	result, err := q.db.Exec(ctx, handBackIngestJob, arg.ID, arg.Attempt, arg.MaxRescues)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const latestJobOfDataset = `-- name: LatestJobOfDataset :one
-SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source FROM catalog.ingest_jobs WHERE dataset_id = $1 ORDER BY created_at DESC LIMIT 1
+SELECT id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source, rescues, alive_until FROM catalog.ingest_jobs WHERE dataset_id = $1 ORDER BY created_at DESC LIMIT 1
 `
 
 func (q *Queries) LatestJobOfDataset(ctx context.Context, datasetID *uuid.UUID) (CatalogIngestJob, error) {
@@ -584,12 +623,14 @@ func (q *Queries) LatestJobOfDataset(ctx context.Context, datasetID *uuid.UUID) 
 		&i.Attempts,
 		&i.Reupload,
 		&i.Source,
+		&i.Rescues,
+		&i.AliveUntil,
 	)
 	return i, err
 }
 
 const listIngestJobs = `-- name: ListIngestJobs :many
-SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts, j.reupload, j.source, u.username,
+SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts, j.reupload, j.source, j.rescues, j.alive_until, u.username,
     count(*) OVER () AS total FROM catalog.ingest_jobs j LEFT JOIN catalog.users u ON u.id = j.created_by
 WHERE ($1::text IS NULL OR j.status = $1)
   AND ($2::uuid IS NULL OR j.created_by = $2)
@@ -681,6 +722,8 @@ func (q *Queries) ListIngestJobs(ctx context.Context, arg ListIngestJobsParams) 
 			&i.CatalogIngestJob.Attempts,
 			&i.CatalogIngestJob.Reupload,
 			&i.CatalogIngestJob.Source,
+			&i.CatalogIngestJob.Rescues,
+			&i.CatalogIngestJob.AliveUntil,
 			&i.Username,
 			&i.Total,
 		); err != nil {
@@ -726,6 +769,7 @@ func (q *Queries) ListStagingAreas(ctx context.Context) ([]ListStagingAreasRow, 
 const listStalledIngestJobs = `-- name: ListStalledIngestJobs :many
 SELECT id FROM catalog.ingest_jobs
 WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => $1::float8)
+    AND coalesce(alive_until, '-infinity') < now() -- never before the deadline the run set itself
     -- a STAC import's parent runs no import of its own: its items' jobs are watched instead
     AND NOT EXISTS (SELECT 1 FROM catalog.stac_imports s WHERE s.job_id = ingest_jobs.id)
 `
@@ -851,7 +895,7 @@ const requeueIngestJob = `-- name: RequeueIngestJob :one
 UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL,
     error_message = NULL, can_retry = false, retry_reason = NULL, completed_at = NULL, updated_at = now()
 WHERE id = $1 AND status = 'failed' AND (staging_path IS NOT NULL OR options ? 'analysis')
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source, rescues, alive_until
 `
 
 // A failed job whose staging was released (STAGING_TTL) has nothing to run again; an analysis
@@ -893,8 +937,55 @@ func (q *Queries) RequeueIngestJob(ctx context.Context, id uuid.UUID) (CatalogIn
 		&i.Attempts,
 		&i.Reupload,
 		&i.Source,
+		&i.Rescues,
+		&i.AliveUntil,
 	)
 	return i, err
+}
+
+const rescueStalledIngestJobs = `-- name: RescueStalledIngestJobs :many
+UPDATE catalog.ingest_jobs SET status = 'pending', current_step = 'queued', progress = NULL, heartbeat_at = NULL, alive_until = NULL,
+    rescues = rescues + 1, updated_at = now()
+WHERE status = 'running' AND coalesce(heartbeat_at, updated_at) < now() - make_interval(secs => $1::float8)
+    AND coalesce(alive_until, '-infinity') < now() -- never before the deadline the run set itself
+    AND rescues < $2::int
+    AND NOT EXISTS (SELECT 1 FROM catalog.stac_imports s WHERE s.job_id = ingest_jobs.id)
+RETURNING id, attempts, EXISTS (SELECT 1 FROM catalog.vrt_generations g WHERE g.id = ingest_jobs.id)::bool AS vrt
+`
+
+type RescueStalledIngestJobsParams struct {
+	SilenceSeconds float64 `json:"silence_seconds"`
+	MaxRescues     int32   `json:"max_rescues"`
+}
+
+type RescueStalledIngestJobsRow struct {
+	ID       uuid.UUID `json:"id"`
+	Attempts int32     `json:"attempts"`
+	Vrt      bool      `json:"vrt"`
+}
+
+// Running jobs silent for @silence_seconds that have been rescued fewer than @max_rescues times go
+// back to pending for any replica's worker (the caller queues them in the same transaction). The
+// next claim counts a new attempt, so the silent run, should it wake, can neither beat, complete
+// nor fail the job again. vrt says which worker runs it.
+func (q *Queries) RescueStalledIngestJobs(ctx context.Context, arg RescueStalledIngestJobsParams) ([]RescueStalledIngestJobsRow, error) {
+	rows, err := q.db.Query(ctx, rescueStalledIngestJobs, arg.SilenceSeconds, arg.MaxRescues)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RescueStalledIngestJobsRow{}
+	for rows.Next() {
+		var i RescueStalledIngestJobsRow
+		if err := rows.Scan(&i.ID, &i.Attempts, &i.Vrt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const setIngestJobSource = `-- name: SetIngestJobSource :exec

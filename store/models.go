@@ -292,6 +292,8 @@ type CatalogIngestJob struct {
 	Attempts            int32           `json:"attempts"`
 	Reupload            bool            `json:"reupload"`
 	Source              []byte          `json:"source"`
+	Rescues             int32           `json:"rescues"`
+	AliveUntil          *time.Time      `json:"alive_until"`
 }
 
 type CatalogManifestEntry struct {
@@ -432,6 +434,14 @@ type CatalogOauthProvider struct {
 	Enabled         bool      `json:"enabled"`
 	CreatedAt       time.Time `json:"created_at"`
 	UpdatedAt       time.Time `json:"updated_at"`
+}
+
+type CatalogRateBucket struct {
+	Scope   string    `json:"scope"`
+	Key     string    `json:"key"`
+	Tokens  float64   `json:"tokens"`
+	Granted bool      `json:"granted"`
+	At      time.Time `json:"at"`
 }
 
 type CatalogRecordContact struct {

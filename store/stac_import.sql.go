@@ -115,7 +115,7 @@ func (q *Queries) CreateStacImportItem(ctx context.Context, arg CreateStacImport
 const createStacImportJob = `-- name: CreateStacImportJob :one
 INSERT INTO catalog.ingest_jobs (id, source_filename, created_by, status, current_step, progress, committed, started_at)
 VALUES ($1, $2, $3, 'running', 'registering', 0, true, now())
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source, rescues, alive_until
 `
 
 type CreateStacImportJobParams struct {
@@ -163,6 +163,8 @@ func (q *Queries) CreateStacImportJob(ctx context.Context, arg CreateStacImportJ
 		&i.Attempts,
 		&i.Reupload,
 		&i.Source,
+		&i.Rescues,
+		&i.AliveUntil,
 	)
 	return i, err
 }

@@ -113,7 +113,7 @@ func (q *Queries) CountVRTSources(ctx context.Context, vrtID uuid.UUID) (int64, 
 const createVRTJob = `-- name: CreateVRTJob :one
 INSERT INTO catalog.ingest_jobs (id, created_by, dataset_id, current_step, committed)
 VALUES ($1, $2::uuid, $3, 'queued', true)
-RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source
+RETURNING id, status, current_step, progress, rows_processed, rows_failed, dataset_id, source_filename, staging_path, error_message, can_retry, retry_reason, warning_message, warnings, options, committed, created_by, started_at, completed_at, created_at, updated_at, presigned, declared_size, part_size, part_count, expires_at, object_key, upload_id, temporal_parse_errors, heartbeat_at, attempts, reupload, source, rescues, alive_until
 `
 
 type CreateVRTJobParams struct {
@@ -160,6 +160,8 @@ func (q *Queries) CreateVRTJob(ctx context.Context, arg CreateVRTJobParams) (Cat
 		&i.Attempts,
 		&i.Reupload,
 		&i.Source,
+		&i.Rescues,
+		&i.AliveUntil,
 	)
 	return i, err
 }
@@ -217,7 +219,7 @@ func (q *Queries) GetVRTDataset(ctx context.Context, datasetID uuid.UUID) (GetVR
 
 const getVRTGeneration = `-- name: GetVRTGeneration :one
 
-SELECT g.id, g.vrt_id, g.generation, g.trigger, g.requested_by, g.storage_key, g.sources, g.source_ids, g.skipped, g.size_bytes, g.live_from, g.retired_at, g.cog_removed_at, g.created_at, j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts, j.reupload, j.source FROM catalog.vrt_generations g JOIN catalog.ingest_jobs j ON j.id = g.id WHERE g.id = $1
+SELECT g.id, g.vrt_id, g.generation, g.trigger, g.requested_by, g.storage_key, g.sources, g.source_ids, g.skipped, g.size_bytes, g.live_from, g.retired_at, g.cog_removed_at, g.created_at, j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts, j.reupload, j.source, j.rescues, j.alive_until FROM catalog.vrt_generations g JOIN catalog.ingest_jobs j ON j.id = g.id WHERE g.id = $1
 `
 
 type GetVRTGenerationRow struct {
@@ -277,6 +279,8 @@ func (q *Queries) GetVRTGeneration(ctx context.Context, id uuid.UUID) (GetVRTGen
 		&i.CatalogIngestJob.Attempts,
 		&i.CatalogIngestJob.Reupload,
 		&i.CatalogIngestJob.Source,
+		&i.CatalogIngestJob.Rescues,
+		&i.CatalogIngestJob.AliveUntil,
 	)
 	return i, err
 }
@@ -336,7 +340,7 @@ func (q *Queries) LatestVRTGeneration(ctx context.Context, vrtID uuid.UUID) (uui
 }
 
 const listVRTGenerations = `-- name: ListVRTGenerations :many
-SELECT g.id, g.vrt_id, g.generation, g.trigger, g.requested_by, g.storage_key, g.sources, g.source_ids, g.skipped, g.size_bytes, g.live_from, g.retired_at, g.cog_removed_at, g.created_at, j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts, j.reupload, j.source, (g.id = x.live_generation)::bool AS served, count(*) OVER () AS total
+SELECT g.id, g.vrt_id, g.generation, g.trigger, g.requested_by, g.storage_key, g.sources, g.source_ids, g.skipped, g.size_bytes, g.live_from, g.retired_at, g.cog_removed_at, g.created_at, j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts, j.reupload, j.source, j.rescues, j.alive_until, (g.id = x.live_generation)::bool AS served, count(*) OVER () AS total
 FROM catalog.vrt_generations g
 JOIN catalog.ingest_jobs j ON j.id = g.id
 JOIN catalog.vrt_datasets x ON x.dataset_id = g.vrt_id
@@ -415,6 +419,8 @@ func (q *Queries) ListVRTGenerations(ctx context.Context, arg ListVRTGenerations
 			&i.CatalogIngestJob.Attempts,
 			&i.CatalogIngestJob.Reupload,
 			&i.CatalogIngestJob.Source,
+			&i.CatalogIngestJob.Rescues,
+			&i.CatalogIngestJob.AliveUntil,
 			&i.Served,
 			&i.Total,
 		); err != nil {
@@ -1119,9 +1125,9 @@ SELECT x.live_generation, x.wanted,
     EXISTS (SELECT 1 FROM catalog.vrt_generations g JOIN catalog.ingest_jobs j ON j.id = g.id
             WHERE g.vrt_id = x.dataset_id AND j.status = 'pending')::bool AS queued
 FROM catalog.vrt_datasets x
-LEFT JOIN LATERAL (SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts, j.reupload, j.source FROM catalog.vrt_generations g JOIN catalog.ingest_jobs j ON j.id = g.id
+LEFT JOIN LATERAL (SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts, j.reupload, j.source, j.rescues, j.alive_until FROM catalog.vrt_generations g JOIN catalog.ingest_jobs j ON j.id = g.id
                    WHERE g.vrt_id = x.dataset_id ORDER BY g.generation DESC LIMIT 1) n ON true
-LEFT JOIN LATERAL (SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts, j.reupload, j.source FROM catalog.vrt_generations g JOIN catalog.ingest_jobs j ON j.id = g.id
+LEFT JOIN LATERAL (SELECT j.id, j.status, j.current_step, j.progress, j.rows_processed, j.rows_failed, j.dataset_id, j.source_filename, j.staging_path, j.error_message, j.can_retry, j.retry_reason, j.warning_message, j.warnings, j.options, j.committed, j.created_by, j.started_at, j.completed_at, j.created_at, j.updated_at, j.presigned, j.declared_size, j.part_size, j.part_count, j.expires_at, j.object_key, j.upload_id, j.temporal_parse_errors, j.heartbeat_at, j.attempts, j.reupload, j.source, j.rescues, j.alive_until FROM catalog.vrt_generations g JOIN catalog.ingest_jobs j ON j.id = g.id
                    WHERE g.vrt_id = x.dataset_id AND j.status = 'running' ORDER BY g.generation DESC LIMIT 1) r ON true
 WHERE x.dataset_id = $1
 `

@@ -171,14 +171,16 @@ func serve() error {
 	stacImports := &stacimport.Service{}
 	manifests := &manifest.Service{} // completed with the services too
 	importer := &ingest.Importer{Pool: jobs, Q: store.New(jobs), Log: log, DataDir: cfg.DataDir,
-		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Staging: staging, Objects: objects,
+		Bounds: bounds(cfg), GDAL: gdalLimits(cfg), Role: role, Stall: cfg.ImportStallTimeout, Rescues: cfg.ImportStallRescues, Staging: staging, Objects: objects,
 		AnalysisTimeout: cfg.AnalysisTimeout, Finish: finishing(stacImports.Finish, manifests.Finish), RetireGrace: cfg.VRTRetireGrace,
 		Refs: &maps.Service{Q: store.New(jobs)}} // a reupload's removed columns leave map layers as a forced drop does
 	assistant := aiJobs(cfg, jobs, log)
 	// The refresh schedule runs on the same client; its service is set once the services exist.
 	refreshes := &sources.Scheduler{Log: log}
+	// A stopping server lets its running jobs go on for half its shutdown time, then hands the
+	// imports still running back to the queue (another replica takes them) before it exits.
 	queue, err := ingest.NewQueue(jobs, importer, log, cfg.ImportWorkers, stacImports.Lane(stacDownloads).Config, ai.Jobs(assistant, embedRefresh),
-		refreshes.Jobs(cfg.RefreshScheduleTick))
+		refreshes.Jobs(cfg.RefreshScheduleTick), ingest.SoftStop(cfg.ShutdownTimeout/2))
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,7 @@ import (
 	"meridian/internal/maps"
 	"meridian/internal/oauth"
 	"meridian/internal/rastertiles"
+	"meridian/internal/ratelimit"
 	"meridian/internal/remote"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
@@ -44,6 +45,7 @@ import (
 	"meridian/internal/sqlquery"
 	"meridian/internal/stacimport"
 	"meridian/internal/tiles"
+	"meridian/internal/web"
 	"meridian/store"
 )
 
@@ -88,7 +90,10 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 	providers := &accounts.Providers{Pool: pool, Q: q, Box: box, Log: log}
 	backups := backup.Monitor{Q: q, MaxAge: time.Duration(c.BackupMaxAgeMinutes) * time.Minute}
 	return handlers.Deps{
-		Backups:       backups,
+		Backups: backups,
+		SharedLimit: func(op string, n int) web.Limiter {
+			return ratelimit.New(q, op, float64(n)/60, n, web.PerMinute(n), log)
+		},
 		SettingsAdmin: settingsAdmin,
 		PageMax:       pageMax,
 		Config:        c, Health: &health.Checker{Pool: pool, MaxAge: time.Second,

@@ -41,9 +41,13 @@ type Config struct {
 	// IngestDatabaseURL connects as the role ogr2ogr writes imports as; empty: the server
 	// creates and uses the role meridian_ingest itself (it needs CREATEROLE for that).
 	IngestDatabaseURL string
-	// ImportStallTimeout: an import whose run gives no sign of life this long is failed and can
-	// be retried (its server was killed or hangs).
+	// ImportStallTimeout: an import whose run gives no sign of life this long (its server was
+	// killed or hangs) is queued again for any replica, or failed retryably once its rescues are
+	// used up.
 	ImportStallTimeout time.Duration
+	// ImportStallRescues: how many times one job whose run went silent is queued again before it
+	// is failed instead (0: failed at once, as a single server without rescue).
+	ImportStallRescues int
 	// VRTRetireGrace: how long the COG of a VRT generation no longer served is kept, so that a
 	// tile or download that opened it just before it was replaced reads it whole.
 	VRTRetireGrace time.Duration
@@ -102,6 +106,10 @@ type Config struct {
 	// IP) for operations whose cost follows the account, not the address: previews run GDAL
 	// over a staged file, read-only SQL runs a query. RATE_LIMITS_PER_USER overrides entries.
 	UserRateLimits map[string]int
+	// SharedRateLimits are the operations of OperationRateLimits whose buckets every replica
+	// shares in the database (internal/ratelimit): the ones that stop guessing of credentials and
+	// codes, which N replicas would otherwise multiply by N.
+	SharedRateLimits []string
 
 	AccessTokenTTL  time.Duration
 	RefreshTokenTTL time.Duration
@@ -223,6 +231,7 @@ func load(get func(string) string) (Config, error) {
 		ImportWorkers:           p.integer("IMPORT_WORKERS", 2, 1, 64),
 		IngestDatabaseURL:       p.str("INGEST_DATABASE_URL", ""),
 		ImportStallTimeout:      p.duration("IMPORT_STALL_TIMEOUT", 60*time.Second),
+		ImportStallRescues:      p.integer("IMPORT_STALL_RESCUES", 2, 0, 10),
 		VRTRetireGrace:          p.duration("VRT_RETIRE_GRACE", 10*time.Minute),
 		RefreshScheduleTick:     p.duration("REFRESH_SCHEDULE_TICK", 5*time.Minute),
 		OGCMaxLimit:             p.integer("OGC_MAX_LIMIT", 10000, 1, 100000),
@@ -255,6 +264,7 @@ func load(get func(string) string) (Config, error) {
 			"generateMetadataSummary": 20, "generateMetadataKeywords": 20, "generateMetadataLineage": 20,
 			"generateMetadataQualityStatement": 20, "listBasemaps": 120, "adminMutations": 30,
 		}),
+		SharedRateLimits: p.listOr("RATE_LIMITS_SHARED", []string{"login", "register", "resendVerification", "verifyEmail", "refreshToken"}),
 		UserRateLimits: p.limits("RATE_LIMITS_PER_USER", map[string]int{
 			"previewFile": 30, "reuploadPreview": 30, "runAReadOnlySQLQuery": 30,
 		}),

@@ -62,10 +62,13 @@ type Importer struct {
 	Q       *store.Queries
 	Log     *slog.Logger
 	DataDir string
-	Bounds  Bounds             // what a staged file may expand to (Prepare)
-	GDAL    gdalcmd.Limits     // the kernel limits of ogrinfo and ogr2ogr
-	Role    ImportRole         // the database role ogr2ogr writes as
-	Stall   time.Duration      // a run silent for this long is failed (see Sweep)
+	Bounds  Bounds         // what a staged file may expand to (Prepare)
+	GDAL    gdalcmd.Limits // the kernel limits of ogrinfo and ogr2ogr
+	Role    ImportRole     // the database role ogr2ogr writes as
+	Stall   time.Duration  // a run silent for this long is queued again or failed (Queue.sweep)
+	// Rescues is how many times a job whose run went silent is queued again for any replica
+	// before it is failed instead; 0 fails it at once.
+	Rescues int
 	Staging *Staging           // staging accounting and expiry; nil: files are only removed
 	Objects blob.Objects       // where raster datasets' COGs are stored
 	Refs    catalog.ColumnRefs // map layers' references to columns a reupload removes
@@ -75,6 +78,8 @@ type Importer struct {
 	// its job (a STAC import keeps the item's metadata there, or moves the data into the dataset
 	// an earlier import of the item made); after, when it returns one, runs once that commits.
 	Finish func(ctx context.Context, tx pgx.Tx, job, dataset uuid.UUID) (after func(context.Context), err error)
+	// requeue queues an import again inside tx (set by NewQueue; nil: never handed back).
+	requeue func(ctx context.Context, tx pgx.Tx, job uuid.UUID) error
 	// RetireGrace is how long the COG of a VRT generation no longer served is kept (a tile or a
 	// download that opened it just before it was replaced still reads it whole).
 	RetireGrace time.Duration
@@ -116,7 +121,7 @@ func TableName(job uuid.UUID, attempt int32) string {
 // record and completes the job, so the queue's own bookkeeping commits with them. Every failure
 // drops the run's table and keeps the staging file, so the job can be retried.
 func (im *Importer) Run(ctx context.Context, id uuid.UUID, complete func(context.Context, pgx.Tx) error) error {
-	job, err := im.Q.ClaimIngestJob(ctx, id)
+	job, err := im.Q.ClaimIngestJob(ctx, store.ClaimIngestJobParams{ID: id, StallSeconds: im.Stall.Seconds()})
 	if errors.Is(err, pgx.ErrNoRows) {
 		im.Log.Info("import not claimed: it runs elsewhere or has ended", "job_id", id)
 		return nil
@@ -128,13 +133,33 @@ func (im *Importer) Run(ctx context.Context, id uuid.UUID, complete func(context
 	_ = json.Unmarshal(job.Options, &opts)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	go im.heartbeat(ctx, job, cancel)
+	beatCtx, stopBeat := context.WithCancel(ctx)
+	beating := make(chan struct{})
+	go func() { im.heartbeat(beatCtx, job, cancel); close(beating) }()
 	table := TableName(id, job.Attempts)
 	res, err := im.load(ctx, job, opts, table, complete)
+	// The beat ends with the load: a beat after the job completed finds it no longer running and
+	// would cancel ctx as a lost job's, abandoning the staging clean-up below (found by
+	// TestScale/endurance: staging directories of completed jobs left behind).
+	stopBeat()
+	<-beating
+	if err != nil && im.completedBy(context.WithoutCancel(ctx), job) {
+		// The finalize transaction committed and an error came after it (a context cancelled by
+		// a stop while COMMIT's answer was on its way): the job is complete, and its table is
+		// the dataset's, which the failure path below would drop.
+		im.Log.Warn("import complete, though its run ended with an error after the commit", "job_id", id, "err", err)
+		err = nil
+	}
 	if err != nil {
 		im.drop(table)
 		if errors.Is(context.Cause(ctx), errLostJob) {
 			im.Log.Warn("import abandoned: its job was failed as stalled", "job_id", id)
+			return nil
+		}
+		// Interrupted because this server is stopping (not by the import's own time limit): the
+		// job goes back to the queue for another replica instead of failing.
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) && im.handBack(context.WithoutCancel(ctx), job) {
+			im.Log.Info("import handed back to the queue: its server is stopping", "job_id", id)
 			return nil
 		}
 		msg, retry := "the import failed; see the server log", true
@@ -157,7 +182,9 @@ func (im *Importer) Run(ctx context.Context, id uuid.UUID, complete func(context
 	if job.StagingPath == nil { // an analysis: nothing was staged
 		return nil
 	}
-	// The staging file goes once no other job (a fan-out sibling, a failed one awaiting retry) needs it.
+	// The staging file goes once no other job (a fan-out sibling, a failed one awaiting retry) needs
+	// it, even if the server is stopping: the job is complete, nothing else would remove it.
+	ctx = context.WithoutCancel(ctx)
 	if busy, err := im.Q.OtherJobsNeedStaging(ctx, store.OtherJobsNeedStagingParams{StagingPath: job.StagingPath, ID: id}); err == nil && !busy {
 		if dir, ok := stagingDir(deref(job.StagingPath)); ok && im.Staging != nil {
 			return im.Staging.remove(ctx, dir)
@@ -165,6 +192,34 @@ func (im *Importer) Run(ctx context.Context, id uuid.UUID, complete func(context
 		return os.RemoveAll(filepath.Dir(deref(job.StagingPath)))
 	}
 	return nil
+}
+
+// handBack returns the job of an interrupted run to the queue while it has rescues left
+// (Rescues), in one transaction with its River job; false: the job is still the run's to fail.
+func (im *Importer) handBack(ctx context.Context, job store.CatalogIngestJob) bool {
+	if im.requeue == nil || im.Rescues <= 0 {
+		return false
+	}
+	err := pgx.BeginFunc(ctx, im.Pool, func(tx pgx.Tx) error {
+		n, err := store.New(tx).HandBackIngestJob(ctx, store.HandBackIngestJobParams{ID: job.ID, Attempt: job.Attempts, MaxRescues: int32(im.Rescues)})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return pgx.ErrNoRows
+		}
+		return im.requeue(ctx, tx, job.ID)
+	})
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		im.Log.Warn("could not hand an interrupted import back to the queue", "job_id", job.ID, "err", err)
+	}
+	return err == nil
+}
+
+// completedBy says whether the run of job (its attempt) completed it.
+func (im *Importer) completedBy(ctx context.Context, job store.CatalogIngestJob) bool {
+	cur, err := im.Q.GetIngestJob(ctx, job.ID)
+	return err == nil && cur.Status == "complete" && cur.Attempts == job.Attempts
 }
 
 // heartbeat shows the run is alive until ctx ends; a run whose job was taken from it stops.
@@ -176,8 +231,14 @@ func (im *Importer) heartbeat(ctx context.Context, job store.CatalogIngestJob, c
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			n, err := im.Q.BeatIngestJob(ctx, store.BeatIngestJobParams{ID: job.ID, Attempt: job.Attempts})
+			n, err := im.Q.BeatIngestJob(ctx, store.BeatIngestJobParams{ID: job.ID, Attempt: job.Attempts, StallSeconds: im.Stall.Seconds()})
 			if err == nil && n == 0 {
+				// A beat that waited on the row lock of this run's own finalize transaction finds
+				// the job complete: nothing was lost, and cancelling would fail what follows the
+				// commit (the staging clean-up: TestScale/endurance found one left in 941).
+				if im.completedBy(ctx, job) {
+					return
+				}
 				cancel(errLostJob)
 				return
 			}

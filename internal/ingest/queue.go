@@ -11,6 +11,9 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+
+	"meridian/internal/blob"
+	"meridian/store"
 )
 
 // riverSchema keeps River's tables apart from the catalog's.
@@ -24,9 +27,11 @@ type ImportArgs struct {
 // Kind names the job type in River's tables.
 func (ImportArgs) Kind() string { return "ingest_import" }
 
-// InsertOpts: one attempt. A run whose replica died is found by its silent heartbeat and failed
-// (Sweep), and the caller retries explicitly; River's own rescue, hours later, finds the job
-// claimed or ended and does nothing.
+// InsertOpts: one attempt. A run whose replica died is found by its silent heartbeat, not by
+// River: River's rescue reads only that a job has been running for longer than its timeout (it
+// cannot tell a dead replica from a long import, so it waits hours). The stall sweep hands the
+// job back to the queue with a River job of its own (rescueStalled), or fails it once its
+// rescues are used up; River's rescue of the dead run's River job, hours later, discards it.
 func (ImportArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
 
 type importWorker struct {
@@ -91,7 +96,8 @@ func NewQueue(pool *pgxpool.Pool, im *Importer, log *slog.Logger, workers int, m
 		Queues:  queues,
 		Workers: ws,
 		Logger:  log,
-		// A job whose replica died mid-import is picked up again after this long.
+		// Only tidies River's own record of a run whose replica died: the import itself was
+		// handed to another replica by the stall sweep within about IMPORT_STALL_TIMEOUT.
 		RescueStuckJobsAfter: 2*time.Hour + 5*time.Minute,
 	}
 	for _, f := range more {
@@ -101,7 +107,18 @@ func NewQueue(pool *pgxpool.Pool, im *Importer, log *slog.Logger, workers int, m
 	if err != nil {
 		return nil, err
 	}
+	im.requeue = func(ctx context.Context, tx pgx.Tx, job uuid.UUID) error {
+		_, err := c.InsertTx(ctx, tx, ImportArgs{JobID: job}, nil)
+		return err
+	}
 	return &Queue{client: c, im: im}, nil
+}
+
+// SoftStop lets running jobs go on for d once the server is told to stop (NewQueue's more);
+// past it their contexts are cancelled, and an import so interrupted is handed back to the
+// queue for another replica (Importer.handBack). Without it a stop cancels them at once.
+func SoftStop(d time.Duration) func(*river.Config) {
+	return func(cfg *river.Config) { cfg.SoftStopTimeout = d }
 }
 
 // Start runs the workers until Stop, and the sweeper of stalled imports until ctx ends.
@@ -136,14 +153,22 @@ func (q *Queue) sweepStaging(ctx context.Context) {
 	}
 }
 
-// sweep fails, on every replica, imports whose run has been silent for the stall time (their
-// server was killed or hangs) and drops their partial tables, at start-up and then every third
-// of the stall time: a killed import is failed and retryable within about 1.3 stall times.
+// sweep finds, on every replica, imports whose run has been silent for the stall time (their
+// server was killed or hangs), drops their partial tables and queues them again for any replica
+// (rescueStalled) or, once a job's rescues are used up, fails it retryably; at start-up and then
+// every third of the stall time: a killed import runs again within about 1.3 stall times.
 func (q *Queue) sweep(ctx context.Context) {
 	t := time.NewTicker(max(q.im.Stall/3, time.Second))
 	defer t.Stop()
 	for {
-		ids, err := failStalled(ctx, q.im.Pool, q.im.Objects, q.im.Stall)
+		ids, err := q.rescueStalled(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			q.im.Log.Warn("rescuing stalled imports failed", "err", err)
+		case len(ids) > 0:
+			q.im.Log.Warn("queued again imports whose run went silent", "job_ids", ids)
+		}
+		ids, err = failStalled(ctx, q.im.Pool, q.im.Objects, q.im.Stall)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			q.im.Log.Warn("sweeping stalled imports failed", "err", err)
@@ -156,6 +181,56 @@ func (q *Queue) sweep(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// rescueStalled hands the jobs whose run has been silent for the stall time, and that have been
+// rescued fewer than Importer.Rescues times, back to the queue: in one transaction the job turns
+// pending, the dead run's table is dropped and a River job is inserted, so whichever replica's
+// worker fetches it claims it as a new attempt. A run that is alive beats every sixth of the
+// stall time and is never taken; one that only looked dead (its database connection hung)
+// finds its job gone at its next beat and stops, and the attempt its writes carry can no longer
+// complete the job: the job runs to completion once.
+func (q *Queue) rescueStalled(ctx context.Context) ([]uuid.UUID, error) {
+	if q.im.Rescues <= 0 {
+		return nil, nil
+	}
+	var ids []uuid.UUID
+	var keys []string
+	err := pgx.BeginFunc(ctx, q.im.Pool, func(tx pgx.Tx) error {
+		// A table still locked by a run that is alive after all: give up until the next round.
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '5s'"); err != nil {
+			return err
+		}
+		rows, err := store.New(tx).RescueStalledIngestJobs(ctx, store.RescueStalledIngestJobsParams{
+			SilenceSeconds: q.im.Stall.Seconds(), MaxRescues: int32(q.im.Rescues)})
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			ids = append(ids, r.ID)
+			keys = append(keys, blob.RasterKey(rasterDatasetID(r.ID, r.Attempts), 1))
+			if err := dropTable(ctx, tx, TableName(r.ID, r.Attempts)); err != nil {
+				return err
+			}
+			var args river.JobArgs = ImportArgs{JobID: r.ID}
+			if r.Vrt {
+				args = VRTArgs{JobID: r.ID}
+			}
+			if _, err := q.client.InsertTx(ctx, tx, args, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if q.im.Objects != nil {
+			_ = q.im.Objects.Delete(ctx, k) // the dead run's COG, if it stored one before its record
+		}
+	}
+	return ids, nil
 }
 
 // Stop lets running imports finish (or ctx end) and stops fetching new ones.

@@ -43,7 +43,7 @@ func vrtWorkDir(dataDir string, job uuid.UUID, attempt int32) string {
 // the generation and completes the job. A failure fails the job with its reason and removes what
 // the run stored; the VRT keeps serving what it served.
 func (im *Importer) RunVRT(ctx context.Context, id uuid.UUID, complete func(context.Context, pgx.Tx) error) error {
-	job, err := im.Q.ClaimIngestJob(ctx, id)
+	job, err := im.Q.ClaimIngestJob(ctx, store.ClaimIngestJobParams{ID: id, StallSeconds: im.Stall.Seconds()})
 	if errors.Is(err, pgx.ErrNoRows) {
 		im.Log.Info("VRT generation not claimed: it runs elsewhere or has ended", "job_id", id)
 		return nil

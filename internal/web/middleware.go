@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -134,9 +135,18 @@ func (l *RateLimiter) Allow(key string) (bool, time.Duration) {
 	return true, 0
 }
 
+// Limiter takes a token of key's bucket or reports how long until there is one: a RateLimiter
+// (this process's buckets) or a bucket every replica shares (internal/ratelimit).
+type Limiter interface {
+	Take(ctx context.Context, key string) (bool, time.Duration)
+}
+
+// Take is Allow, as a Limiter.
+func (l *RateLimiter) Take(_ context.Context, key string) (bool, time.Duration) { return l.Allow(key) }
+
 // Limited answers 429 with an integer Retry-After when key's bucket is empty.
-func Limited(l *RateLimiter, key string) error {
-	ok, wait := l.Allow(key)
+func Limited(ctx context.Context, l Limiter, key string) error {
+	ok, wait := l.Take(ctx, key)
 	if ok {
 		return nil
 	}
@@ -149,13 +159,13 @@ func Limited(l *RateLimiter, key string) error {
 }
 
 // RateLimit applies l per client IP to every request except those skip selects.
-func RateLimit(l *RateLimiter, skip func(echo.Context) bool) echo.MiddlewareFunc {
+func RateLimit(l Limiter, skip func(echo.Context) bool) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if skip != nil && skip(c) {
 				return next(c)
 			}
-			if err := Limited(l, c.RealIP()); err != nil {
+			if err := Limited(c.Request().Context(), l, c.RealIP()); err != nil {
 				return err
 			}
 			return next(c)
@@ -174,7 +184,7 @@ func RateLimitPerUser(l *RateLimiter) echo.MiddlewareFunc {
 			if p := auth.From(c.Request().Context()); !p.Anonymous() {
 				key = "user:" + p.UserID.String()
 			}
-			if err := Limited(l, key); err != nil {
+			if err := Limited(c.Request().Context(), l, key); err != nil {
 				return err
 			}
 			return next(c)

@@ -82,7 +82,7 @@ func TestRateLimiter(t *testing.T) {
 	if ok, _ := l.Allow("5.6.7.8"); !ok {
 		t.Fatal("another client was limited by the first one's bucket")
 	}
-	err := Limited(l, "1.2.3.4")
+	err := Limited(context.Background(), l, "1.2.3.4")
 	var ae *apperr.Error
 	if err == nil || !errorsAs(err, &ae) || ae.Kind != apperr.KindRateLimited || ae.RetryAfter < time.Second {
 		t.Fatalf("Limited = %v, want a rate-limit error with RetryAfter", err)
