@@ -30,16 +30,16 @@ const (
 	trainRounds = 8
 	// probeShare is the share of the lists a query reads (at least probeMin of them and
 	// probeRecords times as many records as it answers): TestIVFRecall holds it to recall.
-	probeShare   = 0.05
+	probeShare   = 0.025
 	probeMin     = 8
 	probeRecords = 4
 )
 
-// listCount is how many lists an index of n records has: about sqrt(n)/2, which keeps both the
-// centres a query scores and the records of the lists it reads small (at 100,000 records, 158
-// centres, lists of about 630 records).
+// listCount is how many lists an index of n records has: about sqrt(n), which keeps both the
+// centres a query scores and the records of the lists it reads small (at 100,000 records, 316
+// centres, lists of about 316 records).
 func listCount(n int) int {
-	return max(1, int(math.Sqrt(float64(n))/2))
+	return max(1, int(math.Sqrt(float64(n))))
 }
 
 // trainIVF makes the lists of the records whose vectors of d dimensions vecs holds.
