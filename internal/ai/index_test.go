@@ -102,7 +102,7 @@ func recall(ix *Index, queries [][]float32, k int) float64 {
 // clustered vectors, once trained and after records were added and changed since.
 func TestIVFRecall(t *testing.T) {
 	const d = 384
-	n := 60000
+	n := 40000
 	if testing.Short() {
 		n = 25000
 	}
