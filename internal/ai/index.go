@@ -32,7 +32,7 @@ import (
 // dimensions), plus about 70 bytes per record for the ids, their places and the lists, plus the
 // centres (4 bytes per dimension per list: 490 KB at 100,000 records of 384 dimensions).
 // Training reads a sample of 32 records per list for k-means and then assigns every record
-// once: about 3 s of CPU at 100,000 records of 384 dimensions, spread over the cores, while
+// once: about 3 s at 100,000 records of 384 dimensions on 2 cores (BenchmarkTrainIVF), while
 // searches go on (scoring every record, or with the lists trained before).
 //
 // Each server keeps its own copy, read incrementally: an embedding written anywhere gets a new
