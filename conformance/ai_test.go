@@ -663,6 +663,25 @@ func TestAISemanticSearch(t *testing.T) {
 	if got := ids(hyb); len(got) == 0 || got[0] != railway {
 		t.Fatalf("hybrid search: %v, want %s first", got, railway)
 	}
+	// The railway record is found by its words and by its meaning: one result, counted once (the
+	// hybrid match is the union of the two, not their sum).
+	seen := map[string]bool{}
+	for _, id := range ids(hyb) {
+		if seen[id] {
+			t.Fatalf("hybrid search answers %s twice: %v", id, ids(hyb))
+		}
+		seen[id] = true
+	}
+	matched := func(r reply) int {
+		t.Helper()
+		wantStatus(t, "count", r, 200)
+		return int(r.JSON(t)["numberMatched"].(float64))
+	}
+	semN, textN, hybN := matched(search("semantic", "railway stations", me)), matched(search("text", "railway stations", me)), matched(hyb)
+	if hybN < max(semN, textN) || hybN >= semN+textN {
+		t.Fatalf("hybrid search matched %d, semantic %d and text %d: want the union, which both hold the railway record of",
+			hybN, semN, textN)
+	}
 	sent := false
 	for _, r := range f.requests() {
 		if strings.HasSuffix(r.Path, "/embeddings") && fmt.Sprint(r.Body["input"]) == "[railway stations]" {
