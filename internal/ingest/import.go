@@ -306,7 +306,11 @@ func (im *Importer) load(ctx context.Context, job store.CatalogIngestJob, opts O
 	key, geom := loadColumns(job)
 	args = append(args, "-nln", table, "-lco", "SCHEMA=data", "-lco", "GEOMETRY_NAME="+geom, "-lco", "FID="+key,
 		"-lco", "SPATIAL_INDEX=GIST", "-lco", "LAUNDER=NO", "-lco", "PRECISION=NO", "-nlt", "PROMOTE_TO_MULTI", "-t_srs", "EPSG:4326",
-		"--config", "PG_USE_COPY", "YES", "-progress", "-gt", "65536")
+		"--config", "PG_USE_COPY", "YES", "-progress", "-gt", "65536",
+		// GDAL lists only the table it writes: its scan of every geometry table of the database
+		// (pg_get_constraintdef on each) fails with "cache lookup failed" when another import or a
+		// delete drops a table meanwhile (1 of 13,776 imports in the hour of mixed load).
+		"-doo", "TABLES=data."+table)
 	// The source's CRS: the one the caller or the file names, else WGS 84 for a layer that
 	// declares none (CSVs, Shapefiles without .prj); a layer with a CRS of its own keeps it.
 	switch {
