@@ -200,11 +200,15 @@ RETURNING id;
 
 -- name: StagingInUse :one
 -- Whether a staging directory (named by the job that uploaded into it) is still needed: a job
--- reading its file is pending, running, or failed and still retryable. known says whether the
--- uploading job exists at all (an upload in progress has no job yet).
-SELECT EXISTS (SELECT 1 FROM catalog.ingest_jobs j, catalog.ingest_jobs u
-               WHERE u.id = @job_id AND j.staging_path = u.staging_path
-                 AND j.status IN ('pending', 'running', 'failed'))::bool AS in_use,
+-- reading its file is pending, running, or failed and still retryable; or it is a presigned
+-- upload's, not yet completed (its parts, or the file its completion is writing there, before
+-- the job names it; an expired one is cancelled first). known says whether the uploading job
+-- exists at all (an upload in progress has no job yet).
+SELECT (EXISTS (SELECT 1 FROM catalog.ingest_jobs j, catalog.ingest_jobs u
+                WHERE u.id = @job_id AND j.staging_path = u.staging_path
+                  AND j.status IN ('pending', 'running', 'failed'))
+        OR EXISTS (SELECT 1 FROM catalog.ingest_jobs u
+                   WHERE u.id = @job_id AND u.presigned AND u.status = 'pending' AND u.staging_path IS NULL))::bool AS in_use,
     EXISTS (SELECT 1 FROM catalog.ingest_jobs WHERE id = @job_id)::bool AS known;
 
 -- name: SetIngestJobSource :exec

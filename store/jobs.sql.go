@@ -1027,9 +1027,11 @@ func (q *Queries) SetIngestJobStep(ctx context.Context, arg SetIngestJobStepPara
 }
 
 const stagingInUse = `-- name: StagingInUse :one
-SELECT EXISTS (SELECT 1 FROM catalog.ingest_jobs j, catalog.ingest_jobs u
-               WHERE u.id = $1 AND j.staging_path = u.staging_path
-                 AND j.status IN ('pending', 'running', 'failed'))::bool AS in_use,
+SELECT (EXISTS (SELECT 1 FROM catalog.ingest_jobs j, catalog.ingest_jobs u
+                WHERE u.id = $1 AND j.staging_path = u.staging_path
+                  AND j.status IN ('pending', 'running', 'failed'))
+        OR EXISTS (SELECT 1 FROM catalog.ingest_jobs u
+                   WHERE u.id = $1 AND u.presigned AND u.status = 'pending' AND u.staging_path IS NULL))::bool AS in_use,
     EXISTS (SELECT 1 FROM catalog.ingest_jobs WHERE id = $1)::bool AS known
 `
 
@@ -1039,8 +1041,10 @@ type StagingInUseRow struct {
 }
 
 // Whether a staging directory (named by the job that uploaded into it) is still needed: a job
-// reading its file is pending, running, or failed and still retryable. known says whether the
-// uploading job exists at all (an upload in progress has no job yet).
+// reading its file is pending, running, or failed and still retryable; or it is a presigned
+// upload's, not yet completed (its parts, or the file its completion is writing there, before
+// the job names it; an expired one is cancelled first). known says whether the uploading job
+// exists at all (an upload in progress has no job yet).
 func (q *Queries) StagingInUse(ctx context.Context, jobID uuid.UUID) (StagingInUseRow, error) {
 	row := q.db.QueryRow(ctx, stagingInUse, jobID)
 	var i StagingInUseRow

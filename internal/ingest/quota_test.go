@@ -83,6 +83,21 @@ func TestStagingSweepKeepsWhatJobsNeed(t *testing.T) {
 	}
 	exec(`UPDATE catalog.staging_areas SET created_at = $2 WHERE job_id = $1`, orphanOld, old)
 	orphanNew, _ := stage(true) // an upload in progress: no job yet
+	// A presigned upload not yet completed, long begun: its parts (local storage) or the file its
+	// completion is downloading lie in its directory before the job names them.
+	presigned := uuid.New()
+	if err := os.MkdirAll(StageDir(dir, presigned), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	name, size, one := "f.gpkg", int64(2), int32(1)
+	if _, err := q.CreatePresignedJob(ctx, store.CreatePresignedJobParams{ID: presigned, SourceFilename: &name, DeclaredSize: &size,
+		PartCount: &one, ExpiresAt: ptr(time.Now().Add(time.Hour))}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.AddStagedBytes(ctx, store.AddStagedBytesParams{JobID: presigned, Bytes: 2}); err != nil {
+		t.Fatal(err)
+	}
+	exec(`UPDATE catalog.ingest_jobs SET updated_at = $2 WHERE id = $1`, presigned, old)
 
 	removed, err := s.Sweep(ctx)
 	if err != nil {
@@ -90,7 +105,8 @@ func TestStagingSweepKeepsWhatJobsNeed(t *testing.T) {
 	}
 	gone := map[uuid.UUID]bool{uncommitted: true, failedOld: true, orphanOld: true}
 	for name, id := range map[string]uuid.UUID{"uncommitted": uncommitted, "fresh": fresh, "queued": queued, "running": running,
-		"failed long ago": failedOld, "failed just now": failedNew, "fan-out parent": parent, "old orphan": orphanOld, "new orphan": orphanNew} {
+		"failed long ago": failedOld, "failed just now": failedNew, "fan-out parent": parent, "old orphan": orphanOld, "new orphan": orphanNew,
+		"presigned upload in progress": presigned} {
 		_, statErr := os.Stat(StageDir(dir, id))
 		var rows int
 		_ = pool.QueryRow(ctx, `SELECT count(*) FROM catalog.staging_areas WHERE job_id = $1`, id).Scan(&rows)
