@@ -83,3 +83,22 @@ func TestRecordAndCompletionAreOneUnit(t *testing.T) {
 		t.Fatalf("retry: status %s, completed %d times, %d records", job.Status, completed, count("SELECT count(*) FROM catalog.datasets"))
 	}
 }
+
+// A run is repeated only for the catalog race, as GDAL printed it in the hour of mixed load; a
+// broken file or a database that went away fails the import as before.
+func TestCatalogRaceIsTheOnlyRepeatedFailure(t *testing.T) {
+	for _, c := range []struct {
+		stderr string
+		race   bool
+	}{
+		{"ERROR 1: ERROR:  cache lookup failed for index 79939\n\nERROR 1: Unable to write feature 0 from layer load-0d2246.", true},
+		{"ERROR 1: ERROR:  cache lookup failed for relation 80211", true},
+		{"ERROR 1: Unable to write feature 0 from layer x.\nERROR 1: Terminating translation prematurely", false},
+		{"ERROR 1: PQconnectdb failed.\nconnection to server failed: Connection refused", false},
+		{"", false},
+	} {
+		if got := catalogRace(c.stderr); got != c.race {
+			t.Errorf("catalogRace(%q) = %v, want %v", c.stderr, got, c.race)
+		}
+	}
+}
