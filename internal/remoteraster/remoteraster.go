@@ -113,7 +113,20 @@ func (r *Reader) File(ctx context.Context, src catalog.RemoteRaster) (*remote.Fi
 	if err != nil {
 		return nil, err
 	}
-	return r.Remote.OpenFile(ctx, src.Href, cred)
+	f, err := r.Remote.OpenFile(ctx, src.Href, cred)
+	return f, public(err, src.Href)
+}
+
+// public is err as anyone who may read the dataset sees it: the remote's address without its
+// query, which may carry a signature the importer was given.
+func public(err error, href string) error {
+	var ae *apperr.Error
+	if err == nil || !errors.As(err, &ae) || redact(href) == href {
+		return err
+	}
+	out := *ae
+	out.Detail = strings.ReplaceAll(ae.Detail, href, redact(href))
+	return &out
 }
 
 // OpenRemote implements catalog.RemoteFiles (Download COG).
@@ -210,7 +223,7 @@ func failure(ctx context.Context, g *rangeproxy.Grant, src catalog.RemoteRaster,
 		return apperr.Wrap(apperr.KindUpstream, cause, fmt.Sprintf("the registered raster %s would have to be read beyond %d MB for this "+
 			"picture: it has no overview at this scale; zoom in", href, TileBudget>>20))
 	case cause != nil && apperr.KindOf(cause) != apperr.KindInternal:
-		return cause
+		return public(cause, src.Href)
 	case cause != nil:
 		return apperr.Wrap(apperr.KindUpstream, cause, "the registered raster "+href+" could not be read: "+cause.Error())
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):

@@ -14,6 +14,7 @@ import (
 	"meridian/internal/auth"
 	"meridian/internal/catalog"
 	"meridian/internal/ingest"
+	"meridian/internal/rangeproxy"
 	"meridian/internal/remote"
 	"meridian/internal/remoteraster"
 	"meridian/store"
@@ -64,6 +65,9 @@ func (s *Service) register(ctx context.Context, row store.GetStacImportItemRow) 
 		switch cause := g.Err(); {
 		case ctx.Err() != nil:
 			return ctx.Err()
+		case errors.Is(cause, rangeproxy.ErrBudget):
+			return fail(redact(it.AssetHref) + ": describing it would read more than 256 MB of it (it has no overview of about 1024 pixels): " +
+				"import it with mode copy")
 		case cause != nil:
 			return fail(redact(it.AssetHref) + ": " + detail(cause))
 		case errors.As(err, &ie):
