@@ -205,13 +205,16 @@ func TestStacRegister(t *testing.T) {
 
 	// Quicklook, Download COG and the STAC item's COG asset: the remote's bytes.
 	q := s.call(t, "GET", "/datasets/"+demID+"/quicklook?size=64", nil)
-	if img := decodeNRGBA(t, q.Body); q.Status != 200 || max(img.Bounds().Dx(), img.Bounds().Dy()) != 64 {
-		t.Fatalf("quicklook: %d %v", q.Status, img.Bounds())
+	if q.Status != 200 {
+		t.Fatalf("quicklook: %d %s", q.Status, q.Body)
+	}
+	if img := decodeNRGBA(t, q.Body); max(img.Bounds().Dx(), img.Bounds().Dy()) != 64 {
+		t.Fatalf("quicklook of %v", img.Bounds())
 	}
 	checkRegisteredDownload(t, s, demID, fx.demData)
 	item := s.call(t, "GET", "/stac/items/"+demID, nil).JSON(t)
 	href := item["assets"].(map[string]any)["data"].(map[string]any)["href"].(string)
-	if !strings.HasSuffix(href, "/api/datasets/"+demID+"/download/cog") {
+	if !strings.HasSuffix(href, "/datasets/"+demID+"/download/cog") {
 		t.Fatalf("the STAC item's data asset: %s", href)
 	}
 	if r := callAt(t, hc, "", "GET", href, nil, bearer(s.token)...); r.Status != 200 || !bytes.Equal(r.Body, fx.demData) {
@@ -405,14 +408,15 @@ func TestStacRegisterRemotePolicy(t *testing.T) {
 	local := strings.Replace(f.srv.URL, "127.0.0.1", "localhost", 1)
 	f.srv.Config.Handler = redirecting(f.srv.Config.Handler, f.srv.URL)
 	f.put("/scenes/dem-r/dem-r.tif", "image/tiff", fx.demData)
-	for id, href := range map[string]string{"direct": f.url("/scenes/dem-r/dem-r.tif"), "moved": local + "/redirect/dem-r/dem-r.tif"} {
+	hrefs := map[string]string{"direct": f.url("/scenes/dem-r/dem-r.tif"), "moved": local + "/redirect/dem-r/dem-r.tif"}
+	for id, href := range hrefs {
 		f.putJSON(t, "/scenes/"+id+"/"+id+".json", stacItem(f, id, []float64{15, 46.4, 15.4, 46.7}, map[string]any{"datetime": "2023-01-01T00:00:00Z"},
 			map[string]any{"data": map[string]any{"href": href, "type": cogType, "roles": []string{"data"}}}))
 	}
 	f.putJSON(t, "/catalog.json", map[string]any{"type": "Catalog", "stac_version": "1.0.0", "id": "policy", "description": "x",
 		"links": []map[string]any{{"rel": "self", "href": local + "/catalog.json"}}})
 	item := func(id string) map[string]any {
-		return map[string]any{"id": id, "title": id, "item_href": local + "/scenes/" + id + "/" + id + ".json"}
+		return map[string]any{"id": id, "title": id, "item_href": local + "/scenes/" + id + "/" + id + ".json", "data_asset_href": hrefs[id]}
 	}
 
 	srv := startFresh(t, "REMOTE_ALLOW_HOSTS=localhost", "RATE_LIMIT_ENABLED=false")
@@ -437,7 +441,8 @@ func TestStacRegisterRemotePolicy(t *testing.T) {
 
 	editor := newUser(t, "editor")
 	r := call(t, "POST", "/services/stac/import", map[string]any{"url": f.url("/catalog.json"), "mode": "register",
-		"items": []any{map[string]any{"id": "direct", "title": "d", "item_href": f.url("/scenes/direct/direct.json")}}}, bearer(editor.Access)...)
+		"items": []any{map[string]any{"id": "direct", "title": "d", "item_href": f.url("/scenes/direct/direct.json"),
+			"data_asset_href": hrefs["direct"]}}}, bearer(editor.Access)...)
 	if r.Status != 422 || !strings.Contains(string(r.Body), "REMOTE_ALLOW_PRIVATE") {
 		t.Fatalf("a registration from loopback on the default policy: %d %s", r.Status, r.Body)
 	}

@@ -38,7 +38,7 @@ type File struct {
 // failure (502); an address the policy refuses is the caller's (422).
 func (c *Client) OpenFile(ctx context.Context, raw string, cred *Credential) (*File, error) {
 	f := &File{c: c, href: raw, cred: cred}
-	res, cancel, err := f.get(ctx, 0, 1, c.policy.Timeout)
+	res, cancel, err := f.get(ctx, 0, 1, c.policy.Timeout, "REMOTE_TIMEOUT")
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	n := min(int64(len(p)), f.size-off)
-	body, err := f.rangeBody(context.Background(), off, n, f.c.policy.Timeout)
+	body, err := f.rangeBody(context.Background(), off, n, f.c.policy.Timeout, "REMOTE_TIMEOUT")
 	if err != nil {
 		return 0, err
 	}
@@ -111,17 +111,17 @@ func (f *File) Range(ctx context.Context, off, n int64) (io.ReadCloser, error) {
 	if n == 0 {
 		return io.NopCloser(strings.NewReader("")), nil
 	}
-	timeout := f.c.policy.AssetTimeout
+	timeout, setting := f.c.policy.AssetTimeout, "REMOTE_ASSET_TIMEOUT"
 	if timeout <= 0 {
-		timeout = f.c.policy.Timeout
+		timeout, setting = f.c.policy.Timeout, "REMOTE_TIMEOUT"
 	}
-	return f.rangeBody(ctx, off, n, timeout)
+	return f.rangeBody(ctx, off, n, timeout, setting)
 }
 
 // rangeBody sends the GET of [off, off+n) and checks that the answer is that span of the file
 // opened: 206, the Content-Range asked for, the same length and ETag.
-func (f *File) rangeBody(ctx context.Context, off, n int64, timeout time.Duration) (io.ReadCloser, error) {
-	res, cancel, err := f.get(ctx, off, n, timeout)
+func (f *File) rangeBody(ctx context.Context, off, n int64, timeout time.Duration, setting string) (io.ReadCloser, error) {
+	res, cancel, err := f.get(ctx, off, n, timeout, setting)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func (f *File) rangeBody(ctx context.Context, off, n int64, timeout time.Duratio
 }
 
 // get sends a GET of bytes [off, off+n) with the file's credential, bounded by timeout.
-func (f *File) get(ctx context.Context, off, n int64, timeout time.Duration) (*http.Response, context.CancelFunc, error) {
+func (f *File) get(ctx context.Context, off, n int64, timeout time.Duration, setting string) (*http.Response, context.CancelFunc, error) {
 	u, err := f.c.Check(f.href)
 	if err != nil {
 		return nil, nil, err
@@ -169,7 +169,7 @@ func (f *File) get(ctx context.Context, off, n int64, timeout time.Duration) (*h
 	req.Header.Set("Accept-Encoding", "identity")
 	res, err := f.c.http.Do(req)
 	if err != nil {
-		err = timedOut(ctx, err, timeout, "REMOTE_TIMEOUT")
+		err = timedOut(ctx, err, timeout, setting)
 		cancel()
 		return nil, nil, f.c.failure(f.href, err)
 	}
