@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -24,17 +26,18 @@ import (
 // registerFixtures are the remote files: a float DEM with nodata (a disc in its middle) and an
 // RGB image, both COGs on their own grid in UTM 33N (not web mercator), and a striped GeoTIFF.
 type registerFixtures struct {
-	dem, rgb          string // paths
-	demData, rgbData  []byte
-	striped           []byte
-	demNoData         float64
-	demCentre, rgbMid [2]float64 // lon, lat
+	dem, rgb, merc             string // paths
+	demData, rgbData, mercData []byte
+	striped                    []byte
+	demNoData                  float64
+	demCentre, rgbMid          [2]float64 // lon, lat
 }
 
 func makeRegisterFixtures(t *testing.T) registerFixtures {
 	t.Helper()
 	dir := t.TempDir()
-	fx := registerFixtures{dem: filepath.Join(dir, "dem.tif"), rgb: filepath.Join(dir, "rgb.tif"), demNoData: -9999}
+	fx := registerFixtures{dem: filepath.Join(dir, "dem.tif"), rgb: filepath.Join(dir, "rgb.tif"), merc: filepath.Join(dir, "merc.tif"),
+		demNoData: -9999}
 	dem := rastertest.Spec{Width: 1024, Height: 768, Bands: 1, DType: "Float32", SRS: "EPSG:32633", West: 500000, North: 5173040, Res: 30,
 		NoData: &fx.demNoData, Predictor: true, Native: true, Value: func(x, y, _ int) float64 {
 			if dx, dy := x-512, y-384; dx*dx+dy*dy < 80*80 {
@@ -44,15 +47,17 @@ func makeRegisterFixtures(t *testing.T) registerFixtures {
 		}}
 	rgb := rastertest.Spec{Width: 600, Height: 400, Bands: 3, DType: "Byte", SRS: "EPSG:32633", West: 520000, North: 5170000, Res: 30,
 		Native: true, Value: rastertest.RGB}
+	// A COG as the ingest writes it, on the web-mercator tile grid: read without a warp.
+	merc := rastertest.Spec{Width: 2000, Height: 1200, Bands: 3, DType: "Byte", West: 15, North: 46.9, Res: 0.0005, Value: rastertest.RGB}
 	for _, m := range []struct {
 		path string
 		spec rastertest.Spec
-	}{{fx.dem, dem}, {fx.rgb, rgb}} {
+	}{{fx.dem, dem}, {fx.rgb, rgb}, {fx.merc, merc}} {
 		if err := rastertest.Make(m.path, m.spec); err != nil {
 			t.Fatal(err)
 		}
 	}
-	fx.demData, fx.rgbData = readFile(t, fx.dem), readFile(t, fx.rgb)
+	fx.demData, fx.rgbData, fx.mercData = readFile(t, fx.dem), readFile(t, fx.rgb), readFile(t, fx.merc)
 	// gdal_create writes strips: 1000 x 700 pixels, rows of the whole width each.
 	fx.striped = createdTIFF(t, "-outsize", "1000", "700", "-bands", "1", "-ot", "Byte", "-burn", "7", "-a_srs", "EPSG:32633",
 		"-a_ullr", "500000", "5170000", "530000", "5149000")
@@ -87,7 +92,7 @@ func registerCatalog(t *testing.T, f *stacRemote, fx registerFixtures, title str
 	catalog := f.url("/catalog.json")
 	f.putJSON(t, "/catalog.json", map[string]any{"type": "Catalog", "stac_version": "1.0.0", "id": "remote-cogs", "description": "COGs",
 		"links": []map[string]any{{"rel": "self", "href": catalog}, {"rel": "child", "href": "./scenes/collection.json"}}})
-	ids := []string{"dem-r", "rgb-r", "striped-r", "vec-r"}
+	ids := []string{"dem-r", "rgb-r", "merc-r", "striped-r", "vec-r"}
 	var links []map[string]any
 	for _, id := range ids {
 		links = append(links, map[string]any{"rel": "item", "href": "./" + id + "/" + id + ".json"})
@@ -99,12 +104,14 @@ func registerCatalog(t *testing.T, f *stacRemote, fx registerFixtures, title str
 		"links": append(links, map[string]any{"rel": "self", "href": f.url("/scenes/collection.json")})})
 	putRegisterItem(t, f, "dem-r", "Heights", "2024-01-01T00:00:00Z")
 	putRegisterItem(t, f, "rgb-r", "Picture", "2024-01-01T00:00:00Z")
+	putRegisterItem(t, f, "merc-r", "On the grid", "2024-01-01T00:00:00Z")
 	putRegisterItem(t, f, "striped-r", "Strips", "2024-01-01T00:00:00Z")
 	f.putJSON(t, "/scenes/vec-r/vec-r.json", stacItem(f, "vec-r", []float64{15, 46.4, 15.4, 46.7},
 		map[string]any{"datetime": "2023-05-01T00:00:00Z", "title": "Points"},
 		map[string]any{"data": map[string]any{"href": "./vec-r.geojson", "type": "application/geo+json", "roles": []string{"data"}}}))
 	f.put("/scenes/dem-r/dem-r.tif", "image/tiff", fx.demData)
 	f.put("/scenes/rgb-r/rgb-r.tif", "image/tiff", fx.rgbData)
+	f.put("/scenes/merc-r/merc-r.tif", "image/tiff", fx.mercData)
 	f.put("/scenes/striped-r/striped-r.tif", "image/tiff", fx.striped)
 	f.put("/scenes/vec-r/vec-r.geojson", "application/geo+json", pointsGeoJSON(3))
 	return catalog
@@ -130,9 +137,19 @@ func TestStacRegister(t *testing.T) {
 	fx := makeRegisterFixtures(t)
 	f := newStacRemote(t)
 	var hits atomic.Int64
+	var down atomic.Bool
+	var mu sync.Mutex
+	var ranges []string
 	files := f.srv.Config.Handler
 	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
+		mu.Lock()
+		ranges = append(ranges, r.Header.Get("Range"))
+		mu.Unlock()
+		if down.Load() {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
 		files.ServeHTTP(w, r)
 	})
 	title := "Registered " + randomHex(3)
@@ -148,17 +165,18 @@ func TestStacRegister(t *testing.T) {
 	body["mode"] = "register"
 	res := s.post(t, "/services/stac/import", body, 200)
 	results := byID(res["results"].([]any), "item_id")
-	if res["created"] != 3.0 || results["vec-r"]["status"] != "error" || !strings.Contains(fmt.Sprint(results["vec-r"]["error"]), "not a GeoTIFF") {
+	if res["created"] != 4.0 || results["vec-r"]["status"] != "error" || !strings.Contains(fmt.Sprint(results["vec-r"]["error"]), "not a GeoTIFF") {
 		t.Fatalf("register import: %v", res)
 	}
 	job := s.wait(t, res["job_id"].(string))
-	if job["status"] != "complete" || job["rows_processed"] != 2.0 || job["rows_failed"] != 2.0 ||
+	if job["status"] != "complete" || job["rows_processed"] != 3.0 || job["rows_failed"] != 2.0 ||
 		!strings.Contains(fmt.Sprint(job["warnings"]), "not tiled") {
 		t.Fatalf("the register job: %v", job)
 	}
 	datasets := stacDatasets(t, s, title)
-	dem, rgb := datasets[f.url("/scenes/dem-r/dem-r.json")], datasets[f.url("/scenes/rgb-r/rgb-r.json")]
-	if len(datasets) != 2 || dem == nil || rgb == nil {
+	dem, rgb, merc := datasets[f.url("/scenes/dem-r/dem-r.json")], datasets[f.url("/scenes/rgb-r/rgb-r.json")],
+		datasets[f.url("/scenes/merc-r/merc-r.json")]
+	if len(datasets) != 3 || dem == nil || rgb == nil || merc == nil {
 		t.Fatalf("registered datasets: %v", datasets)
 	}
 	demID, rgbID := dem["id"].(string), rgb["id"].(string)
@@ -203,6 +221,38 @@ func TestStacRegister(t *testing.T) {
 	}
 	checkRegisteredRGBTile(t, s, fx, rgbID)
 
+	// The COG on the grid: its tiles are cut from the remote file as from a stored COG (GDAL's
+	// pixels of the window), the file opened once: a second tile reads without probing it again.
+	var direct bool
+	if err := connect(t, srv.DBURL).QueryRow(t.Context(), "SELECT coalesce((raster->'cog'->>'direct')::bool, false) FROM catalog.datasets WHERE id = $1",
+		merc["id"]).Scan(&direct); err != nil || !direct {
+		t.Fatalf("the COG on the grid is not read directly (%v)", err)
+	}
+	mtok := s.call(t, "GET", "/tiles/token/"+merc["id"].(string)+"/", nil).JSON(t)
+	mz := int(mtok["maxzoom"].(float64))
+	mx, my := rasterTileAt(15.5, 46.6, mz)
+	for i, tx := range []int{mx, mx + 1} {
+		mu.Lock()
+		ranges = nil
+		mu.Unlock()
+		r := callAt(t, hc, "", "GET", tileURL(mtok["tile_url"].(string), mz, tx, my), nil)
+		if r.Status != 200 {
+			t.Fatalf("a tile of the COG on the grid: %d %s", r.Status, r.Body)
+		}
+		got, want := decodeNRGBA(t, r.Body), gdalPNG(t, fx.merc, mz, tx, my)
+		for p := range got.Pix {
+			if d := int(got.Pix[p]) - int(want.Pix[p]); d > 1 || d < -1 {
+				t.Fatalf("z%d/%d/%d differs from GDAL's at byte %d: %d vs %d", mz, tx, my, p, got.Pix[p], want.Pix[p])
+			}
+		}
+		mu.Lock()
+		seen := slices.Clone(ranges)
+		mu.Unlock()
+		if i == 1 && (len(seen) == 0 || slices.Contains(seen, "bytes=0-0") || slices.Contains(seen, "")) {
+			t.Fatalf("the second tile of the COG on the grid read %v: not the tile by range alone", seen)
+		}
+	}
+
 	// Quicklook, Download COG and the STAC item's COG asset: the remote's bytes.
 	q := s.call(t, "GET", "/datasets/"+demID+"/quicklook?size=64", nil)
 	if q.Status != 200 {
@@ -241,9 +291,20 @@ func TestStacRegister(t *testing.T) {
 		t.Fatalf("the re-import stored files: %v", files)
 	}
 
+	// The remote fails: a tile not drawn yet is the remote's failure, and is not kept (the same
+	// tile is drawn once the remote is back).
+	down.Store(true)
+	next := tileURL(tok["tile_url"].(string), z, x+1, y)
+	if r := callAt(t, hc, "", "GET", next, nil); r.Status != 502 || r.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("a tile of a failing remote: %d %s", r.Status, r.Body)
+	}
+	down.Store(false)
+	if r := callAt(t, hc, "", "GET", next, nil); r.Status != 200 {
+		t.Fatalf("the tile once the remote is back: %d %s", r.Status, r.Body)
+	}
 	// The remote is gone: a tile not drawn yet and a download are the remote's failure.
 	f.srv.Close()
-	if r := callAt(t, hc, "", "GET", tileURL(tok["tile_url"].(string), z, x+1, y), nil); (r.Status != 502 && r.Status != 504) ||
+	if r := callAt(t, hc, "", "GET", tileURL(tok["tile_url"].(string), z, x+2, y), nil); (r.Status != 502 && r.Status != 504) ||
 		r.Header.Get("Content-Type") != "application/problem+json" {
 		t.Fatalf("a tile of a vanished remote: %d %s", r.Status, r.Body)
 	}

@@ -87,6 +87,10 @@ type COGGrid struct {
 	Bands int  `json:"bands"`
 	Alpha bool `json:"alpha,omitempty"`
 	Mask  bool `json:"mask,omitempty"`
+	// Direct: a registered raster that is itself a COG on this grid (the tile reader opened it
+	// at registration), whose tiles are cut from the remote file by range as from a stored one,
+	// without a warp.
+	Direct bool `json:"direct,omitempty"`
 }
 
 // RasterBand is one band: the document's RasterBand plus the statistics the renderer stretches

@@ -41,15 +41,21 @@ type Located struct {
 	Key  string
 	Meta Meta
 	// Remote is a registered raster's remote file, nil for a stored COG: its pictures are
-	// warps of the remote (Service.Warper), at the zooms of Grid, never opened as a COG.
+	// warps of the remote (Service.Warper), at the zooms of Grid; or, when Grid.Direct (a COG
+	// on the grid already), cut from the remote file read by range like a stored COG.
 	Remote    *catalog.RemoteRaster
 	Grid      catalog.COGGrid
 	HasNoData bool
 }
 
-// Warper warps the part of a registered raster a picture shows (remoteraster.Reader).
+// warps tells a registered raster drawn by warps.
+func (l Located) warps() bool { return l.Remote != nil && !l.Grid.Direct }
+
+// Warper reads registered rasters (remoteraster.Reader): warps the part a picture shows, or
+// opens the remote file for ranged reads.
 type Warper interface {
 	Warp(ctx context.Context, src catalog.RemoteRaster, hasNoData bool, w remoteraster.Window, out string) error
+	OpenRemote(ctx context.Context, src catalog.RemoteRaster) (blob.Object, string, error)
 }
 
 // Object is a stored file open for random access.
@@ -201,7 +207,7 @@ func (s *Service) raster(ctx context.Context, loc Located) (*Raster, func(), err
 
 func (s *Service) load(ctx context.Context, o *opened, loc Located) {
 	defer close(o.ready)
-	obj, err := s.Source.Open(ctx, loc.Key)
+	obj, err := s.openFile(ctx, loc)
 	if err != nil {
 		o.err = err
 		return
@@ -213,6 +219,18 @@ func (s *Service) load(ctx context.Context, o *opened, loc Located) {
 		return
 	}
 	o.obj, o.r = obj, r
+}
+
+// openFile opens a raster's COG: the stored one, or a registered raster's remote file.
+func (s *Service) openFile(ctx context.Context, loc Located) (Object, error) {
+	if loc.Remote == nil {
+		return s.Source.Open(ctx, loc.Key)
+	}
+	if s.Warper == nil {
+		return nil, apperr.Conflict("this server does not read registered rasters")
+	}
+	f, _, err := s.Warper.OpenRemote(ctx, *loc.Remote)
+	return f, err
 }
 
 // drop forgets o (s.mu held); its file closes when its last user is done.
@@ -284,7 +302,7 @@ func (s *Service) Tile(ctx context.Context, p auth.Principal, r TileRequest, now
 		return Encode(img, r.Format)
 	}
 	out.Body, err = s.Tiles.Cache.Fill(ctx, key, func(ctx context.Context) ([]byte, error) {
-		if loc.Remote != nil {
+		if loc.warps() {
 			return s.remoteTile(ctx, loc, r.Z, r.X, r.Y, draw)
 		}
 		return s.render(ctx, loc, draw)
@@ -383,7 +401,7 @@ func (s *Service) rasterToken(ctx context.Context, d catalog.Dataset, t tiles.To
 	q := "sig=" + t.Sig + "&exp=" + strconv.FormatInt(t.Exp, 10) + "&scope=" + url.QueryEscape(t.Scope)
 	rt := &RasterToken{Token: t, TileSize: TileSize, Format: fmt,
 		TileURL: base + "/api/tiles/raster-proxy/" + d.Entry.ID.String() + "/{z}/{x}/{y}." + fmt + "?" + q}
-	if loc.Remote != nil {
+	if loc.warps() {
 		// A registered raster's zooms and box are the record's: no read of the remote.
 		rt.Bounds, rt.MinZoom, rt.MaxZoom = remoteBounds(loc), loc.Grid.MinZoom, min(loc.Grid.MaxZoom, MaxZoom)
 		return rt, nil
@@ -474,7 +492,7 @@ func (s *Service) Quicklook(ctx context.Context, p auth.Principal, id uuid.UUID,
 		return EncodePNG(img)
 	}
 	out.PNG, err = s.Tiles.Cache.Fill(ctx, key, func(ctx context.Context) ([]byte, error) {
-		if loc.Remote != nil {
+		if loc.warps() {
 			return s.remoteQuicklook(ctx, loc, size, draw)
 		}
 		return s.render(ctx, loc, draw)

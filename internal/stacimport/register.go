@@ -15,6 +15,7 @@ import (
 	"meridian/internal/catalog"
 	"meridian/internal/ingest"
 	"meridian/internal/rangeproxy"
+	"meridian/internal/rastertiles"
 	"meridian/internal/remote"
 	"meridian/internal/remoteraster"
 	"meridian/store"
@@ -76,6 +77,11 @@ func (s *Service) register(ctx context.Context, row store.GetStacImportItemRow) 
 		return fail(detail(err))
 	}
 	r.SizeBytes = f.Size()
+	// A COG on the tile grid already is read as a stored one (its tiles cut, not warped) when
+	// the tile reader can open it.
+	if _, err := rastertiles.Open(f, f.Size(), rastertiles.Meta{}, nil); err == nil {
+		r.COG.Direct = true
+	}
 	r.Remote = &catalog.RemoteRaster{Href: it.AssetHref}
 	// The credential goes with the reads only where the import sent it: to its catalog's origin.
 	if cred != nil && remote.OriginOf(it.AssetHref) == cred.Origin {
