@@ -206,7 +206,7 @@ func serve() error {
 	if err != nil {
 		return err
 	}
-	defer proxy.Close()
+	defer func() { _ = proxy.Close() }()
 	deps, err := services(cfg, pools{requests: pool, counts: counts, sandbox: sandbox}, log, queue, staging, sandboxRole, proxy)
 	if err != nil {
 		return err

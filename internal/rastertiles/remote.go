@@ -20,14 +20,18 @@ import (
 // remoteTile draws XYZ tile z/x/y of a registered raster: empty, without a read, below its
 // coarsest zoom or beyond its extent.
 func (s *Service) remoteTile(ctx context.Context, loc Located, z, x, y int, draw func(*Raster) ([]byte, error)) ([]byte, error) {
-	if z < loc.Grid.MinZoom {
+	if z < loc.Grid.MinZoom || !remoteCovers(loc, z, x, y) {
 		return []byte{}, nil
 	}
-	t, e := cog.TileBounds(z, x, y), remoteExtent(loc)
-	if t[0] >= e[2] || t[2] <= e[0] || t[1] >= e[3] || t[3] <= e[1] {
-		return []byte{}, nil
-	}
+	t := cog.TileBounds(z, x, y)
 	return s.warped(ctx, loc, remoteraster.Window{Box: t, Width: TileSize, Height: TileSize, Resampling: resamplingOf(loc)}, draw)
+}
+
+// remoteCovers tells whether tile z/x/y meets a registered raster's extent (known without a
+// read of the remote).
+func remoteCovers(loc Located, z, x, y int) bool {
+	t, e := cog.TileBounds(z, x, y), remoteExtent(loc)
+	return t[0] < e[2] && t[2] > e[0] && t[1] < e[3] && t[3] > e[1]
 }
 
 // remoteQuicklook draws a registered raster's quicklook of size pixels: its extent warped at the

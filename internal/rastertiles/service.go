@@ -302,8 +302,11 @@ func (s *Service) Tile(ctx context.Context, p auth.Principal, r TileRequest, now
 		return Encode(img, r.Format)
 	}
 	out.Body, err = s.Tiles.Cache.Fill(ctx, key, func(ctx context.Context) ([]byte, error) {
-		if loc.warps() {
+		switch {
+		case loc.warps():
 			return s.remoteTile(ctx, loc, r.Z, r.X, r.Y, draw)
+		case loc.Remote != nil && !remoteCovers(loc, r.Z, r.X, r.Y):
+			return []byte{}, nil // not even the remote file's directories are read for it
 		}
 		return s.render(ctx, loc, draw)
 	})
