@@ -508,3 +508,86 @@ func TestStacRegisterRemotePolicy(t *testing.T) {
 		t.Fatalf("a registration from loopback on the default policy: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestStacRegisterWithCredentials: a catalog and COG behind an API key are registered with the
+// key as `credentials`. The key stays sealed on the import while the dataset reads with it (its
+// tiles and download work long after the job ended), and goes to the catalog's origin only: a
+// COG registered from another origin is read without it.
+func TestStacRegisterWithCredentials(t *testing.T) {
+	const key = "reg-" + "s3cret"
+	fx := makeRegisterFixtures(t)
+	home, away := newStacRemote(t), newStacRemote(t)
+	awayURL := strings.Replace(away.srv.URL, "127.0.0.1", "localhost", 1)
+	gate := &credentialGate{seen: map[string][]string{}}
+	homeFiles, awayFiles := home.srv.Config.Handler, away.srv.Config.Handler
+	home.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if gate.record(r) != key {
+			http.Error(w, "an API key is needed", http.StatusUnauthorized)
+			return
+		}
+		homeFiles.ServeHTTP(w, r)
+	})
+	away.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gate.record(r)
+		awayFiles.ServeHTTP(w, r)
+	})
+	catalog := home.url("/catalog.json")
+	home.putJSON(t, "/catalog.json", map[string]any{"type": "Catalog", "stac_version": "1.0.0", "id": "gated", "description": "Needs a key",
+		"links": []map[string]any{{"rel": "self", "href": catalog}}})
+	hrefs := map[string]string{"home": home.url("/scenes/home/home.tif"), "away": awayURL + "/away.tif"}
+	for id, href := range hrefs {
+		home.putJSON(t, "/scenes/"+id+"/"+id+".json", stacItem(home, id, []float64{15, 46.4, 15.4, 46.7},
+			map[string]any{"datetime": "2023-01-01T00:00:00Z", "title": "Gated " + id},
+			map[string]any{"data": map[string]any{"href": href, "type": cogType, "roles": []string{"data"}}}))
+	}
+	home.put("/scenes/home/home.tif", "image/tiff", fx.demData)
+	away.put("/away.tif", "image/tiff", fx.demData)
+
+	srv := startFresh(t, "REMOTE_ALLOW_PRIVATE=true", "RATE_LIMIT_ENABLED=false")
+	hc := contractAt(t, srv)
+	admin := loginAt(t, hc, srv.APIRoot, "admin", AdminPassword)
+	s := stacSession{hc: hc, root: srv.APIRoot, token: newUserAt(t, hc, srv.APIRoot, admin, "editor")}
+	var items []any
+	for _, id := range []string{"home", "away"} {
+		items = append(items, map[string]any{"id": id, "title": id, "item_href": home.url("/scenes/" + id + "/" + id + ".json"), "data_asset_href": hrefs[id]})
+	}
+	res := s.post(t, "/services/stac/import", map[string]any{"url": catalog, "items": items, "mode": "register", "visibility": "private",
+		"credentials": map[string]any{"header": "X-Api-Key", "value": key}}, 200)
+	job := s.wait(t, res["job_id"].(string))
+	if job["status"] != "complete" || job["rows_processed"] != 2.0 {
+		t.Fatalf("the registration with a key: %v", job)
+	}
+	ids := map[string]string{}
+	for _, raw := range s.call(t, "GET", "/datasets/?limit=50", nil).JSON(t)["datasets"].([]any) {
+		d := raw.(map[string]any)
+		ids[fmt.Sprint(d["title"])] = d["id"].(string)
+	}
+	var sealed []byte
+	if err := connect(t, srv.DBURL).QueryRow(t.Context(), "SELECT credential FROM catalog.stac_imports WHERE job_id = $1", res["job_id"]).Scan(&sealed); err != nil ||
+		len(sealed) == 0 || bytes.Contains(sealed, []byte(key)) {
+		t.Fatalf("the credential after the job: %q %v", sealed, err)
+	}
+	id := ids["Gated home"]
+	tok := s.call(t, "GET", "/tiles/token/"+id+"/", nil).JSON(t)
+	z := int(tok["maxzoom"].(float64))
+	x, y := rasterTileAt(fx.demCentre[0], fx.demCentre[1], z)
+	if r := callAt(t, hc, "", "GET", tileURL(tok["tile_url"].(string), z, x, y), nil); r.Status != 200 {
+		t.Fatalf("a tile of the gated COG: %d %s", r.Status, r.Body)
+	}
+	checkRegisteredDownload(t, s, id, fx.demData)
+	if r := s.call(t, "GET", "/datasets/"+ids["Gated away"]+"/download/cog", nil); r.Status != 200 || !bytes.Equal(r.Body, fx.demData) {
+		t.Fatalf("the COG of the other origin: %d", r.Status)
+	}
+	gate.mu.Lock()
+	defer gate.mu.Unlock()
+	if len(gate.seen["localhost /away.tif"]) == 0 {
+		t.Fatalf("no request for the other origin's COG: %v", gate.seen)
+	}
+	for where, creds := range gate.seen {
+		for _, c := range creds {
+			if (c == key) != strings.HasPrefix(where, "127.0.0.1 ") {
+				t.Errorf("%s was sent credential %q", where, c)
+			}
+		}
+	}
+}
