@@ -271,6 +271,12 @@ func TestStacRegister(t *testing.T) {
 		t.Fatalf("the STAC item's COG: %d, %d bytes", r.Status, len(r.Body))
 	}
 
+	// No file here: a VRT (which combines stored COGs) refuses it, saying why.
+	if r := s.call(t, "POST", "/ingest/vrt/create", map[string]any{"title": "Of registered " + randomHex(2), "vrt_type": "mosaic",
+		"resolution_strategy": "finest", "source_dataset_ids": []string{demID}}); r.Status != 422 || !strings.Contains(string(r.Body), "registered raster") {
+		t.Fatalf("a VRT of a registered raster: %d %s", r.Status, r.Body)
+	}
+
 	// A re-import of a changed item updates the same dataset.
 	putRegisterItem(t, f, "dem-r", "Heights, again", "2025-01-01T00:00:00Z")
 	again := importItems(catalog, []any{items["dem-r"]}, "public")
