@@ -365,7 +365,7 @@ func (s *Service) prepare(ctx context.Context, p auth.Principal, root *object, r
 	out.filename = fileName(in.ID, ext)
 	out.meta = metadataOf(it, in, col, req)
 	out.meta.AssetHref, out.meta.AssetKey = assetHref, key
-	out.meta.Fingerprint = s.fingerprint(ctx, it, a, assetHref)
+	out.meta.Fingerprint = s.fingerprint(ctx, it, a, assetHref, req.Mode)
 	prev, err := s.Q.StacDatasetOfItem(ctx, store.StacDatasetOfItemParams{OwnerID: &p.UserID, SourceUrl: &self})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -500,11 +500,14 @@ func deref(s *string) string {
 }
 
 // fingerprint tells whether an item's data changed since its last import: the item's updated
-// time, the asset's address, checksum and size as the item gives them, and the ETag, length and
-// modification time the asset's server answers to HEAD. Empty when none of them is known: such
+// time, the asset's address, checksum and size as the item gives them, the mode (register or
+// copy), and the ETag, length and modification time the asset's server answers to HEAD. Empty when none of them is known: such
 // an item is always imported again.
-func (s *Service) fingerprint(ctx context.Context, it *object, a asset, href string) string {
+func (s *Service) fingerprint(ctx context.Context, it *object, a asset, href, mode string) string {
 	parts := []string{href, it.Properties.Updated, a.Checksum}
+	if mode == "register" {
+		parts = append(parts, mode) // a copy registered again, or a registration copied, is not unchanged
+	}
 	if a.Size != nil {
 		parts = append(parts, fmt.Sprint(*a.Size))
 	}
