@@ -290,7 +290,7 @@ func TestStacRegister(t *testing.T) {
 		t.Fatalf("the re-import's job: %v", j)
 	}
 	d := s.call(t, "GET", "/datasets/"+demID, nil).JSON(t)
-	if d["title"] != "Heights, again" || d["current_version"] != 2.0 || d["record_type"] != "raster_dataset" || len(stacDatasets(t, s, title)) != 2 {
+	if d["title"] != "Heights, again" || d["current_version"] != 2.0 || d["record_type"] != "raster_dataset" || len(stacDatasets(t, s, title)) != 3 {
 		t.Fatalf("the re-imported dataset: %v", d)
 	}
 	if files := storedFiles(t, srv); len(files) != 0 {
