@@ -86,6 +86,9 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	if off >= f.size {
 		return 0, io.EOF
 	}
+	if len(p) == 0 {
+		return 0, nil
+	}
 	n := min(int64(len(p)), f.size-off)
 	body, err := f.rangeBody(context.Background(), off, n, f.c.policy.Timeout, "REMOTE_TIMEOUT")
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -32,10 +34,26 @@ const (
 // its dataset: the raster description the ingest would store (bands, statistics, nodata, grid,
 // extent, the DEM flag) with the remote address instead of a stored file, and the item's
 // metadata; a re-import of the item (its self link) updates the earlier dataset in place. No
-// byte of the file is kept. Whatever goes wrong is the item's error.
-func (s *Service) register(ctx context.Context, row store.GetStacImportItemRow) error {
+// byte of the file is kept. Whatever goes wrong is the item's error: only a stopping server
+// hands the item back to River, so an item never waits on retries that cannot succeed.
+func (s *Service) register(ctx context.Context, row store.GetStacImportItemRow) (err error) {
 	it := row.CatalogStacImportItem
-	defer s.dropCredential(ctx, it.ImportID)
+	defer s.dropCredential(ctx, it.ImportID) // once the item ended, if nothing else needs it
+	defer func() {
+		if p := recover(); p != nil {
+			s.Log.Error("STAC import: a registration panicked", "item", it.ID, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic: %v", p)
+		}
+		if err != nil && ctx.Err() == nil {
+			s.Log.Warn("STAC import: a registration failed", "item", it.ID, "err", err)
+			err = s.failItem(ctx, it, "the registration failed: "+detail(err))
+		}
+	}()
+	return s.registerItem(ctx, row)
+}
+
+func (s *Service) registerItem(ctx context.Context, row store.GetStacImportItemRow) error {
+	it := row.CatalogStacImportItem
 	if n, err := s.Q.StartStacItemDownload(ctx, it.ID); err != nil || n == 0 {
 		return err
 	}
