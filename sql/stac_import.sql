@@ -6,15 +6,25 @@ VALUES (@id, @source_filename, @created_by, 'running', 'registering', 0, true, n
 RETURNING *;
 
 -- name: CreateStacImport :exec
-INSERT INTO catalog.stac_imports (job_id, owner_id, url, collection, visibility, credential)
-VALUES (@job_id, @owner_id, @url, @collection, @visibility, sqlc.narg(credential));
+INSERT INTO catalog.stac_imports (job_id, owner_id, url, collection, visibility, credential, mode)
+VALUES (@job_id, @owner_id, @url, @collection, @visibility, sqlc.narg(credential), @mode);
 
 -- name: DropStacImportCredential :exec
 -- The import's credential goes once no download of it is left to run (a download River runs
--- again after its server went away is still 'downloading').
+-- again after its server went away is still 'downloading') and no registered raster reads with it.
 UPDATE catalog.stac_imports s SET credential = NULL
 WHERE s.job_id = @job_id AND s.credential IS NOT NULL
-    AND NOT EXISTS (SELECT 1 FROM catalog.stac_import_items i WHERE i.import_id = s.job_id AND i.state IN ('queued', 'downloading'));
+    AND NOT EXISTS (SELECT 1 FROM catalog.stac_import_items i WHERE i.import_id = s.job_id AND i.state IN ('queued', 'downloading'))
+    AND NOT EXISTS (SELECT 1 FROM catalog.datasets d WHERE d.raster ? 'remote' AND d.raster->'remote'->>'credential_import' = s.job_id::text);
+
+-- name: StacImportCredential :one
+-- The sealed credential a registered raster's reads send, with the catalog whose origin it is for.
+SELECT url, credential FROM catalog.stac_imports WHERE job_id = @job_id;
+
+-- name: CompleteStacItem :execrows
+-- A registered item's dataset is written: the item is done (in the same transaction).
+UPDATE catalog.stac_import_items SET state = 'complete', error = NULL, dataset_id = @dataset_id, updated_at = now()
+WHERE id = @id AND state = 'downloading';
 
 -- name: StacImportRunning :one
 -- Whether the owner already runs an import of the same remote collection.
@@ -32,7 +42,7 @@ RETURNING id;
 SELECT catalog.stac_import_tally(@job_id::uuid);
 
 -- name: GetStacImportItem :one
-SELECT sqlc.embed(i), s.owner_id, s.visibility, s.url, s.credential FROM catalog.stac_import_items i
+SELECT sqlc.embed(i), s.owner_id, s.visibility, s.url, s.credential, s.mode FROM catalog.stac_import_items i
 JOIN catalog.stac_imports s ON s.job_id = i.import_id
 WHERE i.id = @id;
 

@@ -567,6 +567,7 @@ type CatalogStacImport struct {
 	Visibility string     `json:"visibility"`
 	CreatedAt  time.Time  `json:"created_at"`
 	Credential []byte     `json:"credential"`
+	Mode       string     `json:"mode"`
 }
 
 type CatalogStacImportItem struct {

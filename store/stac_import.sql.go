@@ -45,9 +45,28 @@ func (q *Queries) AddStacKeywords(ctx context.Context, arg AddStacKeywordsParams
 	return err
 }
 
+const completeStacItem = `-- name: CompleteStacItem :execrows
+UPDATE catalog.stac_import_items SET state = 'complete', error = NULL, dataset_id = $1, updated_at = now()
+WHERE id = $2 AND state = 'downloading'
+`
+
+type CompleteStacItemParams struct {
+	DatasetID *uuid.UUID `json:"dataset_id"`
+	ID        uuid.UUID  `json:"id"`
+}
+
+// A registered item's dataset is written: the item is done (in the same transaction).
+func (q *Queries) CompleteStacItem(ctx context.Context, arg CompleteStacItemParams) (int64, error) {
+	result, err := q.db.Exec(ctx, completeStacItem, arg.DatasetID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const createStacImport = `-- name: CreateStacImport :exec
-INSERT INTO catalog.stac_imports (job_id, owner_id, url, collection, visibility, credential)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO catalog.stac_imports (job_id, owner_id, url, collection, visibility, credential, mode)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 `
 
 type CreateStacImportParams struct {
@@ -57,6 +76,7 @@ type CreateStacImportParams struct {
 	Collection string     `json:"collection"`
 	Visibility string     `json:"visibility"`
 	Credential []byte     `json:"credential"`
+	Mode       string     `json:"mode"`
 }
 
 func (q *Queries) CreateStacImport(ctx context.Context, arg CreateStacImportParams) error {
@@ -67,6 +87,7 @@ func (q *Queries) CreateStacImport(ctx context.Context, arg CreateStacImportPara
 		arg.Collection,
 		arg.Visibility,
 		arg.Credential,
+		arg.Mode,
 	)
 	return err
 }
@@ -196,10 +217,11 @@ const dropStacImportCredential = `-- name: DropStacImportCredential :exec
 UPDATE catalog.stac_imports s SET credential = NULL
 WHERE s.job_id = $1 AND s.credential IS NOT NULL
     AND NOT EXISTS (SELECT 1 FROM catalog.stac_import_items i WHERE i.import_id = s.job_id AND i.state IN ('queued', 'downloading'))
+    AND NOT EXISTS (SELECT 1 FROM catalog.datasets d WHERE d.raster ? 'remote' AND d.raster->'remote'->>'credential_import' = s.job_id::text)
 `
 
 // The import's credential goes once no download of it is left to run (a download River runs
-// again after its server went away is still 'downloading').
+// again after its server went away is still 'downloading') and no registered raster reads with it.
 func (q *Queries) DropStacImportCredential(ctx context.Context, jobID uuid.UUID) error {
 	_, err := q.db.Exec(ctx, dropStacImportCredential, jobID)
 	return err
@@ -221,7 +243,7 @@ func (q *Queries) FailStacItem(ctx context.Context, arg FailStacItemParams) erro
 }
 
 const getStacImportItem = `-- name: GetStacImportItem :one
-SELECT i.id, i.import_id, i.position, i.item_id, i.source_href, i.asset_href, i.filename, i.state, i.job_id, i.dataset_id, i.collection_id, i.error, i.metadata, i.updated_at, s.owner_id, s.visibility, s.url, s.credential FROM catalog.stac_import_items i
+SELECT i.id, i.import_id, i.position, i.item_id, i.source_href, i.asset_href, i.filename, i.state, i.job_id, i.dataset_id, i.collection_id, i.error, i.metadata, i.updated_at, s.owner_id, s.visibility, s.url, s.credential, s.mode FROM catalog.stac_import_items i
 JOIN catalog.stac_imports s ON s.job_id = i.import_id
 WHERE i.id = $1
 `
@@ -232,6 +254,7 @@ type GetStacImportItemRow struct {
 	Visibility            string                `json:"visibility"`
 	Url                   string                `json:"url"`
 	Credential            []byte                `json:"credential"`
+	Mode                  string                `json:"mode"`
 }
 
 func (q *Queries) GetStacImportItem(ctx context.Context, id uuid.UUID) (GetStacImportItemRow, error) {
@@ -256,6 +279,7 @@ func (q *Queries) GetStacImportItem(ctx context.Context, id uuid.UUID) (GetStacI
 		&i.Visibility,
 		&i.Url,
 		&i.Credential,
+		&i.Mode,
 	)
 	return i, err
 }
@@ -433,6 +457,23 @@ func (q *Queries) StacDatasetOfItem(ctx context.Context, arg StacDatasetOfItemPa
 	row := q.db.QueryRow(ctx, stacDatasetOfItem, arg.OwnerID, arg.SourceUrl)
 	var i StacDatasetOfItemRow
 	err := row.Scan(&i.ID, &i.OriginRef, &i.RecordType)
+	return i, err
+}
+
+const stacImportCredential = `-- name: StacImportCredential :one
+SELECT url, credential FROM catalog.stac_imports WHERE job_id = $1
+`
+
+type StacImportCredentialRow struct {
+	Url        string `json:"url"`
+	Credential []byte `json:"credential"`
+}
+
+// The sealed credential a registered raster's reads send, with the catalog whose origin it is for.
+func (q *Queries) StacImportCredential(ctx context.Context, jobID uuid.UUID) (StacImportCredentialRow, error) {
+	row := q.db.QueryRow(ctx, stacImportCredential, jobID)
+	var i StacImportCredentialRow
+	err := row.Scan(&i.Url, &i.Credential)
 	return i, err
 }
 

@@ -33,6 +33,7 @@ import (
 	"meridian/internal/ingest"
 	"meridian/internal/manifest"
 	"meridian/internal/maps"
+	"meridian/internal/rangeproxy"
 	"meridian/internal/sources"
 	"meridian/internal/sqlquery"
 	"meridian/internal/stacimport"
@@ -200,11 +201,17 @@ func serve() error {
 		log.Warn("read-only SQL: the sandbox role may still use "+fns+"; run the migrations once as a superuser (migrations 33 and 53)",
 			"role", sandboxRole)
 	}
-	deps, err := services(cfg, pools{requests: pool, counts: counts, sandbox: sandbox}, log, queue, staging, sandboxRole)
+	// GDAL reads registered rasters through this loopback server only (internal/rangeproxy).
+	proxy, err := rangeproxy.Start()
 	if err != nil {
 		return err
 	}
-	*stacImports = *stacImportOf(cfg, deps, pool, log, queue, objects)
+	defer func() { _ = proxy.Close() }()
+	deps, err := services(cfg, pools{requests: pool, counts: counts, sandbox: sandbox}, log, queue, staging, sandboxRole, proxy)
+	if err != nil {
+		return err
+	}
+	*stacImports = *stacImportOf(cfg, deps, pool, log, queue, objects, proxy)
 	deps.StacImport = stacImports
 	refreshes.Service = deps.Sources
 	*manifests = *manifestsOf(cfg, deps, pool, log)

@@ -36,9 +36,11 @@ import (
 	"meridian/internal/manifest"
 	"meridian/internal/maps"
 	"meridian/internal/oauth"
+	"meridian/internal/rangeproxy"
 	"meridian/internal/rastertiles"
 	"meridian/internal/ratelimit"
 	"meridian/internal/remote"
+	"meridian/internal/remoteraster"
 	"meridian/internal/secretbox"
 	"meridian/internal/settings"
 	"meridian/internal/sources"
@@ -57,7 +59,8 @@ type pools struct {
 
 // services builds every domain service the handlers use, over the request pool. Presigned
 // uploads go to S3 when it is configured, to the local backend otherwise.
-func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, staging *ingest.Staging, sandboxRole string) (handlers.Deps, error) {
+func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, staging *ingest.Staging, sandboxRole string,
+	proxy *rangeproxy.Proxy) (handlers.Deps, error) {
 	pool := p.requests
 	q := store.New(pool)
 	var storage blob.Storage = blob.NewLocal(c.DataDir, c.BaseURL, c.JWTSecretKey)
@@ -84,6 +87,9 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 			PerClientSetting: "PREVIEW_CONCURRENCY_PER_CLIENT", Max: c.Files.PreviewConcurrency, PerClient: c.Files.PreviewPerClient,
 			Wait: previewWait, RetryAfter: 5 * time.Second})}
 	fetcher := remote.New(remote.Policy(c.Remote))
+	// Registered rasters (STAC Import mode register): read by range, GDAL through the proxy.
+	registered := &remoteraster.Reader{Remote: fetcher, Proxy: proxy, GDAL: gdalLimits(c), Q: q, Box: box, Timeout: c.Remote.Timeout}
+	cat.Remote = registered
 	sqlService := &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log}
 	pageMax := &settings.ItemsPageMax{Reader: settings.Reader{Q: q}, Bound: c.OGCMaxLimit, MaxAge: time.Second}
 	settingsAdmin := settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Fixed: fixedSettings(c), Changed: pageMax.Forget, Log: log}
@@ -117,7 +123,7 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		Exporter:   exporter(c, pool, log),
 		Tables:     features.Reader{Pool: pool},
 		Tiles:      tileService,
-		Rasters:    &rastertiles.Service{Tiles: tileService, Source: rastertiles.Stored{Objects: objects}},
+		Rasters:    &rastertiles.Service{Tiles: tileService, Source: rastertiles.Stored{Objects: objects}, Warper: registered},
 		Maps:       mapService,
 		SQL:        sqlService,
 		DCAT:       &dcat.Service{Records: cat, Settings: settings.Reader{Q: q}},
@@ -151,9 +157,11 @@ func manifestsOf(c config.Config, d handlers.Deps, pool *pgxpool.Pool, log *slog
 		MaxBytes: c.Remote.AssetMaxBytes, Log: log}
 }
 
-func stacImportOf(c config.Config, d handlers.Deps, pool *pgxpool.Pool, log *slog.Logger, queue *ingest.Queue, objects blob.Objects) *stacimport.Service {
+func stacImportOf(c config.Config, d handlers.Deps, pool *pgxpool.Pool, log *slog.Logger, queue *ingest.Queue, objects blob.Objects,
+	proxy *rangeproxy.Proxy) *stacimport.Service {
 	return &stacimport.Service{Pool: pool, Q: store.New(pool), Remote: remote.New(remote.Policy(c.Remote)), Jobs: d.Jobs, Queue: queue,
-		Objects: objects, AssetMax: c.Remote.AssetMaxBytes, Timeout: c.Remote.AssetTimeout, Box: d.Box, Log: log}
+		Objects: objects, AssetMax: c.Remote.AssetMaxBytes, Timeout: c.Remote.AssetTimeout, Box: d.Box, Log: log,
+		Proxy: proxy, GDAL: gdalLimits(c), Bounds: bounds(c).Raster, ReadTimeout: c.Remote.Timeout}
 }
 
 // The AI providers' client, shared by requests and jobs; one provider call's bound (a chat turn

@@ -43,6 +43,8 @@ type Service struct {
 	Announced func(channel string, live bool)
 	// Objects hold raster datasets' COGs (internal/blob): a deleted raster's file goes with it.
 	Objects blob.Objects
+	// Remote opens the remote files of registered rasters (Download COG).
+	Remote RemoteFiles
 
 	reads   records          // records kept for feature reads (reads.go)
 	events  events           // views and exports on their way to the history (events.go)

@@ -48,6 +48,18 @@ type Raster struct {
 	Resampling string  `json:"resampling"` // used for the reprojection and the overviews
 	// VRT is a VRT dataset's own part (nil for a raster), kept by the database (migration 85).
 	VRT *VRTState `json:"vrt,omitempty"`
+	// Remote is a registered raster's file (STAC Import mode register), nil for a stored one:
+	// no file is stored (StorageKey is empty) and COG describes no stored grid but the zooms
+	// its tiles are served at; SizeBytes and Compression are the remote file's.
+	Remote *RemoteRaster `json:"remote,omitempty"`
+}
+
+// RemoteRaster is where a registered raster's GeoTIFF is read by byte range: Href, with the
+// credential the STAC import CredentialImport was given (sealed on that import, sent to the
+// origin of its catalog only) when it names one.
+type RemoteRaster struct {
+	Href             string     `json:"href"`
+	CredentialImport *uuid.UUID `json:"credential_import,omitempty"`
 }
 
 // VRTState is how a VRT dataset combines its sources and how far its generations are: status
@@ -75,6 +87,10 @@ type COGGrid struct {
 	Bands int  `json:"bands"`
 	Alpha bool `json:"alpha,omitempty"`
 	Mask  bool `json:"mask,omitempty"`
+	// Direct: a registered raster that is itself a COG on this grid (the tile reader opened it
+	// at registration), whose tiles are cut from the remote file by range as from a stored one,
+	// without a warp.
+	Direct bool `json:"direct,omitempty"`
 }
 
 // RasterBand is one band: the document's RasterBand plus the statistics the renderer stretches
@@ -91,6 +107,10 @@ type RasterBand struct {
 	StdDev      *float64 `json:"stddev,omitempty"`
 	P2          *float64 `json:"p2,omitempty"`
 	P98         *float64 `json:"p98,omitempty"`
+	// Quantiles are a registered raster's percentiles 0..100 from its histogram, which its tiles
+	// stretch other percentiles than p2 and p98 by (a stored raster's come from its COG's
+	// coarsest overview); never shown to clients.
+	Quantiles []float64 `json:"quantiles,omitempty"`
 }
 
 // RasterOf reads a dataset's raster description; ok is false for a dataset that has none.
@@ -174,6 +194,9 @@ func (s *Service) OpenCOG(ctx context.Context, p auth.Principal, id uuid.UUID) (
 	if !ok {
 		return COG{}, apperr.Conflict("dataset %s is a %s, not a raster: use Export Dataset", id, d.Entry.RecordType)
 	}
+	if r.Remote != nil {
+		return s.remoteCOG(ctx, d, *r.Remote)
+	}
 	if r.StorageKey == "" {
 		return COG{}, apperr.Conflict("dataset %s has no raster file yet: its ingest or its VRT generation has not finished", id)
 	}
@@ -188,6 +211,28 @@ func (s *Service) OpenCOG(ctx context.Context, p auth.Principal, id uuid.UUID) (
 		return COG{}, err
 	}
 	return COG{Object: o, Title: d.Entry.Title, ETag: fmt.Sprintf(`"cog-%s-v%d"`, id, d.Entry.CurrentVersion)}, nil
+}
+
+// RemoteFiles opens registered rasters' remote files (remoteraster.Reader).
+type RemoteFiles interface {
+	// OpenRemote opens r for ranged reads; its tag names the remote file's version (its ETag,
+	// length and modification time), "" when the server gives none.
+	OpenRemote(ctx context.Context, r RemoteRaster) (blob.Object, string, error)
+}
+
+// remoteCOG opens a registered raster's remote file for a download: its bytes are the remote's
+// as they are now, and the ETag names them (the dataset version and the remote's own tag), so
+// If-Range never joins bytes of two versions.
+func (s *Service) remoteCOG(ctx context.Context, d Dataset, r RemoteRaster) (COG, error) {
+	if s.Remote == nil {
+		return COG{}, errors.New("catalog: no reader of registered rasters")
+	}
+	o, tag, err := s.Remote.OpenRemote(ctx, r)
+	if err != nil {
+		return COG{}, err
+	}
+	etag := fmt.Sprintf(`"cog-%s-v%d-r%s"`, d.Entry.ID, d.Entry.CurrentVersion, tag)
+	return COG{Object: o, Title: d.Entry.Title, ETag: etag}, nil
 }
 
 // ruleOfDatabase turns a rule the database enforces whatever path writes a record (SQLSTATE

@@ -76,6 +76,7 @@ type gdalinfoJSON struct {
 		Band        int             `json:"band"`
 		Type        string          `json:"type"`
 		ColorInterp string          `json:"colorInterpretation"`
+		Block       []int           `json:"block"`
 		NoData      json.RawMessage `json:"noDataValue"`
 		Overviews   []struct {
 			Size []int `json:"size"`
@@ -97,8 +98,13 @@ type gdalinfoJSON struct {
 
 // gdalinfo runs `gdalinfo -json` with the raster environment and only driver registered.
 func gdalinfo(ctx context.Context, lim gdalcmd.Limits, driver, path string, extra ...string) (gdalinfoJSON, error) {
+	return gdalinfoIn(ctx, lim, rasterEnv, driver, path, extra...)
+}
+
+// gdalinfoIn is gdalinfo with the environment env.
+func gdalinfoIn(ctx context.Context, lim gdalcmd.Limits, env []string, driver, path string, extra ...string) (gdalinfoJSON, error) {
 	args := append([]string{"-json", "-norat", "-noct", "-nofl"}, extra...)
-	cmd, err := gdalcmd.Command(ctx, lim, []string{driver}, rasterEnv, "gdalinfo", append(args, path)...)
+	cmd, err := gdalcmd.Command(ctx, lim, []string{driver}, env, "gdalinfo", append(args, path)...)
 	if err != nil {
 		return gdalinfoJSON{}, err
 	}

@@ -30,6 +30,7 @@ var vrtRefusals = map[string]string{
 	"not_lendable": "the VRT's owner may not include it (another user's raster that is not public)",
 	"narrower":     "fewer people may read it than the VRT",
 	"no_data":      "it has no raster file yet",
+	"registered":   "it is a registered raster, read from its remote server: a VRT combines stored rasters only",
 }
 
 // vrtWorkDir is where run attempt of job builds: under DATA_DIR, so the local object store's

@@ -35,6 +35,10 @@ type Meta struct {
 type BandStats struct {
 	Min, Max, Mean, StdDev, P2, P98 *float64
 	ColorInterp                     string
+	// Quantiles, when given, are the band's percentiles 0..100 (a registered raster's, from its
+	// histogram): other percentiles than p2 and p98 are read between them rather than from the
+	// opened file's own values, which of a warped picture are the picture's, not the raster's.
+	Quantiles []float64
 }
 
 // mode is how a raster's samples become colours.
@@ -194,6 +198,12 @@ func (rs *Raster) resolveStats() error {
 			set(&r.std, m.StdDev)
 			set(&r.p2, m.P2)
 			set(&r.p98, m.P98)
+			if len(m.Quantiles) == 101 {
+				r.sample = make([]float32, len(m.Quantiles))
+				for i, q := range m.Quantiles {
+					r.sample[i] = float32(q)
+				}
+			}
 		}
 		rs.bands[b] = r
 	}

@@ -19,6 +19,7 @@ import (
 	"meridian/internal/blob"
 	"meridian/internal/catalog"
 	"meridian/internal/cog"
+	"meridian/internal/remoteraster"
 	"meridian/internal/tiles"
 )
 
@@ -39,6 +40,22 @@ type Source interface {
 type Located struct {
 	Key  string
 	Meta Meta
+	// Remote is a registered raster's remote file, nil for a stored COG: its pictures are
+	// warps of the remote (Service.Warper), at the zooms of Grid; or, when Grid.Direct (a COG
+	// on the grid already), cut from the remote file read by range like a stored COG.
+	Remote    *catalog.RemoteRaster
+	Grid      catalog.COGGrid
+	HasNoData bool
+}
+
+// warps tells a registered raster drawn by warps.
+func (l Located) warps() bool { return l.Remote != nil && !l.Grid.Direct }
+
+// Warper reads registered rasters (remoteraster.Reader): warps the part a picture shows, or
+// opens the remote file for ranged reads.
+type Warper interface {
+	Warp(ctx context.Context, src catalog.RemoteRaster, hasNoData bool, w remoteraster.Window, out string) error
+	OpenRemote(ctx context.Context, src catalog.RemoteRaster) (blob.Object, string, error)
 }
 
 // Object is a stored file open for random access.
@@ -58,25 +75,36 @@ func (s Stored) Locate(_ context.Context, d catalog.Dataset) (Located, error) {
 	if err != nil {
 		return Located{}, err
 	}
+	if ok && r.Remote != nil {
+		// No file of ours: the key names the record's version, which a re-import moves on.
+		loc := Located{Key: "remote/" + d.Entry.ID.String() + "/v" + strconv.Itoa(int(d.Entry.CurrentVersion)), Remote: r.Remote,
+			Grid: r.COG, HasNoData: r.NoData != nil, Meta: metaOf(d, r)}
+		return loc, nil
+	}
 	if !ok || r.StorageKey == "" {
 		// A VRT between generations too: before its first, or withdrawn after a source narrowed.
 		return Located{}, apperr.Conflict("dataset %s has no raster file yet: its ingest or its VRT generation has not finished", d.Entry.ID)
 	}
+	return Located{Key: r.StorageKey, Meta: metaOf(d, r)}, nil
+}
+
+// metaOf is what the record says of a raster beyond its file.
+func metaOf(d catalog.Dataset, r catalog.Raster) Meta {
 	// Ingest resamples classes (one band of bytes) by nearest neighbour: so do the tiles.
-	loc := Located{Key: r.StorageKey, Meta: Meta{IsDEM: r.IsDEM, Categorical: r.Resampling == "nearest"}}
+	m := Meta{IsDEM: r.IsDEM, Categorical: r.Resampling == "nearest"}
 	if r.NoData != nil {
 		if v, err := strconv.ParseFloat(*r.NoData, 64); err == nil {
-			loc.Meta.NoData = &v
+			m.NoData = &v
 		}
 	}
 	for _, b := range r.Bands {
-		loc.Meta.Bands = append(loc.Meta.Bands, BandStats{Min: b.Min, Max: b.Max, Mean: b.Mean, StdDev: b.StdDev, P2: b.P2, P98: b.P98,
-			ColorInterp: b.ColorInterp})
+		m.Bands = append(m.Bands, BandStats{Min: b.Min, Max: b.Max, Mean: b.Mean, StdDev: b.StdDev, P2: b.P2, P98: b.P98,
+			ColorInterp: b.ColorInterp, Quantiles: b.Quantiles})
 	}
 	if b := d.Entry.ExtentBbox; len(b) == 4 {
-		loc.Meta.Bounds = &[4]float64{b[0], b[1], b[2], b[3]}
+		m.Bounds = &[4]float64{b[0], b[1], b[2], b[3]}
 	}
-	return loc, nil
+	return m
 }
 
 // Open implements Source.
@@ -92,6 +120,8 @@ func (s Stored) Open(ctx context.Context, key string) (Object, error) {
 type Service struct {
 	Tiles  *tiles.Service
 	Source Source
+	// Warper draws registered rasters; nil serves none (their tiles answer 409).
+	Warper Warper
 
 	once    sync.Once
 	decoded *TileCache
@@ -177,7 +207,7 @@ func (s *Service) raster(ctx context.Context, loc Located) (*Raster, func(), err
 
 func (s *Service) load(ctx context.Context, o *opened, loc Located) {
 	defer close(o.ready)
-	obj, err := s.Source.Open(ctx, loc.Key)
+	obj, err := s.openFile(ctx, loc)
 	if err != nil {
 		o.err = err
 		return
@@ -189,6 +219,18 @@ func (s *Service) load(ctx context.Context, o *opened, loc Located) {
 		return
 	}
 	o.obj, o.r = obj, r
+}
+
+// openFile opens a raster's COG: the stored one, or a registered raster's remote file.
+func (s *Service) openFile(ctx context.Context, loc Located) (Object, error) {
+	if loc.Remote == nil {
+		return s.Source.Open(ctx, loc.Key)
+	}
+	if s.Warper == nil {
+		return nil, apperr.Conflict("this server does not read registered rasters")
+	}
+	f, _, err := s.Warper.OpenRemote(ctx, *loc.Remote)
+	return f, err
 }
 
 // drop forgets o (s.mu held); its file closes when its last user is done.
@@ -252,14 +294,21 @@ func (s *Service) Tile(ctx context.Context, p auth.Principal, r TileRequest, now
 		out.NotModified = true
 		return out, nil
 	}
+	draw := func(rs *Raster) ([]byte, error) {
+		img, err := rs.Tile(r.Z, r.X, r.Y, params)
+		if err != nil || img == nil {
+			return []byte{}, err
+		}
+		return Encode(img, r.Format)
+	}
 	out.Body, err = s.Tiles.Cache.Fill(ctx, key, func(ctx context.Context) ([]byte, error) {
-		return s.render(ctx, loc, func(rs *Raster) ([]byte, error) {
-			img, err := rs.Tile(r.Z, r.X, r.Y, params)
-			if err != nil || img == nil {
-				return []byte{}, err
-			}
-			return Encode(img, r.Format)
-		})
+		switch {
+		case loc.warps():
+			return s.remoteTile(ctx, loc, r.Z, r.X, r.Y, draw)
+		case loc.Remote != nil && !remoteCovers(loc, r.Z, r.X, r.Y):
+			return []byte{}, nil // not even the remote file's directories are read for it
+		}
+		return s.render(ctx, loc, draw)
 	})
 	return out, problem(d.Entry.ID, err)
 }
@@ -351,15 +400,23 @@ func (s *Service) rasterToken(ctx context.Context, d catalog.Dataset, t tiles.To
 	if err != nil {
 		return nil, err
 	}
-	var rt *RasterToken
+	// sig, exp, scope in the order the document shows them (a signed vector tile URL's order).
+	q := "sig=" + t.Sig + "&exp=" + strconv.FormatInt(t.Exp, 10) + "&scope=" + url.QueryEscape(t.Scope)
+	rt := &RasterToken{Token: t, TileSize: TileSize, Format: fmt,
+		TileURL: base + "/api/tiles/raster-proxy/" + d.Entry.ID.String() + "/{z}/{x}/{y}." + fmt + "?" + q}
+	if loc.warps() {
+		// A registered raster's zooms and box are the record's: no read of the remote.
+		rt.Bounds, rt.MinZoom, rt.MaxZoom = remoteBounds(loc), loc.Grid.MinZoom, min(loc.Grid.MaxZoom, MaxZoom)
+		return rt, nil
+	}
 	_, err = s.render(ctx, loc, func(rs *Raster) ([]byte, error) {
-		// sig, exp, scope in the order the document shows them (a signed vector tile URL's order).
-		q := "sig=" + t.Sig + "&exp=" + strconv.FormatInt(t.Exp, 10) + "&scope=" + url.QueryEscape(t.Scope)
-		rt = &RasterToken{Token: t, Bounds: rs.Bounds(), MinZoom: rs.MinZoom, MaxZoom: min(rs.MaxZoom, MaxZoom), TileSize: TileSize, Format: fmt,
-			TileURL: base + "/api/tiles/raster-proxy/" + d.Entry.ID.String() + "/{z}/{x}/{y}." + fmt + "?" + q}
+		rt.Bounds, rt.MinZoom, rt.MaxZoom = rs.Bounds(), rs.MinZoom, min(rs.MaxZoom, MaxZoom)
 		return nil, nil
 	})
-	return rt, problem(d.Entry.ID, err)
+	if err != nil {
+		return nil, problem(d.Entry.ID, err)
+	}
+	return rt, nil
 }
 
 // Issued is one dataset's answer in a batch: its token (Raster set for a raster), or why none.
@@ -429,15 +486,19 @@ func (s *Service) Quicklook(ctx context.Context, p auth.Principal, id uuid.UUID,
 		out.NotModified = true
 		return out, nil
 	}
+	draw := func(rs *Raster) ([]byte, error) {
+		params, _ := Params{}.Check()
+		img, err := rs.Quicklook(size, params)
+		if err != nil || img == nil {
+			return []byte{}, err
+		}
+		return EncodePNG(img)
+	}
 	out.PNG, err = s.Tiles.Cache.Fill(ctx, key, func(ctx context.Context) ([]byte, error) {
-		return s.render(ctx, loc, func(rs *Raster) ([]byte, error) {
-			params, _ := Params{}.Check()
-			img, err := rs.Quicklook(size, params)
-			if err != nil || img == nil {
-				return []byte{}, err
-			}
-			return EncodePNG(img)
-		})
+		if loc.warps() {
+			return s.remoteQuicklook(ctx, loc, size, draw)
+		}
+		return s.render(ctx, loc, draw)
 	})
 	if err == nil && len(out.PNG) == 0 {
 		return Quicklook{}, apperr.NotFound("dataset %s has no quicklook: its raster holds no data", id)

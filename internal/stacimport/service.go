@@ -25,8 +25,11 @@ import (
 	"meridian/internal/apperr"
 	"meridian/internal/auth"
 	"meridian/internal/blob"
+	"meridian/internal/gdalcmd"
 	"meridian/internal/ingest"
+	"meridian/internal/rangeproxy"
 	"meridian/internal/remote"
+	"meridian/internal/remoteraster"
 	"meridian/internal/secretbox"
 	"meridian/store"
 )
@@ -45,6 +48,12 @@ type Service struct {
 	Timeout  time.Duration  // the longest download (REMOTE_ASSET_TIMEOUT)
 	Box      *secretbox.Box // seals an import's credential until its downloads ran
 	Log      *slog.Logger
+	// Registration (mode register): GDAL reads the remote file only through Proxy, confined
+	// by GDAL, within the raster Bounds; ReadTimeout is one ranged read's (REMOTE_TIMEOUT).
+	Proxy       *rangeproxy.Proxy
+	GDAL        gdalcmd.Limits
+	Bounds      ingest.RasterBounds
+	ReadTimeout time.Duration
 }
 
 func (s *Service) fetcher() fetcher { return fetcher{client: s.Remote} }
@@ -83,7 +92,7 @@ type ImportRequest struct {
 	URL         string
 	Items       []ImportItem
 	Visibility  string
-	Mode        string       // copy (the default) or register (refused: see Import)
+	Mode        string       // copy (the default) or register
 	Credentials *Credentials // for the origin of URL only
 }
 
@@ -150,11 +159,9 @@ func (s *Service) Import(ctx context.Context, p auth.Principal, req ImportReques
 		return ImportResult{}, apperr.Forbidden("importing from STAC needs the upload capability")
 	}
 	switch req.Mode {
-	case "", "copy":
-	case "register":
-		return ImportResult{}, apperr.Unprocessable("mode register (remote COGs read by range, left at their address) is not offered " +
-			"by this server: its tile reader reads only COGs it stores. Import with mode copy, which downloads each asset and " +
-			"ingests it like an upload")
+	case "":
+		req.Mode = "copy"
+	case "copy", "register":
 	default:
 		return ImportResult{}, apperr.Unprocessable("mode %q: copy or register", req.Mode)
 	}
@@ -199,7 +206,7 @@ func (s *Service) Import(ctx context.Context, p auth.Principal, req ImportReques
 			return err
 		}
 		if err := q.CreateStacImport(ctx, store.CreateStacImportParams{JobID: job, OwnerID: &p.UserID, Url: req.URL,
-			Collection: key, Visibility: req.Visibility, Credential: sealed}); err != nil {
+			Collection: key, Visibility: req.Visibility, Credential: sealed, Mode: req.Mode}); err != nil {
 			return err
 		}
 		for i := range items {
@@ -333,9 +340,13 @@ func (s *Service) prepare(ctx context.Context, p auth.Principal, root *object, r
 		return fail(err)
 	}
 	kind, ext := assetKind(a)
-	if kind == "" {
+	switch {
+	case kind == "":
 		return fail(fmt.Errorf("asset %q (%s) is not a file the import reads: Cloud Optimized GeoTIFF or GeoTIFF, GeoJSON, "+
 			"GeoPackage, FlatGeobuf, zipped Shapefile or CSV", key, cmpOr(a.Type, "no media type")))
+	case req.Mode == "register" && kind != kindRaster:
+		return fail(fmt.Errorf("asset %q (%s) is not a GeoTIFF: mode register reads (Cloud Optimized) GeoTIFFs in place; "+
+			"import the item with mode copy", key, cmpOr(a.Type, "no media type")))
 	}
 	assetHref := it.resolve(a.Href)
 	// The asset's address passes the same rules as any fetch, before anything is queued.
@@ -354,7 +365,7 @@ func (s *Service) prepare(ctx context.Context, p auth.Principal, root *object, r
 	out.filename = fileName(in.ID, ext)
 	out.meta = metadataOf(it, in, col, req)
 	out.meta.AssetHref, out.meta.AssetKey = assetHref, key
-	out.meta.Fingerprint = s.fingerprint(ctx, it, a, assetHref)
+	out.meta.Fingerprint = s.fingerprint(ctx, it, a, assetHref, req.Mode)
 	prev, err := s.Q.StacDatasetOfItem(ctx, store.StacDatasetOfItemParams{OwnerID: &p.UserID, SourceUrl: &self})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -489,11 +500,14 @@ func deref(s *string) string {
 }
 
 // fingerprint tells whether an item's data changed since its last import: the item's updated
-// time, the asset's address, checksum and size as the item gives them, and the ETag, length and
-// modification time the asset's server answers to HEAD. Empty when none of them is known: such
+// time, the asset's address, checksum and size as the item gives them, the mode (register or
+// copy), and the ETag, length and modification time the asset's server answers to HEAD. Empty when none of them is known: such
 // an item is always imported again.
-func (s *Service) fingerprint(ctx context.Context, it *object, a asset, href string) string {
+func (s *Service) fingerprint(ctx context.Context, it *object, a asset, href, mode string) string {
 	parts := []string{href, it.Properties.Updated, a.Checksum}
+	if mode == "register" {
+		parts = append(parts, mode) // a copy registered again, or a registration copied, is not unchanged
+	}
 	if a.Size != nil {
 		parts = append(parts, fmt.Sprint(*a.Size))
 	}
@@ -599,30 +613,28 @@ func (s *Service) newCollection(ctx context.Context, p auth.Principal, c Collect
 	return uuid.Nil, err
 }
 
-// seal is the credential as an import keeps it for its downloads: encrypted, or nothing.
+// seal is the credential as an import keeps it for its downloads and registered rasters:
+// encrypted, or nothing.
 func (s *Service) seal(cred *Credentials) ([]byte, error) {
 	if cred == nil {
 		return nil, nil
 	}
-	b, err := json.Marshal(Credentials{Header: cmpOr(cred.Header, "Authorization"), Value: cred.Value})
-	if err != nil {
-		return nil, err
+	return remoteraster.Seal(s.Box, cmpOr(cred.Header, "Authorization"), cred.Value)
+}
+
+// credential is the credential an import keeps for the origin of its catalog, nil for none.
+func (s *Service) credential(catalogURL string, sealed []byte) (*remote.Credential, error) {
+	if sealed == nil {
+		return nil, nil
 	}
-	return s.Box.Seal(b)
+	return remoteraster.Unseal(s.Box, catalogURL, sealed)
 }
 
 // unseal is ctx carrying the credential an import keeps for its remote, if any.
 func (s *Service) unseal(ctx context.Context, catalogURL string, sealed []byte) (context.Context, error) {
-	if sealed == nil {
-		return ctx, nil
+	cred, err := s.credential(catalogURL, sealed)
+	if err != nil || cred == nil {
+		return ctx, err
 	}
-	b, err := s.Box.Open(sealed)
-	if err != nil {
-		return nil, fmt.Errorf("the import's credential cannot be read (was JWT_SECRET changed?): %w", err)
-	}
-	var cred Credentials
-	if err := json.Unmarshal(b, &cred); err != nil {
-		return nil, err
-	}
-	return withCredentials(ctx, catalogURL, &cred)
+	return remote.WithCredential(ctx, *cred), nil
 }

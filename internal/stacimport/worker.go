@@ -65,6 +65,9 @@ func (s *Service) download(ctx context.Context, id uuid.UUID) error {
 	if err != nil {
 		return err
 	}
+	if row.Mode == "register" {
+		return s.register(ctx, row)
+	}
 	it := row.CatalogStacImportItem
 	// Once this item is past its download, the import's credential goes if no other needs it.
 	defer func() {

@@ -28,6 +28,9 @@ type Spec struct {
 	Value func(x, y, b int) float64
 	// Extra are more gdal_translate options (e.g. -co ALIGNED_LEVELS=3).
 	Extra []string
+	// Native keeps the COG in SRS on its own grid (a COG as found on the web), rather than on
+	// the GoogleMapsCompatible grid the ingest writes.
+	Native bool
 }
 
 var sizes = map[string]int{"Byte": 1, "Int8": 1, "UInt16": 2, "Int16": 2, "UInt32": 4, "Int32": 4, "Float32": 4, "Float64": 8}
@@ -70,8 +73,11 @@ func Make(path string, s Spec) error {
 	if err := os.WriteFile(vrt, []byte(b.String()), 0o644); err != nil {
 		return err
 	}
-	args := []string{"-q", "-of", "COG", "-co", "TILING_SCHEME=GoogleMapsCompatible", "-co", "BLOCKSIZE=256",
+	args := []string{"-q", "-of", "COG", "-co", "BLOCKSIZE=256",
 		"-co", "COMPRESS=" + s.Compress, "-co", "RESAMPLING=" + s.Resampling, "-co", "OVERVIEWS=IGNORE_EXISTING"}
+	if !s.Native {
+		args = append(args, "-co", "TILING_SCHEME=GoogleMapsCompatible")
+	}
 	if s.Predictor {
 		args = append(args, "-co", "PREDICTOR=YES")
 	}
