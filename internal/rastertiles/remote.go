@@ -78,13 +78,11 @@ func (s *Service) warped(ctx context.Context, loc Located, w remoteraster.Window
 	if err != nil {
 		return nil, err
 	}
-	s.init()
-	select {
-	case s.renders <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	release, err := s.slot(ctx)
+	if err != nil {
+		return nil, err
 	}
-	defer func() { <-s.renders }()
+	defer release()
 	rs, err := Open(f, st.Size(), loc.Meta, nil)
 	if err != nil {
 		return nil, err

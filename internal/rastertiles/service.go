@@ -339,20 +339,29 @@ func (s *Service) locate(ctx context.Context, p auth.Principal, id uuid.UUID) (c
 	return d, loc, err
 }
 
-// render runs draw on the opened raster, within the bound of renders at once.
-func (s *Service) render(ctx context.Context, loc Located, draw func(*Raster) ([]byte, error)) ([]byte, error) {
+// slot takes one of the places of renders at once, waiting while ctx lasts; release gives it back.
+func (s *Service) slot(ctx context.Context) (release func(), err error) {
 	s.init()
 	select {
 	case s.renders <- struct{}{}:
+		return func() { <-s.renders }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	defer func() { <-s.renders }()
-	rs, release, err := s.raster(ctx, loc)
+}
+
+// render runs draw on the opened raster, within the bound of renders at once.
+func (s *Service) render(ctx context.Context, loc Located, draw func(*Raster) ([]byte, error)) ([]byte, error) {
+	release, err := s.slot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	rs, done, err := s.raster(ctx, loc)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	return draw(rs)
 }
 
