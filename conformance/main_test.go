@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	defer RemoveBinary()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dbURL, err := CreateDatabase(ctx, adminDBURL)

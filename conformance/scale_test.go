@@ -37,6 +37,7 @@ type scaleCluster struct {
 	pprof    [2]string // each replica's PPROF_ADDR: the goroutine count, on loopback only
 	minio    *exec.Cmd // the object storage both replicas share (nil: MINIO_BIN unset)
 	s3       string    // its address
+	scratch  []string  // HAProxy's and MinIO's temporary directories, removed by stop
 }
 
 // drainDelay is the replicas' SHUTDOWN_DRAIN_DELAY: well above HAProxy's inter × fall (2 × 200ms).
@@ -110,6 +111,7 @@ func (c *scaleCluster) startProxy() error {
 	if err != nil {
 		return err
 	}
+	c.scratch = append(c.scratch, dir)
 	var servers strings.Builder
 	for i, s := range c.replicas {
 		fmt.Fprintf(&servers, "  server r%d %s check\n", i, hostOf(s.APIRoot))
@@ -169,6 +171,9 @@ func (c *scaleCluster) stop() {
 		if c.minio != nil && c.minio.Process != nil {
 			_ = c.minio.Process.Kill()
 			_ = c.minio.Wait()
+		}
+		for _, dir := range c.scratch {
+			_ = os.RemoveAll(dir)
 		}
 	}()
 	for _, s := range c.replicas {
@@ -293,6 +298,7 @@ func (c *scaleCluster) startMinIO(bin string) error {
 	if err != nil {
 		return err
 	}
+	c.scratch = append(c.scratch, dir)
 	c.s3 = fmt.Sprintf("127.0.0.1:%d", port)
 	c.minio = exec.Command(bin, "server", dir, "--address", c.s3, "--quiet")
 	c.minio.Env = append(os.Environ(), "MINIO_ROOT_USER=meridian", "MINIO_ROOT_PASSWORD=meridian-test-secret")

@@ -60,6 +60,14 @@ func Binary() (string, error) {
 	return builtBin, buildErr
 }
 
+// RemoveBinary deletes what Binary built; the test process calls it once on its way out,
+// since every `go test` run builds its own and /tmp would otherwise keep one per run.
+func RemoveBinary() {
+	if builtBin != "" {
+		_ = os.RemoveAll(filepath.Dir(builtBin))
+	}
+}
+
 func moduleRoot() (string, error) {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
