@@ -584,6 +584,20 @@ func TestStacRegisterWithCredentials(t *testing.T) {
 	if r := s.call(t, "GET", "/datasets/"+ids["Gated away"]+"/download/cog", nil); r.Status != 200 || !bytes.Equal(r.Body, fx.demData) {
 		t.Fatalf("the COG of the other origin: %d", r.Status)
 	}
+	// The sealed credential stays while a registered raster reads with it, and goes with the last.
+	credential := func() []byte {
+		var c []byte
+		if err := connect(t, srv.DBURL).QueryRow(t.Context(), "SELECT credential FROM catalog.stac_imports WHERE job_id = $1", res["job_id"]).Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if r := s.call(t, "DELETE", "/datasets/"+ids["Gated away"], nil); r.Status != 204 || len(credential()) == 0 {
+		t.Fatalf("deleting the dataset that reads without the credential: %d, credential kept %v", r.Status, len(credential()) > 0)
+	}
+	if r := s.call(t, "DELETE", "/datasets/"+id, nil); r.Status != 204 || credential() != nil {
+		t.Fatalf("deleting the last dataset that reads with the credential: %d, credential still kept %v", r.Status, credential() != nil)
+	}
 	gate.mu.Lock()
 	defer gate.mu.Unlock()
 	if len(gate.seen["localhost /away.tif"]) == 0 {
