@@ -613,3 +613,33 @@ func TestAdminListsClientShapes(t *testing.T) {
 		t.Fatalf("cleanup counters: %v", c)
 	}
 }
+
+// TestAnnouncedUserChangeEndsKeptSessions: a bearer's principal is kept once read, and a change
+// made outside this server (on another replica, or by an operator's SQL) reaches it through
+// PostgreSQL's announcement (migration 143) within a second, not when the token expires: a
+// deactivated user, then a revoked session.
+func TestAnnouncedUserChangeEndsKeptSessions(t *testing.T) {
+	conn := connect(t, server.DBURL)
+	for _, change := range []string{
+		"UPDATE catalog.users SET status = 'deactivated' WHERE id = $1",
+		"UPDATE catalog.refresh_tokens SET revoked_at = now() WHERE user_id = $1",
+	} {
+		u := newUser(t, "viewer")
+		for range 2 { // the second is answered from what the server keeps
+			if code, _ := meName(t, bearer(u.Access)...); code != 200 {
+				t.Fatalf("before %q: %d", change, code)
+			}
+		}
+		if _, err := conn.Exec(t.Context(), change, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for code, _ := meName(t, bearer(u.Access)...); code != 401; code, _ = meName(t, bearer(u.Access)...) {
+			if time.Since(start) > time.Second {
+				t.Fatalf("after %q: still %d a second later", change, code)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		t.Logf("%q refused after %s", change, time.Since(start).Round(100*time.Microsecond))
+	}
+}

@@ -138,7 +138,8 @@ func crossSession(t *testing.T, hc *http.Client, a, b string) {
 		want(t, "B takes the access token", callAt(t, hc, b, "GET", "/auth/me/", nil, bearer(access)...), 200)
 	}
 	want(t, "sign out on A", callAt(t, hc, a, "POST", "/auth/logout/", map[string]any{"refresh_token": refresh}, bearer(access)...), 204)
-	want(t, "B with the signed-out access token", callAt(t, hc, b, "GET", "/auth/me/", nil, bearer(access)...), 401)
+	// B kept the token's principal: forgotten when PostgreSQL's announcement of the logout arrives.
+	converges(t, "B with the signed-out access token", func() bool { return callAt(t, hc, b, "GET", "/auth/me/", nil, bearer(access)...).Status == 401 })
 	want(t, "B refreshes the signed-out session", callAt(t, hc, b, "POST", "/auth/refresh/", map[string]any{"refresh_token": refresh}), 401)
 }
 

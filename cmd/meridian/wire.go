@@ -77,7 +77,12 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		Pictures: maps.Pictures{MaxPixels: c.Files.ImageMaxPixels, Decodes: gate.New(gate.Config{What: "image decodes",
 			Setting: "IMAGE_DECODE_CONCURRENCY", Max: c.Files.ImageConcurrency, Wait: 5 * time.Second, RetryAfter: 5 * time.Second})}}
 	cat.Refs = mapService // column operations keep map layers' references
-	cat.Announced = mapService.Announced
+	authService := &auth.Service{Pool: pool, Q: q, Log: log, Signer: auth.NewSigner(c.JWTSecretKey, c.AccessTokenTTL),
+		RefreshTTL: c.RefreshTokenTTL, Grace: c.RefreshGrace}
+	cat.Announced = func(channel, payload string, live bool) {
+		mapService.Announced(channel, live)
+		authService.Announced(channel, payload, live)
+	}
 	tileService := &tiles.Service{Catalog: cat, Reader: features.Reader{Pool: pool}, Settings: settings.Reader{Q: q},
 		Signer: tiles.NewSigner(cmp.Or(c.TileSigningSecret, c.JWTSecretKey)), Cache: tiles.NewCache(0)}
 	jobs := &ingest.Jobs{Pool: pool, Q: q, Queue: queue, DataDir: c.DataDir, MaxUpload: c.MaxUploadBytes, Storage: storage,
@@ -104,10 +109,9 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		PageMax:       pageMax,
 		Config:        c, Health: &health.Checker{Pool: pool, MaxAge: time.Second,
 			Optional: map[string]func(context.Context) health.Provider{"backups": backups.Probe}}, Log: log, Settings: settings.Reader{Q: q}, Audit: audit.Trail{Q: q},
-		Auth: &auth.Service{Pool: pool, Q: q, Log: log, Signer: auth.NewSigner(c.JWTSecretKey, c.AccessTokenTTL),
-			RefreshTTL: c.RefreshTokenTTL, Grace: c.RefreshGrace},
+		Auth:      authService,
 		Downloads: auth.NewDownloadTokens(c.JWTSecretKey),
-		Accounts:  &accounts.Service{Pool: pool, Q: q, Log: log},
+		Accounts:  &accounts.Service{Pool: pool, Q: q, Log: log, Forget: authService.Forget},
 		Registration: &accounts.Registration{Pool: pool, Q: q, Log: log, BaseURL: c.BaseURL,
 			Mail: mail.New(mail.Config{Host: c.SMTPHost, Port: c.SMTPPort, Username: c.SMTPUsername, Password: c.SMTPPassword,
 				From: c.SMTPFrom, StartTLS: c.SMTPStartTLS})},

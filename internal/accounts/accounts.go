@@ -23,6 +23,16 @@ type Service struct {
 	Pool *pgxpool.Pool
 	Q    *store.Queries
 	Log  *slog.Logger
+	// Forget drops what this server keeps of a user's sessions once a change of the user commits
+	// (auth.Service.Forget); other servers hear of it from PostgreSQL.
+	Forget func(user uuid.UUID)
+}
+
+// forget passes a committed change of user on to Forget.
+func (s *Service) forget(user uuid.UUID) {
+	if s.Forget != nil {
+		s.Forget(user)
+	}
 }
 
 // NewUser is an account an admin creates.
@@ -127,6 +137,7 @@ func (s *Service) update(ctx context.Context, id uuid.UUID, ch Change, actor aut
 			ResourceType: "user", ResourceID: id.String(), IP: c.IP, UA: c.UserAgent, Detail: changes(before, out, ch.Password != nil)})
 		return nil
 	})
+	s.forget(id)
 	return userOf(out), err
 }
 
@@ -214,6 +225,7 @@ func (s *Service) Delete(ctx context.Context, id uuid.UUID, transferTo *uuid.UUI
 			return err
 		}
 	}
+	defer s.forget(id)
 	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		q := s.Q.WithTx(tx)
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('meridian.admin_changes'))"); err != nil {

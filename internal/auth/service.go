@@ -24,6 +24,8 @@ type Service struct {
 	RefreshTTL time.Duration
 	Grace      time.Duration // a rotated refresh token still works once within this window
 	Log        *slog.Logger
+
+	kept principals // bearer principals, forgotten on every announced change (principals.go)
 }
 
 // Client describes where a request came from, for sessions and the audit trail.
@@ -169,6 +171,7 @@ func (s *Service) Refresh(ctx context.Context, token string, c Client) (TokenPai
 	}
 	if u.Status != "active" {
 		_ = s.Q.RevokeRefreshFamily(ctx, rt.FamilyID)
+		s.Forget(u.ID)
 		return TokenPair{}, errSessionInvalid
 	}
 	n, err := s.Q.RotateRefreshToken(ctx, rt.ID)
@@ -182,6 +185,7 @@ func (s *Service) Refresh(ctx context.Context, token string, c Client) (TokenPai
 		}
 		if n == 0 {
 			_ = s.Q.RevokeRefreshFamily(ctx, rt.FamilyID)
+			s.Forget(u.ID)
 			s.audit(ctx, audit.Entry{ActorID: u.ID, ActorDisplay: u.Username, Action: "auth.refresh_reuse", Failed: true,
 				IP: c.IP, UA: c.UserAgent, ResourceType: "session", ResourceID: rt.FamilyID.String()})
 			return TokenPair{}, errSessionInvalid
@@ -226,6 +230,7 @@ func (s *Service) EndSession(ctx context.Context, p Principal, all bool, c Clien
 // their session and die with it (AuthenticateBearer); API keys are no session and stay (spec
 // section 5, rule 6).
 func (s *Service) revoke(ctx context.Context, user, session uuid.UUID, all bool) error {
+	defer s.Forget(user)
 	if all {
 		return s.Q.RevokeUserRefreshTokens(ctx, user)
 	}
@@ -240,10 +245,10 @@ func (s *Service) auditLogout(ctx context.Context, p Principal, session uuid.UUI
 // errBadCredential is the one answer for every API key or access token that does not resolve.
 var errBadCredential = apperr.Unauthorized("credential is invalid, expired or revoked")
 
-// AuthenticateBearer resolves an access token. The user row and the token's session are read on
-// every request, in one query, so that logout, a revoked session, deactivation, role and password
-// changes take effect at once on every replica, not when the token expires. No cache: a revoked
-// session must be refused by every process within a second, and the row read is already paid for.
+// AuthenticateBearer resolves an access token. The user row and the token's session are read in
+// one query, or taken from what was kept of them (principals.go), so that logout, a revoked
+// session, deactivation, role and password changes take effect on every replica as soon as
+// PostgreSQL announces them, not when the token expires.
 func (s *Service) AuthenticateBearer(ctx context.Context, token string) (Principal, error) {
 	id, claims, err := s.Signer.Verify(token)
 	if err != nil {
@@ -252,6 +257,10 @@ func (s *Service) AuthenticateBearer(ctx context.Context, token string) (Princip
 	session, err := uuid.Parse(claims.Session)
 	if err != nil {
 		return Principal{}, errBadCredential // every token we issue names its session
+	}
+	k, epoch, ok := s.kept.get(id, session)
+	if ok && k.version == claims.Version {
+		return k.p, nil
 	}
 	r, err := s.Q.GetUserForAccessToken(ctx, store.GetUserForAccessTokenParams{ID: id, SessionID: session})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -264,7 +273,9 @@ func (s *Service) AuthenticateBearer(ctx context.Context, token string) (Princip
 	if u.Status != "active" || u.TokenVersion != claims.Version || !r.SessionOpen {
 		return Principal{}, errBadCredential
 	}
-	return Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Via: ViaBearer, Session: session}, nil
+	p := Principal{UserID: u.ID, Username: u.Username, Role: u.Role, Via: ViaBearer, Session: session}
+	s.kept.put(keptPrincipal{p: p, version: u.TokenVersion}, epoch)
+	return p, nil
 }
 
 // AuthenticateKey resolves an API key secret.
@@ -315,6 +326,7 @@ func (s *Service) ChangePassword(ctx context.Context, userID uuid.UUID, current,
 		}
 		return q.RevokeUserRefreshTokens(ctx, u.ID)
 	})
+	s.Forget(u.ID)
 	if err != nil {
 		return err
 	}

@@ -39,8 +39,9 @@ type Service struct {
 	// Settings are the runtime settings (the saved search quotas).
 	Settings settings.Reader
 	// Announced hears every change announced by PostgreSQL (watch.go), for other caches kept
-	// in memory: the channel, or "" with live telling that the listener went up or down.
-	Announced func(channel string, live bool)
+	// in memory: the channel and its payload, or "" with live telling that the listener went up
+	// or down.
+	Announced func(channel, payload string, live bool)
 	// Objects hold raster datasets' COGs (internal/blob): a deleted raster's file goes with it.
 	Objects blob.Objects
 	// Remote opens the remote files of registered rasters (Download COG).

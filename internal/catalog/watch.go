@@ -26,7 +26,7 @@ func (s *Service) Watch(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := s.listen(ctx)
 		s.reads.unvouch()
-		s.announce("", false)
+		s.announce("", "", false)
 		if ctx.Err() == nil {
 			s.Log.Warn("catalog: listening for dataset changes failed; retrying", "err", err)
 			select {
@@ -43,11 +43,13 @@ func (s *Service) listen(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = conn.Close(context.Background()) }()
-	if _, err := conn.Exec(ctx, "LISTEN catalog_datasets; LISTEN catalog_maps"); err != nil {
+	// auth_users is heard here too, for the principals internal/auth keeps: one listening
+	// connection per server.
+	if _, err := conn.Exec(ctx, "LISTEN catalog_datasets; LISTEN catalog_maps; LISTEN "+auth.AnnouncedUsers); err != nil {
 		return err
 	}
 	s.reads.goLive()
-	s.announce("", true)
+	s.announce("", "", true)
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
@@ -56,15 +58,15 @@ func (s *Service) listen(ctx context.Context) error {
 		if id, err := uuid.Parse(n.Payload); err == nil && n.Channel == "catalog_datasets" {
 			s.reads.changed(id)
 		}
-		s.announce(n.Channel, true)
+		s.announce(n.Channel, n.Payload, true)
 	}
 }
 
-// announce passes an announcement on to Announced: a channel with the listener up, or "" when the
-// listener went up (live) or down.
-func (s *Service) announce(channel string, live bool) {
+// announce passes an announcement on to Announced: a channel and its payload with the listener
+// up, or "" when the listener went up (live) or down.
+func (s *Service) announce(channel, payload string, live bool) {
 	if s.Announced != nil {
-		s.Announced(channel, live)
+		s.Announced(channel, payload, live)
 	}
 }
 
@@ -72,7 +74,7 @@ func (s *Service) announce(channel string, live bool) {
 // announcement of the change to come back (a server's own edits are seen by its next request).
 func (s *Service) Forget(id uuid.UUID) {
 	s.reads.changed(id)
-	s.announce("catalog_datasets", s.reads.live.Load())
+	s.announce("catalog_datasets", id.String(), s.reads.live.Load())
 }
 
 // Current is the record of dataset id without any authorization, for callers that authorize by

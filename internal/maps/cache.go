@@ -24,8 +24,12 @@ type docCache struct {
 // maxDocs bounds the documents kept; past it the cache starts again empty.
 const maxDocs = 10000
 
-// Announced is the hook of catalog.Service.Announced.
-func (c *docCache) Announced(_ string, live bool) {
+// Announced is the hook of catalog.Service.Announced: a change of any map or dataset, or the
+// listener going up or down ("").
+func (c *docCache) Announced(channel string, live bool) {
+	if channel != "" && channel != "catalog_datasets" && channel != "catalog_maps" {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.live = live
