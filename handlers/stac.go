@@ -216,10 +216,9 @@ func (s *Server) stacSearch(ctx context.Context, in stac.Search, collection, pat
 		records = records[:q.Limit-1]
 	}
 	root := s.stacRoot(ctx)
-	features := make([]map[string]any, len(records))
+	features := make([]any, len(records))
 	for i, r := range records {
-		features[i] = stac.Item(r, root, collection)
-		in.Fields.Apply(features[i])
+		features[i] = in.Fields.Select(stac.Item(r, root, collection))
 	}
 	links := []stac.Link{{"rel": "root", "href": root + "/stac/", "type": stac.JSON}}
 	if more {

@@ -240,6 +240,24 @@ func decodeToken(t, digest string) (*catalog.RecordAfter, error) {
 	return &catalog.RecordAfter{Values: tok.Values, ID: tok.ID}, nil
 }
 
+// Select is item as the Fields extension asks: the item itself without include or exclude
+// lists, else its object form less the members left out (Apply).
+func (f Fields) Select(item ItemDoc) any {
+	if len(f.Include) == 0 && len(f.Exclude) == 0 {
+		return item
+	}
+	raw, err := json.Marshal(item)
+	if err != nil {
+		return item
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return item
+	}
+	f.Apply(obj)
+	return obj
+}
+
 // Apply keeps the members of an item the Fields extension asks for. The members STAC requires
 // of an item (type, stac_version, id, geometry, bbox, links, assets, properties.datetime) always
 // stay, so every answer is still a valid item; a dotted name selects inside properties.

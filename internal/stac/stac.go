@@ -2,10 +2,11 @@
 // item (its extent, its data vintage, its metadata and the ways to get its data), every catalog
 // collection a STAC collection, plus one collection of all datasets. It builds the documents
 // from catalog records and reads searches; HTTP and visibility stay with handlers and catalog.
-// Documents are JSON objects (maps), since the Fields extension may leave any member out.
+// Documents are JSON objects (maps), but for items (ItemDoc), of which a page writes many.
 package stac
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"time"
@@ -60,25 +61,17 @@ func instant(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z")
 
 // Item is a record as a STAC item of collection, with its links and assets under root (the API
 // root: "https://host/api").
-func Item(r catalog.Record, root, collection string) map[string]any {
+func Item(r catalog.Record, root, collection string) ItemDoc {
 	id := r.DatasetID.String()
-	props := map[string]any{"title": r.Title, "created": instant(r.Created), "updated": instant(r.Updated),
-		"license": License(r.License), "meridian:record_type": r.RecordType, "meridian:record_status": r.RecordStatus}
-	datetimes(props, r)
+	props := itemProps{Title: r.Title, Created: instant(r.Created), Updated: instant(r.Updated), License: License(r.License),
+		RecordType: r.RecordType, RecordStatus: r.RecordStatus, FeatureCount: r.FeatureCount, GeometryType: r.GeometryType,
+		Keywords: r.Keywords}
+	props.datetimes(r)
 	if r.Summary != nil && strings.TrimSpace(*r.Summary) != "" {
-		props["description"] = *r.Summary
-	}
-	if len(r.Keywords) > 0 {
-		props["keywords"] = r.Keywords
+		props.Description = *r.Summary
 	}
 	if r.SourceOrganization != nil && *r.SourceOrganization != "" {
-		props["providers"] = []map[string]any{{"name": *r.SourceOrganization, "roles": []string{"producer"}}}
-	}
-	if r.FeatureCount != nil {
-		props["meridian:feature_count"] = *r.FeatureCount
-	}
-	if r.GeometryType != nil {
-		props["meridian:geometry_type"] = *r.GeometryType
+		props.Providers = []provider{{Name: *r.SourceOrganization, Roles: []string{"producer"}}}
 	}
 	links := []itemLink{
 		{"self", root + "/stac/collections/" + collection + "/items/" + id, GeoJSON, ""},
@@ -87,33 +80,69 @@ func Item(r catalog.Record, root, collection string) map[string]any {
 		{"root", root + "/stac/", JSON, ""},
 		{"describedby", root + "/collections/datasets/items/" + id, GeoJSON, "The catalog record"},
 	}
-	item := map[string]any{"type": "Feature", "stac_version": Version, "stac_extensions": []string{}, "id": id,
-		"collection": collection, "geometry": nil, "properties": props, "assets": assets(r, root),
-		"links": links}
-	if lic, ok := props["license"].(string); ok && lic == "other" && r.License != nil {
-		item["links"] = append(links, itemLink{"license", root + "/datasets/" + id, JSON, *r.License})
+	if props.License == "other" && r.License != nil {
+		links = append(links, itemLink{"license", root + "/datasets/" + id, JSON, *r.License})
 	}
+	item := ItemDoc{Type: "Feature", StacVersion: Version, StacExtensions: []string{}, ID: id, Collection: collection,
+		Geometry: json.RawMessage("null"), Properties: props, Assets: assets(r, root), Links: links}
 	if r.Extent != nil {
-		item["geometry"] = rawJSON(r.Extent)
-		item["bbox"] = r.BBox
+		item.Geometry, item.BBox = r.Extent, r.BBox
 	}
 	return item
 }
 
+// ItemDoc is an item as it is written. It is typed, unlike the other documents: a page has up
+// to 200 items, and writing them as maps spent most of a search's encoding time sorting keys and
+// reflecting over values. The Fields extension works on the item's object form (Fields.Select).
+type ItemDoc struct {
+	Type           string           `json:"type"`
+	StacVersion    string           `json:"stac_version"`
+	StacExtensions []string         `json:"stac_extensions"`
+	ID             string           `json:"id"`
+	Collection     string           `json:"collection"`
+	Geometry       json.RawMessage  `json:"geometry"`
+	BBox           []float64        `json:"bbox,omitempty"`
+	Properties     itemProps        `json:"properties"`
+	Assets         map[string]asset `json:"assets"`
+	Links          []itemLink       `json:"links"`
+}
+
+type itemProps struct {
+	Title         string     `json:"title"`
+	Description   string     `json:"description,omitempty"`
+	Datetime      *string    `json:"datetime"` // null when the item has start and end
+	StartDatetime string     `json:"start_datetime,omitempty"`
+	EndDatetime   string     `json:"end_datetime,omitempty"`
+	Created       string     `json:"created"`
+	Updated       string     `json:"updated"`
+	License       string     `json:"license"`
+	Keywords      []string   `json:"keywords,omitempty"`
+	Providers     []provider `json:"providers,omitempty"`
+	RecordType    string     `json:"meridian:record_type"`
+	RecordStatus  string     `json:"meridian:record_status"`
+	FeatureCount  *int64     `json:"meridian:feature_count,omitempty"`
+	GeometryType  *string    `json:"meridian:geometry_type,omitempty"`
+}
+
+type provider struct {
+	Name  string   `json:"name"`
+	Roles []string `json:"roles"`
+}
+
 // datetimes sets the item's time: its data vintage (one instant, or start and end with datetime
 // null), else when the record was created.
-func datetimes(props map[string]any, r catalog.Record) {
+func (p *itemProps) datetimes(r catalog.Record) {
 	start, end := r.VintageStart, r.VintageEnd
+	at := func(t time.Time) *string { s := instant(t); return &s }
 	switch {
 	case start.Valid && end.Valid && !start.Time.Equal(end.Time):
-		props["datetime"] = nil
-		props["start_datetime"], props["end_datetime"] = instant(start.Time), instant(end.Time)
+		p.StartDatetime, p.EndDatetime = instant(start.Time), instant(end.Time)
 	case start.Valid:
-		props["datetime"] = instant(start.Time)
+		p.Datetime = at(start.Time)
 	case end.Valid:
-		props["datetime"] = instant(end.Time)
+		p.Datetime = at(end.Time)
 	default:
-		props["datetime"] = instant(r.Created)
+		p.Datetime = at(r.Created)
 	}
 }
 
@@ -256,11 +285,6 @@ func withMethod(l Link, method string) Link {
 	l["method"] = method
 	return l
 }
-
-// rawJSON keeps a JSON text as it is inside a document.
-type rawJSON []byte
-
-func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
 
 // collectionID reads a collection id of a search: the all-datasets collection or a uuid.
 func collectionID(s string) (uuid.UUID, bool, error) {
