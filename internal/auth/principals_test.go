@@ -39,7 +39,12 @@ func TestKeptPrincipals(t *testing.T) {
 			s.Announced(AnnouncedUsers, "?", true)
 		}, false, false},
 		{"forgotten by this server", func(s *Service) { s.Announced("", "", true); s.keep(kept(alice)); s.Forget(alice) }, false, false},
-		{"listener down", func(s *Service) { s.Announced("", "", true); s.keep(kept(alice)); s.Announced("", "", false); s.keep(kept(bob)) }, false, false},
+		{"listener down", func(s *Service) {
+			s.Announced("", "", true)
+			s.keep(kept(alice))
+			s.Announced("", "", false)
+			s.keep(kept(bob))
+		}, false, false},
 		{"announced during the read", func(s *Service) {
 			s.Announced("", "", true)
 			_, epoch, _ := s.kept.get(alice, alice)
