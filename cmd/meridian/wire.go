@@ -97,7 +97,15 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 	cat.Remote = registered
 	sqlService := &sqlquery.Service{App: pool, Q: q, Sandbox: p.sandbox, Role: sandboxRole, Settings: settings.Reader{Q: q}, Log: log}
 	pageMax := &settings.ItemsPageMax{Reader: settings.Reader{Q: q}, Bound: c.OGCMaxLimit, MaxAge: time.Second}
-	settingsAdmin := settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Fixed: fixedSettings(c), Changed: pageMax.Forget, Log: log}
+	aiService := &ai.Service{Pool: pool, Q: q, Settings: settings.Reader{Q: q}, Keys: providerKeys(c, pool, box), Catalog: cat, Maps: mapService,
+		SQL: sqlService, Tables: features.Reader{Pool: pool}, Log: log, HTTP: aiHTTP, Timeout: aiCallTimeout, Enqueue: queue.InsertTx,
+		Index: &ai.Index{}}
+	// What keeps settings in memory forgets them once a change commits on this server.
+	changed := func() {
+		pageMax.Forget()
+		aiService.Forget()
+	}
+	settingsAdmin := settings.Admin{Pool: pool, Q: q, Box: box, Pinned: pinnedSettings(c), Fixed: fixedSettings(c), Changed: changed, Log: log}
 	providers := &accounts.Providers{Pool: pool, Q: q, Box: box, Log: log}
 	backups := backup.Monitor{Q: q, MaxAge: time.Duration(c.BackupMaxAgeMinutes) * time.Minute}
 	return handlers.Deps{
@@ -131,9 +139,7 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		Maps:       mapService,
 		SQL:        sqlService,
 		DCAT:       &dcat.Service{Records: cat, Settings: settings.Reader{Q: q}},
-		AI: &ai.Service{Pool: pool, Q: q, Settings: settings.Reader{Q: q}, Keys: providerKeys(c, pool, box), Catalog: cat, Maps: mapService,
-			SQL: sqlService, Tables: features.Reader{Pool: pool}, Log: log, HTTP: aiHTTP, Timeout: aiCallTimeout, Enqueue: queue.InsertTx,
-			Index: &ai.Index{}},
+		AI:         aiService,
 	}, nil
 }
 

@@ -49,6 +49,7 @@ type Service struct {
 	Index *Index
 
 	queries queryCache // query texts' vectors and rankings (search.go)
+	setup   setupCache // the settings and keys as last read (setup.go)
 }
 
 // NewHTTPClient is the client the providers are called with: bounded connection set-up and wait

@@ -3,6 +3,8 @@ package ai
 import (
 	"context"
 	"strings"
+	"sync"
+	"time"
 
 	"meridian/internal/apperr"
 	"meridian/internal/settings"
@@ -100,6 +102,12 @@ func (s *Setup) embedding(keys map[string]string) {
 
 // Setup reads the AI settings and keys now.
 func (s *Service) Setup(ctx context.Context) (Setup, error) {
+	s.setup.mu.Lock()
+	k, gen := s.setup.kept, s.setup.gen
+	s.setup.mu.Unlock()
+	if k != nil && time.Since(k.at) < setupMaxAge {
+		return k.st, nil
+	}
 	a, err := s.Settings.AI(ctx)
 	if err != nil {
 		return Setup{}, err
@@ -108,7 +116,39 @@ func (s *Service) Setup(ctx context.Context) (Setup, error) {
 	if err != nil {
 		return Setup{}, err
 	}
-	return setupOf(a, keys), nil
+	st := setupOf(a, keys)
+	s.setup.mu.Lock()
+	if s.setup.gen == gen { // not forgotten while it was read
+		s.setup.kept = &keptSetup{st: st, at: time.Now()}
+	}
+	s.setup.mu.Unlock()
+	return st, nil
+}
+
+// setupMaxAge bounds how long a server uses the setup it read. Every semantic search, chat and
+// AI Availability (which the web UI asks on every page) needs it, and reading it took two round
+// trips and the opening of the sealed keys each time. A change saved on this server shows at once
+// (Forget, from settings.Admin.Changed), on the other replicas within this time, as the items
+// page bound does (settings.ItemsPageMax).
+const setupMaxAge = time.Second
+
+type keptSetup struct {
+	st Setup
+	at time.Time
+}
+
+type setupCache struct {
+	mu   sync.Mutex
+	kept *keptSetup
+	gen  uint64 // Forget calls so far
+}
+
+// Forget makes the next Setup read the settings and keys again: they were just saved.
+func (s *Service) Forget() {
+	s.setup.mu.Lock()
+	defer s.setup.mu.Unlock()
+	s.setup.kept = nil
+	s.setup.gen++
 }
 
 // ready is the setup of a call that needs chat: 503 saying why when AI is off or not configured.
