@@ -144,7 +144,7 @@ func crossSession(t *testing.T, hc *http.Client, a, b string) {
 }
 
 // crossSettings: ogc_items_max_page_size saved on A bounds B's items pages within the one second
-// B keeps the value (settings.ItemsPageMax); every other setting is read per request.
+// B keeps the value (settings.ItemsPageMax; the AI setup is kept as long, internal/ai/setup.go).
 func crossSettings(t *testing.T, hc *http.Client, owner session, a, b string) {
 	id := ogcDataset(t, owner, "public")
 	items := "/collections/" + id + "/items?limit=100"
