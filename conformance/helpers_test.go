@@ -234,3 +234,23 @@ func decode(tb testing.TB, res *http.Response, v any) {
 		tb.Fatalf("decode %s: %v", res.Request.URL, err)
 	}
 }
+
+// staleFor bounds how long a server may answer from what it keeps after a change committed
+// elsewhere (another replica, an operator's SQL): kept map documents, tiles and principals are
+// forgotten when PostgreSQL's announcement of the change reaches it (catalog.Watch), a
+// millisecond or two after the commit. Without the announcement the server would serve
+// the old answer until it forgets for another reason, far past this bound.
+const staleFor = time.Second
+
+// converges fails unless ok holds within staleFor, and logs how long it took.
+func converges(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	start := time.Now()
+	for tries := 0; !ok(); tries++ {
+		if time.Since(start) > staleFor {
+			t.Fatalf("%s: not after %s", what, staleFor)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Logf("%s: after %s", what, time.Since(start).Round(100*time.Microsecond))
+}

@@ -68,25 +68,6 @@ func crossPrivate(t *testing.T, hc *http.Client, owner session, a, b string) {
 	converges(t, "B's kept tile of a dataset made private on A", func() bool { return callAt(t, hc, b, "GET", tile, nil).Status != 200 })
 }
 
-// staleFor bounds how long B may answer from what it keeps after a change committed on A: kept
-// map documents and tiles are forgotten when PostgreSQL's announcement of the change reaches B
-// (catalog.Watch), a millisecond or two after the commit. Without the announcement B would serve
-// the old answer until it forgets for another reason, far past this bound.
-const staleFor = time.Second
-
-// converges fails unless ok holds within staleFor, and logs how long it took.
-func converges(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	start := time.Now()
-	for tries := 0; !ok(); tries++ {
-		if time.Since(start) > staleFor {
-			t.Fatalf("%s: not after %s", what, staleFor)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	t.Logf("%s: after %s", what, time.Since(start).Round(100*time.Microsecond))
-}
-
 // crossGrant: a read grant given on A opens a restricted dataset on B at once; removed on A, it
 // closes the record and items on B at once and the reader's kept tiles as soon as the
 // announcement arrives.

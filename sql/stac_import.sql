@@ -10,12 +10,8 @@ INSERT INTO catalog.stac_imports (job_id, owner_id, url, collection, visibility,
 VALUES (@job_id, @owner_id, @url, @collection, @visibility, sqlc.narg(credential), @mode);
 
 -- name: DropStacImportCredential :exec
--- The import's credential goes once no download of it is left to run (a download River runs
--- again after its server went away is still 'downloading') and no registered raster reads with it.
-UPDATE catalog.stac_imports s SET credential = NULL
-WHERE s.job_id = @job_id AND s.credential IS NOT NULL
-    AND NOT EXISTS (SELECT 1 FROM catalog.stac_import_items i WHERE i.import_id = s.job_id AND i.state IN ('queued', 'downloading'))
-    AND NOT EXISTS (SELECT 1 FROM catalog.datasets d WHERE d.raster ? 'remote' AND d.raster->'remote'->>'credential_import' = s.job_id::text);
+-- The import's credential goes once nothing needs it (migration 144 says when).
+SELECT catalog.drop_stac_credential_if_unread(@job_id::uuid);
 
 -- name: StacImportCredential :one
 -- The sealed credential a registered raster's reads send, with the catalog whose origin it is for.

@@ -214,14 +214,10 @@ func (q *Queries) DeleteStacKeywords(ctx context.Context, datasetID uuid.UUID) e
 }
 
 const dropStacImportCredential = `-- name: DropStacImportCredential :exec
-UPDATE catalog.stac_imports s SET credential = NULL
-WHERE s.job_id = $1 AND s.credential IS NOT NULL
-    AND NOT EXISTS (SELECT 1 FROM catalog.stac_import_items i WHERE i.import_id = s.job_id AND i.state IN ('queued', 'downloading'))
-    AND NOT EXISTS (SELECT 1 FROM catalog.datasets d WHERE d.raster ? 'remote' AND d.raster->'remote'->>'credential_import' = s.job_id::text)
+SELECT catalog.drop_stac_credential_if_unread($1::uuid)
 `
 
-// The import's credential goes once no download of it is left to run (a download River runs
-// again after its server went away is still 'downloading') and no registered raster reads with it.
+// The import's credential goes once nothing needs it (migration 144 says when).
 func (q *Queries) DropStacImportCredential(ctx context.Context, jobID uuid.UUID) error {
 	_, err := q.db.Exec(ctx, dropStacImportCredential, jobID)
 	return err

@@ -65,10 +65,23 @@ func (c *principals) put(k keptPrincipal, epoch uint64) {
 	sessions[k.p.Session] = k
 }
 
+// heard drops what is kept of user (every user for uuid.Nil) after an announcement, and notes
+// whether the listener is live, in one step so that no read is kept between the two.
+func (c *principals) heard(user uuid.UUID, live bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.live = live
+	c.drop(user)
+}
+
 // forget drops what is kept of user (every user for uuid.Nil).
 func (c *principals) forget(user uuid.UUID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.drop(user)
+}
+
+func (c *principals) drop(user uuid.UUID) {
 	c.epoch++
 	if user == uuid.Nil {
 		c.users, c.n = nil, 0
@@ -84,16 +97,13 @@ func (c *principals) forget(user uuid.UUID) {
 func (s *Service) Announced(channel, payload string, live bool) {
 	switch channel {
 	case "":
-		s.kept.mu.Lock()
-		s.kept.live = live
-		s.kept.mu.Unlock()
-		s.kept.forget(uuid.Nil)
+		s.kept.heard(uuid.Nil, live)
 	case AnnouncedUsers:
 		id, err := uuid.Parse(payload)
 		if err != nil {
 			id = uuid.Nil
 		}
-		s.kept.forget(id)
+		s.kept.heard(id, true)
 	}
 }
 
