@@ -108,7 +108,7 @@ func BenchmarkRasterIngestVsGdalTranslate(b *testing.B) {
 		_ = os.Remove(out)
 		start := time.Now()
 		cmd := exec.Command("gdal_translate", "-q", "-of", "COG", "-co", "TILING_SCHEME=GoogleMapsCompatible", "-co", "BLOCKSIZE=256",
-			"-co", "COMPRESS=DEFLATE", "-co", "PREDICTOR=YES", "-co", "RESAMPLING=bilinear", "-co", "OVERVIEWS=IGNORE_EXISTING",
+			"-co", "COMPRESS=ZSTD", "-co", "PREDICTOR=YES", "-co", "RESAMPLING=bilinear", "-co", "OVERVIEWS=IGNORE_EXISTING",
 			"-co", "NUM_THREADS=ALL_CPUS", path, out)
 		cmd.Env = append(os.Environ(), "GDAL_CACHEMAX=64")
 		if o, err := cmd.CombinedOutput(); err != nil {

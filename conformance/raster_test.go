@@ -163,7 +163,7 @@ func TestRasterPreviewCommitAndRecord(t *testing.T) {
 	ra, _ := d["raster"].(map[string]any)
 	if d["record_type"] != "raster_dataset" || d["srid"] != 3857.0 || d["original_srid"] != 32633.0 || d["feature_count"] != nil ||
 		d["geometry_type"] != nil || d["record_status"] != "published" || ra == nil || ra["epsg"] != 32633.0 || ra["is_dem"] != true ||
-		ra["band_count"] != 1.0 || ra["compression"] != "DEFLATE" || ra["width"] != 400.0 || ra["size_bytes"].(float64) < 1000 {
+		ra["band_count"] != 1.0 || ra["compression"] != "ZSTD" || ra["width"] != 400.0 || ra["size_bytes"].(float64) < 1000 {
 		t.Fatalf("raster dataset: %v", d)
 	}
 	if _, leaked := ra["storage_key"]; leaked {

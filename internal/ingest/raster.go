@@ -291,14 +291,20 @@ func lonLatBox(ring [][]float64, nativeDegrees float64) []float64 {
 
 // RasterOptions are a raster commit's choices, checked against the source.
 type RasterOptions struct {
-	Compression string `json:"compression,omitempty"` // DEFLATE (default), LZW, ZSTD, JPEG, WEBP, NONE
+	Compression string `json:"compression,omitempty"` // ZSTD (DefaultCompression), DEFLATE, LZW, JPEG, WEBP, NONE
 	Resampling  string `json:"resampling,omitempty"`  // "" chooses by the data (defaultResampling)
 	NoData      string `json:"nodata,omitempty"`      // -a_nodata: a number, nan, inf, -inf or none
 	ForceSRID   bool   `json:"force_srid,omitempty"`  // the CRS was given by srid_override: it replaces the file's
 }
 
+// DefaultCompression is the stored COG's compression when the commit names none. ZSTD (with a
+// predictor) stores about what DEFLATE does, and a tile reads several times faster: inflating a
+// 256-pixel RGBA tile of an orthophoto takes Go about 2 ms, and it was half of a raster tile's
+// CPU. GDAL (since 2.3), QGIS, rasterio and geotiff.js read it; DEFLATE remains for older readers.
+const DefaultCompression = "ZSTD"
+
 var (
-	compressions = []string{"DEFLATE", "LZW", "ZSTD", "JPEG", "WEBP", "NONE"}
+	compressions = []string{"ZSTD", "DEFLATE", "LZW", "JPEG", "WEBP", "NONE"}
 	resamplings  = []string{"nearest", "bilinear", "cubic", "cubicspline", "lanczos", "average", "mode"}
 )
 
@@ -307,7 +313,7 @@ var (
 func CheckRasterOptions(o RasterOptions, info RasterInfo) (RasterOptions, error) {
 	o.Compression = strings.ToUpper(strings.TrimSpace(o.Compression))
 	if o.Compression == "" {
-		o.Compression = "DEFLATE"
+		o.Compression = DefaultCompression
 	}
 	if !slices.Contains(compressions, o.Compression) {
 		return o, apperr.Unprocessable("compression %q is not one of %s", o.Compression, strings.Join(compressions, ", "))
@@ -319,9 +325,9 @@ func CheckRasterOptions(o RasterOptions, info RasterInfo) (RasterOptions, error)
 	n := len(info.Bands)
 	switch {
 	case o.Compression == "JPEG" && (!byteBands || n != 1 && n != 3):
-		return o, apperr.Unprocessable("compression JPEG takes 8-bit rasters of 1 or 3 bands; this one has %d %s bands: use DEFLATE, LZW or ZSTD", n, info.Bands[0].DType)
+		return o, apperr.Unprocessable("compression JPEG takes 8-bit rasters of 1 or 3 bands; this one has %d %s bands: use ZSTD, DEFLATE or LZW", n, info.Bands[0].DType)
 	case o.Compression == "WEBP" && (!byteBands || n != 3 && n != 4):
-		return o, apperr.Unprocessable("compression WEBP takes 8-bit rasters of 3 or 4 bands; this one has %d %s bands: use DEFLATE, LZW or ZSTD", n, info.Bands[0].DType)
+		return o, apperr.Unprocessable("compression WEBP takes 8-bit rasters of 3 or 4 bands; this one has %d %s bands: use ZSTD, DEFLATE or LZW", n, info.Bands[0].DType)
 	}
 	o.Resampling = strings.ToLower(strings.TrimSpace(o.Resampling))
 	if o.Resampling != "" && !slices.Contains(resamplings, o.Resampling) {

@@ -100,18 +100,18 @@ func TestRasterOptions(t *testing.T) {
 		resamp string
 		nodata string
 	}{
-		{dem, RasterOptions{}, true, "DEFLATE", "bilinear", ""},
-		{classes, RasterOptions{}, true, "DEFLATE", "nearest", ""},
+		{dem, RasterOptions{}, true, "ZSTD", "bilinear", ""},
+		{classes, RasterOptions{}, true, "ZSTD", "nearest", ""},
 		{rgb, RasterOptions{Compression: "jpeg", Resampling: "Cubic"}, true, "JPEG", "cubic", ""},
 		{rgb, RasterOptions{Compression: "webp"}, true, "WEBP", "bilinear", ""},
 		{dem, RasterOptions{Compression: "jpeg"}, false, "", "", ""},
 		{rgb, RasterOptions{Compression: "lzma"}, false, "", "", ""},
 		{dem, RasterOptions{Resampling: "sharp"}, false, "", "", ""},
-		{dem, RasterOptions{NoData: "NaN"}, true, "DEFLATE", "bilinear", "nan"},
-		{dem, RasterOptions{NoData: "-9999.0"}, true, "DEFLATE", "bilinear", "-9999"},
+		{dem, RasterOptions{NoData: "NaN"}, true, "ZSTD", "bilinear", "nan"},
+		{dem, RasterOptions{NoData: "-9999.0"}, true, "ZSTD", "bilinear", "-9999"},
 		{rgb, RasterOptions{NoData: "256"}, false, "", "", ""},
 		{rgb, RasterOptions{NoData: "nan"}, false, "", "", ""},
-		{rgb, RasterOptions{NoData: "none"}, true, "DEFLATE", "bilinear", "none"},
+		{rgb, RasterOptions{NoData: "none"}, true, "ZSTD", "bilinear", "none"},
 	}
 	for _, c := range cases {
 		got, err := CheckRasterOptions(c.in, c.info)

@@ -241,7 +241,7 @@ func (im *Importer) mosaic(ctx context.Context, job store.CatalogIngestJob, kind
 			resampling = ""
 		}
 	}
-	ro, err := CheckRasterOptions(RasterOptions{Compression: "DEFLATE", Resampling: resampling}, info)
+	ro, err := CheckRasterOptions(RasterOptions{Resampling: resampling}, info)
 	if err != nil {
 		return catalog.Raster{}, err
 	}
