@@ -55,3 +55,25 @@ func TestEncodePNGRoundTrips(t *testing.T) {
 		t.Logf("%s: %d bytes", name, len(raw))
 	}
 }
+
+// TestFilterUp: the eight-bytes-at-a-time filter is the byte-by-byte one, zero count included,
+// for every length around a word's and for bytes that borrow (0 - 255) or are equal.
+func TestFilterUp(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 5))
+	for n := 0; n < 40; n++ {
+		cur, prev := make([]byte, n), make([]byte, n)
+		for i := range cur {
+			cur[i], prev[i] = byte(rnd.IntN(4)*85), byte(rnd.IntN(4)*85)
+		}
+		want, wantZeros := make([]byte, n), 0
+		for i := range want {
+			if want[i] = cur[i] - prev[i]; want[i] == 0 {
+				wantZeros++
+			}
+		}
+		got := make([]byte, n)
+		if zeros := filterUp(got, cur, prev); !bytes.Equal(got, want) || zeros != wantZeros {
+			t.Fatalf("%d bytes: %v (%d zeros), want %v (%d)", n, got, zeros, want, wantZeros)
+		}
+	}
+}

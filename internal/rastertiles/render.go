@@ -1,6 +1,7 @@
 package rastertiles
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"image"
@@ -450,6 +451,8 @@ func (rs *Raster) direct(li int, u0, v0 int64, size int, pt *painter) (*image.NR
 			sx, sy := max(ax, tx0), max(ay, ty0)
 			ex, ey := min(bx, tx0+256), min(by, ty0+256)
 			plain := rs.mode == modeRGB && t.DType == cog.Uint8 && (mask == nil || mask.Empty) && rs.nodata == nil
+			ramp := rs.mode == modeSingle && pt.encoding == "" && t.DType == cog.Float32 && rs.alpha < 0
+			var maskRow []uint8
 			for py := sy; py < ey; py++ {
 				ti := int((py-ty0)*int64(t.Width) + (sx - tx0))
 				o := out.PixOffset(int(sx-u0), int(py-v0))
@@ -462,6 +465,16 @@ func (rs *Raster) direct(li int, u0, v0 int64, size int, pt *painter) (*image.NR
 				if plain {
 					// The pixels with alpha, a row at a time (drawPixel's rule without a call per pixel).
 					if copyRGBWhereAlpha(out.Pix[o:o+4*int(ex-sx)], t.Data[ti*t.Samples:], t.Samples, rs.alpha) {
+						drawn = true
+					}
+					continue
+				}
+				if ramp {
+					// A float band through the ramp (a DEM), a row at a time: drawPixel's rule.
+					if maskRow = nil; mask != nil && !mask.Empty {
+						maskRow = mask.Data[ti:]
+					}
+					if pt.rampFloat32(out.Pix[o:o+4*int(ex-sx)], t.Data[4*ti*t.Samples:], t.Samples, maskRow, rs.nodata) {
 						drawn = true
 					}
 					continue
@@ -501,6 +514,27 @@ func copyRGBWhereAlpha(dst, src []uint8, samples, alpha int) bool {
 		}
 		d := dst[o : o+4 : o+4]
 		d[0], d[1], d[2], d[3] = s[0], s[1], s[2], 255
+		wrote = true
+	}
+	return wrote
+}
+
+// rampFloat32 colours the pixels of dst through the ramp from the first of each pixel's samples
+// (float32) in src, those with data only: not masked (mask, when not nil, is zero there), not
+// NaN, not the nodata value. It reports whether it wrote any.
+func (pt *painter) rampFloat32(dst, src []uint8, samples int, mask []uint8, nodata *float64) bool {
+	wrote := false
+	for o, i, x := 0, 0, 0; o+4 <= len(dst); o, i, x = o+4, i+4*samples, x+1 {
+		if mask != nil && mask[x] == 0 {
+			continue
+		}
+		v := float64(math.Float32frombits(binary.LittleEndian.Uint32(src[i:])))
+		if math.IsNaN(v) || nodata != nil && v == *nodata {
+			continue
+		}
+		col := pt.lut[int(pt.unit(0, v)*255+0.5)]
+		d := dst[o : o+4 : o+4]
+		d[0], d[1], d[2], d[3] = col[0], col[1], col[2], 255
 		wrote = true
 	}
 	return wrote

@@ -172,6 +172,7 @@ func TestRGBTilesMatchGDAL(t *testing.T) {
 		{compress: "DEFLATE", predictor: true},
 		{compress: "LZW"},
 		{compress: "ZSTD"},
+		{compress: "ZSTD", predictor: true}, // raster ingest's default
 		{compress: "NONE"},
 		{compress: "JPEG", mean: 1, max: 8},
 		{compress: "WEBP", mean: 1, max: 8},
