@@ -228,3 +228,92 @@ func TestSearchCopiesFollowEveryField(t *testing.T) {
 		t.Errorf("an update changing no copied field rewrote the document (row version %s, then %s)", before, after)
 	}
 }
+
+// A hybrid search orders by reciprocal rank fusion of two rankings taken among what the caller
+// may see: the nearest records' order (Nearest, hidden ones dropped) and the text search's own
+// order. Worked out here from the text search's answer and the visible nearest, it must be the
+// hybrid search's page and count; a semantic search is the visible nearest in their order.
+func TestHybridSearchFusesTheTwoRankings(t *testing.T) {
+	pool := testdb.New(t)
+	ctx := context.Background()
+	s := &Service{Pool: pool, Q: store.New(pool)}
+	owner, viewer := uuid.New(), auth.Principal{UserID: uuid.New(), Role: auth.RoleViewer, Via: auth.ViaBearer}
+	if _, err := pool.Exec(ctx, `INSERT INTO catalog.users (id, username, email, password_hash, role)
+		VALUES ($1, 'owner', 'owner@example.org', 'x', 'editor')`, owner); err != nil {
+		t.Fatal(err)
+	}
+	rnd := rand.New(rand.NewPCG(7, 9))
+	titles := []string{"river survey", "river river survey", "lake survey", "river", "forest map", "river lake"}
+	var all []uuid.UUID
+	hidden := map[uuid.UUID]bool{}
+	for i := range 40 {
+		visibility := "public"
+		if i%5 == 0 {
+			visibility = "private"
+		}
+		var id uuid.UUID
+		if err := pool.QueryRow(ctx, `INSERT INTO catalog.datasets (table_schema, table_name, title, visibility, record_status, record_type, created_by)
+			VALUES ('data', 'fuse_' || $1::int, $2, $3, 'published', 'vector_dataset', $4) RETURNING id`,
+			i, titles[rnd.IntN(len(titles))]+" "+string(rune('a'+i%26)), visibility, owner).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		all, hidden[id] = append(all, id), visibility == "private"
+	}
+	nearest := slices.Clone(all[:30])
+	rnd.Shuffle(len(nearest), func(i, j int) { nearest[i], nearest[j] = nearest[j], nearest[i] })
+
+	page := func(q RecordQuery) ([]uuid.UUID, int) {
+		t.Helper()
+		q.Limit = 100
+		recs, total, err := s.Records(ctx, viewer, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]uuid.UUID, len(recs))
+		for i, r := range recs {
+			out[i] = r.DatasetID
+		}
+		return out, total
+	}
+	textOrder, _ := page(RecordQuery{Text: "river"})
+	var nearOrder []uuid.UUID
+	for _, id := range nearest {
+		if !hidden[id] {
+			nearOrder = append(nearOrder, id)
+		}
+	}
+	if len(textOrder) < 5 || len(nearOrder) < 5 {
+		t.Fatalf("%d text matches and %d visible nearest: too few to tell an order", len(textOrder), len(nearOrder))
+	}
+	score := map[uuid.UUID]float64{}
+	for i, id := range nearOrder {
+		score[id] += 1 / float64(60+i+1)
+	}
+	for i, id := range textOrder {
+		if hidden[id] {
+			t.Fatalf("the text search shows a private record %s", id)
+		}
+		score[id] += 1 / float64(60+i+1)
+	}
+	var want []uuid.UUID
+	for id := range score {
+		want = append(want, id)
+	}
+	slices.SortFunc(want, func(a, b uuid.UUID) int {
+		if score[a] != score[b] {
+			if score[a] > score[b] {
+				return -1
+			}
+			return 1
+		}
+		return slices.Compare(a[:], b[:])
+	})
+	got, total := page(RecordQuery{Text: "river", Mode: SearchHybrid, Nearest: nearest})
+	if !slices.Equal(got, want) || total != len(want) {
+		t.Errorf("hybrid: %d records %v, want %d %v", total, got, len(want), want)
+	}
+	got, total = page(RecordQuery{Text: "river", Mode: SearchSemantic, Nearest: nearest})
+	if !slices.Equal(got, nearOrder) || total != len(nearOrder) {
+		t.Errorf("semantic: %d records %v, want %d %v", total, got, len(nearOrder), nearOrder)
+	}
+}

@@ -87,30 +87,25 @@ const rankFusion = "60"
 // that match where, each with its score (s.score). The candidates are the nearest records, in a
 // hybrid search also the text's matches (found by the documents' index, as a text search finds
 // them); both rankings are taken among the visible matches only, so what a hidden record holds
-// never moves what the caller sees. The nearest are read by their ids; the text's matches are
-// read once, by the index, those among the nearest left out (they are in the first branch, with
-// their text score), so that no match is looked up again by its id (a text matching thousands of
-// records made as many index probes before) and no pass groups the two.
+// never moves what the caller sees. The two rankings are made apart and joined on the record (a
+// hash join of the few hundred nearest with the matches): the nearest are read by their ids
+// without their documents, and each match once, by the index. Excluding the nearest from the
+// matches instead (<> ALL of the ids) compared every match with every id, since a prepared
+// statement's array is a parameter, not a constant PostgreSQL hashes: a third of the statement.
 func rankedFrom(b *sqlbuild.Builder, q RecordQuery, where []string) string {
 	ids, cond := b.Cast(uuidArray(q.Nearest), "uuid[]"), strings.Join(where, " AND ")
 	docs := " catalog.dataset_search s LEFT JOIN catalog.datasets d ON d.id = s.dataset_id"
-	hit, textScore, textRank := "false", "NULL::real", "NULL::bigint"
+	near := "SELECT s.dataset_id, row_number() OVER (ORDER BY u.pos) AS near_rank FROM unnest(" + ids +
+		") WITH ORDINALITY u(id, pos) JOIN" + docs + " ON s.dataset_id = u.id WHERE " + cond
+	fused := "SELECT n.dataset_id, 1.0 / (" + rankFusion + " + n.near_rank) AS score FROM (" + near + ") n"
 	if q.Mode == SearchHybrid {
 		tsq := searchQuery(b, q.Text)
-		hit, textScore = "s.doc @@ "+tsq, "ts_rank_cd(s.doc, "+tsq+", 1)"
-		textRank = "CASE WHEN z.hit THEN row_number() OVER (PARTITION BY z.hit ORDER BY z.text_score DESC, z.dataset_id) END"
+		text := "SELECT s.dataset_id, row_number() OVER (ORDER BY ts_rank_cd(s.doc, " + tsq + ", 1) DESC, s.dataset_id) AS text_rank FROM" +
+			docs + " WHERE s.doc @@ " + tsq + " AND " + cond
+		fused = "SELECT coalesce(n.dataset_id, t.dataset_id) AS dataset_id, coalesce(1.0 / (" + rankFusion + " + n.near_rank), 0) + coalesce(1.0 / (" +
+			rankFusion + " + t.text_rank), 0) AS score FROM (" + near + ") n FULL JOIN (" + text + ") t ON t.dataset_id = n.dataset_id"
 	}
-	matches := "SELECT s.dataset_id, u.pos, " + hit + " AS hit, CASE WHEN " + hit + " THEN " + textScore + " END AS text_score" +
-		" FROM unnest(" + ids + ") WITH ORDINALITY u(id, pos) JOIN" + docs + " ON s.dataset_id = u.id WHERE " + cond
-	if q.Mode == SearchHybrid {
-		// <> ALL of a constant array is a hash lookup (PostgreSQL 15), not a scan of the ids.
-		matches += " UNION ALL SELECT s.dataset_id, NULL, true, " + textScore + " FROM" + docs + " WHERE " + hit +
-			" AND s.dataset_id <> ALL (" + ids + ") AND " + cond
-	}
-	ranked := "SELECT z.dataset_id, CASE WHEN z.pos IS NOT NULL THEN row_number() OVER (PARTITION BY z.pos IS NULL ORDER BY z.pos) END AS near_rank, " +
-		textRank + " AS text_rank FROM (" + matches + ") z"
-	return "(SELECT r.dataset_id, coalesce(1.0 / (" + rankFusion + " + r.near_rank), 0) + coalesce(1.0 / (" + rankFusion +
-		" + r.text_rank), 0) AS score FROM (" + ranked + ") r) s LEFT JOIN catalog.datasets d ON d.id = s.dataset_id"
+	return "(" + fused + ") s LEFT JOIN catalog.datasets d ON d.id = s.dataset_id"
 }
 
 // uuidArray is ids as pgx writes them in binary: a []uuid.UUID goes through each id's
