@@ -23,14 +23,22 @@ import (
 // nearest to it (at least 8 lists and 800 records: about 3% of 100,000 records). It misses the
 // near neighbours that landed in a list it did not read: on clustered vectors, as real
 // embeddings are, it finds at least 95% of the exact SemanticCandidates (TestIVFRecall), at
-// about a tenth of the exact scan's cost (BenchmarkNearest: about 1 ms against 10 ms at 100,000
+// a twentieth of the exact scan's cost (BenchmarkNearest: about 0.3 ms against 8 ms at 100,000
 // records of 384 dimensions). The lists are trained when the index first reaches exactBelow
 // records and again whenever it has doubled since; records written in between land in the list
 // of their nearest centre, and changed ones move to it.
 //
+// The vectors are kept in the order of the lists (arrange): a list a query reads is one run of
+// memory, which the processor streams, rather than a few hundred vectors scattered over the
+// whole index. Scoring is bound by memory, not arithmetic, so this makes a query four times
+// faster (BenchmarkNearest, 1.3 ms against 0.3 ms at 100,000 records of 384 dimensions). Records
+// written after the arrangement sit at the end until an eighth of the index has been written
+// since, when the refresh arranges it again.
+//
 // Memory: 4 bytes per dimension per record for the vectors (154 MB for 100,000 records of 384
-// dimensions), plus about 70 bytes per record for the ids, their places and the lists, plus the
-// centres (4 bytes per dimension per list: 490 KB at 100,000 records of 384 dimensions).
+// dimensions; twice that while an arrangement copies them), plus about 70 bytes per record for
+// the ids, their places and the lists, plus the centres (4 bytes per dimension per list: 490 KB
+// at 100,000 records of 384 dimensions).
 // Training reads a sample of 32 records per list for k-means and then assigns every record
 // once: about 3 s at 100,000 records of 384 dimensions on 2 cores (BenchmarkTrainIVF), while
 // searches go on (scoring every record, or with the lists trained before).
@@ -47,6 +55,8 @@ type Index struct {
 	version int64  // the newest version held
 	gen     uint64 // moves on whenever what is held changes (rankings kept for a text go stale)
 	ivf     *ivf   // the lists, nil while every record is scored
+	// misplaced counts the records put in the lists since the vectors were last arranged.
+	misplaced int
 
 	loading sync.Mutex // one refresh at a time; only a refresh changes what is held
 }
@@ -84,7 +94,7 @@ func (ix *Index) Refresh(ctx context.Context, q *store.Queries, model string, di
 		} else if ix.ivf != nil {
 			ix.ivf = ix.ivf.emptied()
 		}
-		ix.key, ix.dims, ix.ids, ix.vecs, ix.pos, ix.version = key, dims, nil, nil, map[uuid.UUID]int{}, 0
+		ix.key, ix.dims, ix.ids, ix.vecs, ix.pos, ix.version, ix.misplaced = key, dims, nil, nil, map[uuid.UUID]int{}, 0, 0
 		ix.gen++
 		ix.mu.Unlock()
 		after = 0
@@ -142,6 +152,9 @@ func (ix *Index) put(batch []embedded, version int64) {
 			ix.vecs = append(ix.vecs, r.vec...)
 		}
 		if lists != nil {
+			if !ok || lists.list[i] != to[n] {
+				ix.misplaced++
+			}
 			lists.place(i, to[n])
 		}
 	}
@@ -167,13 +180,54 @@ func (ix *Index) train() {
 		return
 	}
 	if cur != nil && n < 2*cur.trainedAt {
+		ix.mu.RLock()
+		misplaced := ix.misplaced
+		ix.mu.RUnlock()
+		if misplaced > n/8 {
+			ix.arrange(cur)
+		}
 		return
 	}
-	lists := trainIVF(vecs[:n*d], d)
+	ix.arrange(trainIVF(vecs[:n*d], d))
+}
+
+// arrange puts the records in the order of f's lists (see Index) and makes f the index's lists.
+// Like train, it runs in a refresh, the only writer, and copies without the lock; searches see
+// the old order or the new, never a mix.
+func (ix *Index) arrange(f *ivf) {
+	ix.mu.RLock()
+	ids, vecs, d := ix.ids, ix.vecs, ix.dims
+	ix.mu.RUnlock()
+	n := len(ids)
+	order := make([]int32, 0, n)
+	lists := make([][]int32, len(f.lists))
+	for c, l := range f.lists {
+		lists[c] = make([]int32, len(l))
+		for j, i := range l {
+			lists[c][j] = int32(len(order))
+			order = append(order, i)
+		}
+	}
+	list, at := make([]int32, n), make([]int32, n)
+	for k, i := range order {
+		list[k], at[k] = f.list[i], f.at[i]
+	}
+	for i := range n {
+		if i >= len(f.list) || f.list[i] < 0 { // in no list: kept, after the lists
+			list[len(order)], at[len(order)] = -1, 0
+			order = append(order, int32(i))
+		}
+	}
+	ids2, vecs2, pos := make([]uuid.UUID, n), make([]float32, n*d), make(map[uuid.UUID]int, n)
+	for k, i := range order {
+		ids2[k], pos[ids[i]] = ids[i], k
+		copy(vecs2[k*d:(k+1)*d], vecs[int(i)*d:(int(i)+1)*d])
+	}
 	ix.mu.Lock()
-	ix.ivf = lists
+	defer ix.mu.Unlock()
+	f.lists, f.list, f.at = lists, list, at
+	ix.ids, ix.vecs, ix.pos, ix.ivf, ix.misplaced = ids2, vecs2, pos, f, 0
 	ix.gen++
-	ix.mu.Unlock()
 }
 
 // Len is how many records the index holds.

@@ -113,6 +113,8 @@ func TestIVFRecall(t *testing.T) {
 	if ix.ivf == nil || len(ix.ivf.lists) != listCount(n) {
 		t.Fatalf("no lists trained at %d records", n)
 	}
+	checkLists(t, ix)
+	arranged(t, ix)
 	r := recall(ix, queries, SemanticCandidates)
 	t.Logf("recall@%d at %d records, %d lists: %.4f", SemanticCandidates, n, len(ix.ivf.lists), r)
 	if r < 0.95 {
@@ -136,10 +138,31 @@ func TestIVFRecall(t *testing.T) {
 		t.Fatalf("lists trained again at %d records (trained at %d)", ix.Len(), trained.trainedAt)
 	}
 	checkLists(t, ix)
+	arranged(t, ix) // n/2 new and n/10 changed records: more than an eighth, arranged again
 	r = recall(ix, queries, SemanticCandidates)
 	t.Logf("recall@%d after growing to %d records and changing %d: %.4f", SemanticCandidates, ix.Len(), n/10, r)
 	if r < 0.95 {
 		t.Errorf("recall@%d after growing = %.4f, want >= 0.95", SemanticCandidates, r)
+	}
+}
+
+// arranged asserts that the records are in the order of the lists, each list one run of the
+// vectors, and that each record's id still finds it.
+func arranged(t *testing.T, ix *Index) {
+	t.Helper()
+	next := int32(0)
+	for c, l := range ix.ivf.lists {
+		for _, i := range l {
+			if i != next {
+				t.Fatalf("list %d holds record %d where %d was next: not arranged", c, i, next)
+			}
+			next++
+		}
+	}
+	for i, id := range ix.ids {
+		if ix.pos[id] != i {
+			t.Fatalf("record %d (%s) is found at %d", i, id, ix.pos[id])
+		}
 	}
 }
 

@@ -167,7 +167,7 @@ func (ix *Index) drop() {
 	defer ix.loading.Unlock()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.key, ix.ids, ix.vecs, ix.pos, ix.version, ix.ivf = "", nil, nil, nil, 0, nil
+	ix.key, ix.ids, ix.vecs, ix.pos, ix.version, ix.ivf, ix.misplaced = "", nil, nil, nil, 0, nil, 0
 	ix.gen++
 }
 
