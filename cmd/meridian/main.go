@@ -133,6 +133,11 @@ func serve() error {
 		return err
 	}
 	defer counts.Close()
+	search, err := db.OpenSearch(ctx, cfg.DatabaseURL, cfg.DBMaxConns, cfg.QueryTimeout)
+	if err != nil {
+		return err
+	}
+	defer search.Close()
 	jobs, err := db.OpenBackground(ctx, cfg.DatabaseURL, cfg.ImportWorkers)
 	if err != nil {
 		return err
@@ -217,7 +222,7 @@ func serve() error {
 		return err
 	}
 	defer func() { _ = proxy.Close() }()
-	deps, err := services(cfg, pools{requests: pool, counts: counts, sandbox: sandbox}, log, queue, staging, sandboxRole, proxy)
+	deps, err := services(cfg, pools{requests: pool, counts: counts, search: search, sandbox: sandbox}, log, queue, staging, sandboxRole, proxy)
 	if err != nil {
 		return err
 	}

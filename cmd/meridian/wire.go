@@ -54,7 +54,7 @@ import (
 // pools are the pools requests use: the request pool, the pool numbers matched are counted on,
 // and the read-only SQL sandbox's.
 type pools struct {
-	requests, counts, sandbox *pgxpool.Pool
+	requests, counts, search, sandbox *pgxpool.Pool
 }
 
 // services builds every domain service the handlers use, over the request pool. Presigned
@@ -72,7 +72,7 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		storage = s3
 	}
 	box := secretbox.New(c.JWTSecretKey)
-	cat := &catalog.Service{Pool: pool, CountPool: p.counts, Q: q, Log: log, Settings: settings.Reader{Q: q}, Objects: objects}
+	cat := &catalog.Service{Pool: pool, CountPool: p.counts, SearchPool: p.search, Q: q, Log: log, Settings: settings.Reader{Q: q}, Objects: objects}
 	mapService := &maps.Service{Pool: pool, Q: q, Box: box, Settings: settings.Reader{Q: q}, Catalog: cat, Log: log, BaseURL: c.BaseURL,
 		Pictures: maps.Pictures{MaxPixels: c.Files.ImageMaxPixels, Decodes: gate.New(gate.Config{What: "image decodes",
 			Setting: "IMAGE_DECODE_CONCURRENCY", Max: c.Files.ImageConcurrency, Wait: 5 * time.Second, RetryAfter: 5 * time.Second})}}

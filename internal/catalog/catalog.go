@@ -33,9 +33,12 @@ type Service struct {
 	Pool *pgxpool.Pool
 	// CountPool counts the numbers matched of filtered pages (db.OpenCounts); nil: Pool.
 	CountPool *pgxpool.Pool
-	Q         *store.Queries
-	Log       *slog.Logger
-	Refs      ColumnRefs // map layers' references to columns (internal/maps)
+	// SearchPool runs the searches, records queries with a text but for the typo branch's
+	// (db.OpenSearch: generic plans); nil: Pool.
+	SearchPool *pgxpool.Pool
+	Q          *store.Queries
+	Log        *slog.Logger
+	Refs       ColumnRefs // map layers' references to columns (internal/maps)
 	// Settings are the runtime settings (the saved search quotas).
 	Settings settings.Reader
 	// Announced hears every change announced by PostgreSQL (watch.go), for other caches kept
@@ -52,6 +55,14 @@ type Service struct {
 	lookups features.Lookups // single-feature reads sharing statements (reads.go)
 	counts  features.Counts  // numbers matched of filtered pages, per data version (reads.go)
 	stats   statsCache       // the dashboard's counts (stats.go)
+}
+
+// searchPool is where searches run (SearchPool).
+func (s *Service) searchPool() *pgxpool.Pool {
+	if s.SearchPool != nil {
+		return s.SearchPool
+	}
+	return s.Pool
 }
 
 // Dataset is a catalog record as a caller sees it.

@@ -261,7 +261,7 @@ func (s *Service) MatchingCollections(ctx context.Context, p auth.Principal, tex
 		return nil, nil
 	}
 	caller, role := who(p)
-	rows, err := s.Q.SearchCollections(ctx, store.SearchCollectionsParams{CallerID: caller, CallerRole: role, IsAdmin: p.IsAdmin(),
+	rows, err := store.New(s.searchPool()).SearchCollections(ctx, store.SearchCollectionsParams{CallerID: caller, CallerRole: role, IsAdmin: p.IsAdmin(),
 		Patterns: patterns, Lim: int32(limit)})
 	out := make([]Collection, len(rows))
 	for i, r := range rows {
