@@ -52,7 +52,7 @@ import (
 )
 
 // pools are the pools requests use: the request pool, the pool numbers matched are counted on,
-// and the read-only SQL sandbox's.
+// the searches' (generic plans, db.OpenSearch) and the read-only SQL sandbox's.
 type pools struct {
 	requests, counts, search, sandbox *pgxpool.Pool
 }
