@@ -200,17 +200,14 @@ func (ix *Index) arrange(f *ivf) {
 	ix.mu.RUnlock()
 	n := len(ids)
 	order := make([]int32, 0, n)
-	lists := make([][]int32, len(f.lists))
+	lists, list, at := make([][]int32, len(f.lists)), make([]int32, n), make([]int32, n)
 	for c, l := range f.lists {
 		lists[c] = make([]int32, len(l))
 		for j, i := range l {
-			lists[c][j] = int32(len(order))
+			k := len(order)
+			lists[c][j], list[k], at[k] = int32(k), int32(c), int32(j)
 			order = append(order, i)
 		}
-	}
-	list, at := make([]int32, n), make([]int32, n)
-	for k, i := range order {
-		list[k], at[k] = f.list[i], f.at[i]
 	}
 	for i := range n {
 		if i >= len(f.list) || f.list[i] < 0 { // in no list: kept, after the lists
