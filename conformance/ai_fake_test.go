@@ -1,10 +1,13 @@
 package conformance
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -256,7 +259,17 @@ func fakeEmbeddings(w http.ResponseWriter, body map[string]any, dims int) {
 	}
 	data := make([]any, len(texts))
 	for i, s := range texts {
-		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": bagOfWords(s, dims)}
+		vec := bagOfWords(s, dims)
+		var v any = vec
+		if body["encoding_format"] == "base64" {
+			// As OpenAI answers it: the vector's float32s, little-endian, in base64.
+			raw := make([]byte, 0, 4*dims)
+			for _, x := range vec {
+				raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(float32(x)))
+			}
+			v = base64.StdEncoding.EncodeToString(raw)
+		}
+		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": v}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": "test-embed",
