@@ -1,7 +1,6 @@
 package ai
 
 import (
-	"container/heap"
 	"context"
 	"strconv"
 	"sync"
@@ -258,7 +257,7 @@ func (ix *Index) Nearest(v []float32, k int) ([]uuid.UUID, uint64) {
 	}
 	out := make([]uuid.UUID, len(h))
 	for n := len(h) - 1; n >= 0; n-- {
-		out[n] = ix.ids[heap.Pop(&h).(scored).i]
+		out[n] = ix.ids[h.pop().i]
 	}
 	return out, ix.gen
 }
@@ -288,31 +287,67 @@ type scored struct {
 	score float32
 }
 
-// scoreHeap is a min-heap of the best scores so far: its root is the one to beat.
+// scoreHeap is a min-heap of the best scores so far: its root is the one to beat. Its sifting
+// is written for the type, not through container/heap's interface: a query offers thousands of
+// scores, and the interface's calls per comparison and swap were most of the heap's cost.
 type scoreHeap []scored
+
+// worse orders the heap: a lower score, or an equal score of a later record (the earlier record
+// ranks first).
+func worse(a, b scored) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return a.i > b.i
+}
 
 // offer keeps record i with score s when it is among the k best so far.
 func (h *scoreHeap) offer(i int, s float32, k int) {
+	x := scored{i, s}
 	if len(*h) < k {
-		heap.Push(h, scored{i, s})
-	} else if s > (*h)[0].score || s == (*h)[0].score && i < (*h)[0].i {
-		(*h)[0] = scored{i, s}
-		heap.Fix(h, 0)
+		*h = append(*h, x)
+		h.up(len(*h) - 1)
+	} else if worse((*h)[0], x) {
+		(*h)[0] = x
+		h.down(0)
 	}
 }
 
-func (h scoreHeap) Len() int { return len(h) }
-func (h scoreHeap) Less(i, j int) bool {
-	if h[i].score != h[j].score {
-		return h[i].score < h[j].score
-	}
-	return h[i].i > h[j].i // equal scores: the earlier record ranks first
-}
-func (h scoreHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *scoreHeap) Push(x any)   { *h = append(*h, x.(scored)) }
-func (h *scoreHeap) Pop() any {
+// pop removes and answers the worst kept.
+func (h *scoreHeap) pop() scored {
 	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	top, n := old[0], len(old)-1
+	old[0] = old[n]
+	*h = old[:n]
+	h.down(0)
+	return top
+}
+
+func (h scoreHeap) up(j int) {
+	for j > 0 {
+		p := (j - 1) / 2
+		if !worse(h[j], h[p]) {
+			return
+		}
+		h[j], h[p] = h[p], h[j]
+		j = p
+	}
+}
+
+func (h scoreHeap) down(j int) {
+	n := len(h)
+	for {
+		c := 2*j + 1
+		if c >= n {
+			return
+		}
+		if r := c + 1; r < n && worse(h[r], h[c]) {
+			c = r
+		}
+		if !worse(h[c], h[j]) {
+			return
+		}
+		h[j], h[c] = h[c], h[j]
+		j = c
+	}
 }

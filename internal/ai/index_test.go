@@ -1,9 +1,10 @@
 package ai
 
 import (
-	"container/heap"
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/uuid"
@@ -74,7 +75,7 @@ func (ix *Index) exactNearest(v []float32, k int) []uuid.UUID {
 	h := ix.exact(v, k)
 	out := make([]uuid.UUID, len(h))
 	for n := len(h) - 1; n >= 0; n-- {
-		out[n] = ix.ids[heap.Pop(&h).(scored).i]
+		out[n] = ix.ids[h.pop().i]
 	}
 	return out
 }
@@ -245,5 +246,35 @@ func BenchmarkTrainIVF(b *testing.B) {
 	}
 	for b.Loop() {
 		trainIVF(flat, 384)
+	}
+}
+
+// TestScoreHeapKeepsTheBest: offered scores in any order, with ties, the heap keeps the k best
+// (the earlier record first among equals) and pops them worst first.
+func TestScoreHeapKeepsTheBest(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 7))
+	for _, k := range []int{1, 2, 7, 200} {
+		all := make([]scored, 1000)
+		for i := range all {
+			all[i] = scored{i, float32(rnd.IntN(300))} // many ties
+		}
+		var h scoreHeap
+		for _, x := range all {
+			h.offer(x.i, x.score, k)
+		}
+		slices.SortFunc(all, func(a, b scored) int {
+			if a.score != b.score {
+				return cmp.Compare(b.score, a.score)
+			}
+			return a.i - b.i
+		})
+		for n := k - 1; n >= 0; n-- {
+			if got := h.pop(); got != all[n] {
+				t.Fatalf("k=%d: pop %d gave %v, want %v", k, k-1-n, got, all[n])
+			}
+		}
+		if len(h) != 0 {
+			t.Fatalf("k=%d: %d left", k, len(h))
+		}
 	}
 }
