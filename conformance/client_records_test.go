@@ -1,11 +1,14 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -235,6 +238,60 @@ func TestTextSearchAppendsMatchingCollections(t *testing.T) {
 	if plain := call(t, "GET", "/search/datasets/?q=zzz"+randomHex(4), nil).JSON(t); len(plain["features"].([]any)) != 0 {
 		t.Errorf("no match, yet features: %v", plain)
 	}
+}
+
+// TestSearchFindsCollectionsChangedOnAnotherReplica: servers keep the collections' texts so
+// that a search matching none asks nothing (internal/catalog/collectionnames.go); a collection
+// made or renamed through one server is appended by the other's searches within a second, and by
+// its own at once.
+func TestSearchFindsCollectionsChangedOnAnotherReplica(t *testing.T) {
+	owner := newUser(t, "editor")
+	second, err := Start(context.Background(), server.DBURL, "RATE_LIMIT_ENABLED=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(second.Stop)
+	hc := &http.Client{}
+	found := func(root, word, id string) bool {
+		t.Helper()
+		r := callAt(t, hc, root, "GET", "/search/datasets/?q="+word, nil)
+		wantStatus(t, "search "+word, r, 200)
+		for _, f := range r.JSON(t)["features"].([]any) {
+			if f.(map[string]any)["id"] == id {
+				return true
+			}
+		}
+		return false
+	}
+	withinASecond := func(word, id string) {
+		t.Helper()
+		start := time.Now()
+		for !found(second.APIRoot, word, id) {
+			if time.Since(start) > time.Second {
+				t.Fatalf("the second server does not find the collection by %q %v after its change", word, time.Since(start).Round(time.Millisecond))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	before, after := "fjord"+randomHex(4), "skerry"+randomHex(4)
+	// Both servers searched for the word first: what they keep holds no collection with it.
+	if found(server.APIRoot, before, "") || found(second.APIRoot, before, "") {
+		t.Fatal("nothing to find yet")
+	}
+	col := call(t, "POST", "/catalog/collections/", map[string]any{"name": "Coast " + before}, bearer(owner.Access)...)
+	wantStatus(t, "collection", col, 201)
+	id := col.JSON(t)["id"].(string)
+	if !found(server.APIRoot, before, id) {
+		t.Fatal("the server that made the collection does not find it at once")
+	}
+	withinASecond(before, id)
+
+	wantStatus(t, "rename", call(t, "PATCH", "/catalog/collections/"+id, map[string]any{"description": "Islands " + after},
+		bearer(owner.Access)...), 200)
+	if !found(server.APIRoot, after, id) {
+		t.Fatal("the server that described the collection does not find it by its description at once")
+	}
+	withinASecond(after, id)
 }
 
 func TestCatalogSummariesFollowVisibility(t *testing.T) {

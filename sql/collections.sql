@@ -99,3 +99,8 @@ DELETE FROM catalog.collection_datasets WHERE collection_id = @collection_id;
 
 -- name: ExistingDatasetIDs :many
 SELECT id FROM catalog.datasets WHERE id = ANY(@ids::uuid[]) ORDER BY id;
+
+-- name: ListCollectionTexts :many
+-- What a text search matches of each collection (SearchCollections), for the searches kept in
+-- memory to tell that none can match; at most lim.
+SELECT concat_ws(' ', c.name, c.description)::text AS text FROM catalog.collections c LIMIT @lim::int;

@@ -280,6 +280,32 @@ func (q *Queries) ListCollectionDatasets(ctx context.Context, arg ListCollection
 	return items, nil
 }
 
+const listCollectionTexts = `-- name: ListCollectionTexts :many
+SELECT concat_ws(' ', c.name, c.description)::text AS text FROM catalog.collections c LIMIT $1::int
+`
+
+// What a text search matches of each collection (SearchCollections), for the searches kept in
+// memory to tell that none can match; at most lim.
+func (q *Queries) ListCollectionTexts(ctx context.Context, lim int32) ([]string, error) {
+	rows, err := q.db.Query(ctx, listCollectionTexts, lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var text string
+		if err := rows.Scan(&text); err != nil {
+			return nil, err
+		}
+		items = append(items, text)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listCollections = `-- name: ListCollections :many
 SELECT c.id, c.name, c.description, c.visibility, c.created_by, c.created_at, c.updated_at, m.dataset_count, m.extent_bbox, m.temporal_start, m.temporal_end, m.license_count, m.license,
     count(*) OVER () AS total

@@ -131,7 +131,7 @@ func services(c config.Config, p pools, log *slog.Logger, queue *ingest.Queue, s
 		Analysis:   &analysis.Service{Pool: pool, Catalog: cat, Jobs: jobs, MaxFeatures: c.AnalysisMaxFeatures},
 		Sources:    &sources.Service{Pool: pool, Q: q, Catalog: cat, Remote: fetcher, Objects: objects, Jobs: jobs},
 		Connectors: connectors.NewRegistry(jobs, q, installed(c, fetcher)...),
-		Configs:    &configdoc.Service{Pool: pool, Q: q, Settings: settingsAdmin, Providers: providers, Version: config.Version},
+		Configs:    &configdoc.Service{Pool: pool, Q: q, Settings: settingsAdmin, Providers: providers, Version: config.Version, Collections: cat},
 		Exporter:   exporter(c, pool, log),
 		Tables:     features.Reader{Pool: pool},
 		Tiles:      tileService,

@@ -55,6 +55,8 @@ type Service struct {
 	lookups features.Lookups // single-feature reads sharing statements (reads.go)
 	counts  features.Counts  // numbers matched of filtered pages, per data version (reads.go)
 	stats   statsCache       // the dashboard's counts (stats.go)
+	// collections are the collections' texts, for the searches that match none (collectionnames.go)
+	collections collectionTexts
 }
 
 // searchPool is where searches run (SearchPool).

@@ -108,6 +108,7 @@ func (s *Service) CreateCollection(ctx context.Context, p auth.Principal, name s
 	if err != nil {
 		return Collection{}, nameConflict(err, name, true)
 	}
+	s.collections.forget()
 	s.auditCollection(ctx, p, "collection.create", row.ID, map[string]any{"name": name})
 	return collectionOf(row), nil
 }
@@ -121,6 +122,7 @@ func (s *Service) UpdateCollection(ctx context.Context, p auth.Principal, id uui
 	if _, err := s.Q.UpdateCollection(ctx, store.UpdateCollectionParams{ID: id, Name: name, Description: description, Visibility: visibility}); err != nil {
 		return Collection{}, nameConflict(err, deref(name), c.CreatedBy != nil && *c.CreatedBy == p.UserID)
 	}
+	s.collections.forget()
 	s.auditCollection(ctx, p, "collection.update", id, map[string]any{"name": c.Name, "changes": map[string]any{"name": name,
 		"description": description, "visibility": visibility}})
 	return s.Collection(ctx, p, id)
@@ -249,16 +251,19 @@ func uniqueViolation(err error) bool {
 // MatchingCollections are up to limit collections whose name or description hold every word of
 // a search text (its negated words and OR left out), with the members the caller may read.
 func (s *Service) MatchingCollections(ctx context.Context, p auth.Principal, text string, limit int) ([]Collection, error) {
-	var patterns []string
+	var words, patterns []string
 	for _, w := range strings.Fields(text) {
 		w = strings.Trim(w, `"()`)
 		if w == "" || strings.HasPrefix(w, "-") || strings.EqualFold(w, "or") {
 			continue
 		}
-		patterns = append(patterns, "%"+likeEscaper.Replace(w)+"%")
+		words, patterns = append(words, w), append(patterns, "%"+likeEscaper.Replace(w)+"%")
 	}
 	if len(patterns) == 0 {
 		return nil, nil
+	}
+	if may, err := s.anyCollectionMayMatch(ctx, words); !may || err != nil {
+		return nil, err
 	}
 	caller, role := who(p)
 	rows, err := store.New(s.searchPool()).SearchCollections(ctx, store.SearchCollectionsParams{CallerID: caller, CallerRole: role, IsAdmin: p.IsAdmin(),

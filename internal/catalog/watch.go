@@ -26,6 +26,7 @@ func (s *Service) Watch(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := s.listen(ctx)
 		s.reads.unvouch()
+		s.collections.heard(false)
 		s.announce("", "", false)
 		if ctx.Err() == nil {
 			s.Log.Warn("catalog: listening for dataset changes failed; retrying", "err", err)
@@ -45,10 +46,11 @@ func (s *Service) listen(ctx context.Context) error {
 	defer func() { _ = conn.Close(context.Background()) }()
 	// auth_users is heard here too, for the principals internal/auth keeps: one listening
 	// connection per server.
-	if _, err := conn.Exec(ctx, "LISTEN catalog_datasets; LISTEN catalog_maps; LISTEN "+auth.AnnouncedUsers); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN catalog_datasets; LISTEN catalog_maps; LISTEN "+AnnouncedCollections+"; LISTEN "+auth.AnnouncedUsers); err != nil {
 		return err
 	}
 	s.reads.goLive()
+	s.collections.heard(true)
 	s.announce("", "", true)
 	for {
 		n, err := conn.WaitForNotification(ctx)
@@ -57,6 +59,9 @@ func (s *Service) listen(ctx context.Context) error {
 		}
 		if id, err := uuid.Parse(n.Payload); err == nil && n.Channel == "catalog_datasets" {
 			s.reads.changed(id)
+		}
+		if n.Channel == AnnouncedCollections {
+			s.collections.heard(true)
 		}
 		s.announce(n.Channel, n.Payload, true)
 	}

@@ -81,6 +81,9 @@ type Service struct {
 	Settings  settings.Admin
 	Providers *accounts.Providers
 	Version   string
+	// Collections are told of an import's changes to the collections (catalog.Service); nil:
+	// nobody keeps them.
+	Collections interface{ ForgetCollections() }
 }
 
 // Export is the configuration as a document, of the sections asked for (all when none).
@@ -335,6 +338,9 @@ func (s *Service) Import(ctx context.Context, p auth.Principal, c auth.Client, d
 		return Result{}, err
 	}
 	s.Settings.Written()
+	if s.Collections != nil {
+		s.Collections.ForgetCollections()
+	}
 	return res, nil
 }
 
