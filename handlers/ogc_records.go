@@ -259,7 +259,7 @@ func (s *Server) OgcCollectionItems(ctx context.Context, request gen.OgcCollecti
 		return nil, err
 	}
 	out, err := s.recordPage(ctx, q, recordsPath+"/items", geoJSON)
-	return gen.OgcCollectionItems200ApplicationGeoPlusJSONResponse(out), err
+	return recordItems(out), err
 }
 
 // callerLanguage is the caller's Accept-Language choice as a canonical tag, "" for none (or one

@@ -27,14 +27,14 @@ func (s *Server) SearchDatasets(ctx context.Context, request gen.SearchDatasetsR
 	}
 	out, err := s.recordPage(ctx, q, "/search/datasets/", "application/json")
 	if err != nil || q.Text == "" || q.Offset > 0 {
-		return gen.SearchDatasets200JSONResponse(out), err
+		return searchPage(out), err
 	}
 	cols, err := s.records.MatchingCollections(ctx, auth.From(ctx), q.Text, 5)
 	for _, c := range cols {
 		out.Features = append(out.Features, s.collectionRecord(ctx, c))
 	}
 	out.NumberReturned = len(out.Features)
-	return gen.SearchDatasets200JSONResponse(out), err
+	return searchPage(out), err
 }
 
 // byMeaning makes a semantic or hybrid search of q: the records nearest to its text's embedding
