@@ -11,7 +11,7 @@ func TestMayHold(t *testing.T) {
 		want  bool
 	}{
 		{[]string{"WETLANDS"}, true},
-		{[]string{"coast", "survey"}, true},      // both in one text
+		{[]string{"coast", "survey"}, true},       // both in one text
 		{[]string{"wetlands", "railways"}, false}, // each in another text
 		{[]string{"rail"}, true},                  // inside a word, as %rail% finds it
 		{[]string{"100%"}, true},                  // the pattern's wildcards are escaped: literal

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"crypto/sha1"
 	"errors"
 	"net/url"
 	"strings"
@@ -36,28 +37,59 @@ var generatedNamespace = uuid.MustParse("5b0c2f3e-8d1a-4e7b-9c61-2f4a9e0d7c53")
 // service (a new export format) and never go stale.
 func GeneratedDistributions(datasetID, recordID uuid.UUID, recordType, schema, table string) []Distribution {
 	id := datasetID.String()
-	add := func(out []Distribution, kind, format, url, title, mediaType string) []Distribution {
-		return append(out, Distribution{ID: uuid.NewSHA1(generatedNamespace, []byte(id+"/"+kind+"/"+format)), RecordID: recordID,
-			Type: kind, Format: format, URL: url, Title: &title, MediaType: &mediaType, Generated: true})
+	add := func(out []Distribution, o *offer, url string) []Distribution {
+		return append(out, Distribution{ID: generatedID(id, o.kind, o.format), RecordID: recordID,
+			Type: o.kind, Format: o.format, URL: url, Title: &o.title, MediaType: &o.mediaType, Generated: true})
 	}
 	if recordType == "raster_dataset" {
 		// A raster is offered as its stored file, read remotely by range (no feature exports).
-		return add(nil, "download", "cog", "/datasets/"+id+"/download/cog", "Cloud Optimized GeoTIFF download", COGMediaType)
+		return add(nil, &cogOffer, "/datasets/"+id+"/download/cog")
 	}
 	if recordType != "vector_dataset" && recordType != "table" {
 		return nil
 	}
-	var out []Distribution
-	for _, name := range export.FormatNames {
-		f := export.Formats[name]
-		out = add(out, "download", name, "/datasets/"+id+"/export?format="+name, f.Title+" download", f.MediaType)
+	out := make([]Distribution, 0, len(downloadOffers)+2)
+	for i := range downloadOffers {
+		out = add(out, &downloadOffers[i], "/datasets/"+id+"/export?format="+downloadOffers[i].format)
 	}
-	out = add(out, "ogc_api_features", "geojson", "/collections/"+id+"/items", "OGC API Features items", "application/geo+json")
+	out = add(out, &featuresOffer, "/collections/"+id+"/items")
 	if recordType == "vector_dataset" {
-		out = add(out, "vector_tiles", "mvt", "/tiles/"+schema+"."+table+"/{z}/{x}/{y}.pbf", "Vector tiles (XYZ)",
-			"application/vnd.mapbox-vector-tile")
+		out = add(out, &tilesOffer, "/tiles/"+schema+"."+table+"/{z}/{x}/{y}.pbf")
 	}
 	return out
+}
+
+// offer is a kind of generated distribution. The distributions' titles and media types point
+// into these, made once (a page of records lists seventy distributions): read them, never write
+// through them.
+type offer struct{ kind, format, title, mediaType string }
+
+var (
+	downloadOffers = func() []offer {
+		out := make([]offer, len(export.FormatNames))
+		for i, name := range export.FormatNames {
+			f := export.Formats[name]
+			out[i] = offer{"download", name, f.Title + " download", f.MediaType}
+		}
+		return out
+	}()
+	featuresOffer = offer{"ogc_api_features", "geojson", "OGC API Features items", "application/geo+json"}
+	tilesOffer    = offer{"vector_tiles", "mvt", "Vector tiles (XYZ)", "application/vnd.mapbox-vector-tile"}
+	cogOffer      = offer{"download", "cog", "Cloud Optimized GeoTIFF download", COGMediaType}
+)
+
+// generatedID is the id of a generated distribution: uuid.NewSHA1 of generatedNamespace and
+// "dataset/kind/format", hashed on the stack instead of through a hasher and buffers of its own.
+func generatedID(dataset, kind, format string) uuid.UUID {
+	var buf [128]byte
+	b := append(buf[:0], generatedNamespace[:]...)
+	b = append(append(append(append(append(b, dataset...), '/'), kind...), '/'), format...)
+	sum := sha1.Sum(b)
+	var u uuid.UUID
+	copy(u[:], sum[:16])
+	u[6] = u[6]&0x0f | 0x50 // version 5
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return u
 }
 
 // COGMediaType is the media type of a raster dataset's Cloud Optimized GeoTIFF.

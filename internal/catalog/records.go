@@ -304,10 +304,11 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 		return nil, 0, db.QueryValueError(err)
 	}
 	defer rows.Close()
-	out := []Record{}
+	out := make([]Record, 0, min(q.Limit, 100))
 	total := 0
 	for rows.Next() {
-		var r Record
+		out = append(out, Record{})
+		r := &out[len(out)-1]
 		if err := rows.Scan(&r.ID, &r.DatasetID, &r.Title, &r.RecordType, &r.RecordStatus, &r.Summary, &r.Language, &r.License, &r.Rights,
 			&r.GeometryType, &r.Themes, &r.Keywords, &r.FeatureCount, &r.Created, &r.Updated, &r.VintageStart, &r.VintageEnd, &r.Extent, &r.BBox,
 			&r.UpdatedBy, &r.NeverEdited, &r.SRID, &r.Geographic, &r.ColumnCount,
@@ -317,7 +318,6 @@ func (s *Service) records(ctx context.Context, p auth.Principal, q RecordQuery) 
 			&r.BandCount, &r.RasterResX, &r.RasterGeographic, &r.SortValues, &total, &r.Visibility); err != nil {
 			return nil, 0, err
 		}
-		out = append(out, r)
 	}
 	return out, total, db.QueryValueError(rows.Err())
 }
