@@ -69,7 +69,7 @@ func BenchmarkHybridSearch(b *testing.B) {
 	b.Logf("setup: %d embeddings written in %s", tag.RowsAffected(), time.Since(start).Round(time.Millisecond))
 
 	f := newFakeAI(b)
-	f.dims = hybridBenchDims
+	f.dims, f.forgetEmbeddings = hybridBenchDims, true
 	settings := map[string]any{"ai_enabled": true, "llm_provider": "openai", "llm_model": "bench-model",
 		"openai_base_url": f.srv.URL + "/v1/", "provider_keys": map[string]any{"ai": "sk-bench"}, "embedding_model": "bench-embed",
 		"embedding_dims": hybridBenchDims, "ai.semantic_search_enabled": true}
