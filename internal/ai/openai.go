@@ -166,11 +166,11 @@ type openAIEmbedder struct {
 	model  string
 }
 
-func newOpenAIEmbedder(hc *http.Client, baseURL, key, model string) openAIEmbedder {
+func newOpenAIEmbedder(hc *http.Client, baseURL, key, model string) *openAIEmbedder {
 	if baseURL == "" {
 		baseURL = openAIDefaultURL
 	}
-	return openAIEmbedder{client: openai.NewClient(openAIOptions(hc, baseURL, key)...), model: model}
+	return &openAIEmbedder{client: openai.NewClient(openAIOptions(hc, baseURL, key)...), model: model}
 }
 
 // embed answers unit vectors of texts, in order, and the tokens the provider counted.

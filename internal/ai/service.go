@@ -50,6 +50,8 @@ type Service struct {
 
 	queries queryCache // query texts' vectors and rankings (search.go)
 	setup   setupCache // the settings and keys as last read (setup.go)
+	// embedder is the embedding client of the setup last used (setup.go)
+	embedder keptEmbedder
 }
 
 // NewHTTPClient is the client the providers are called with: bounded connection set-up and wait
@@ -60,9 +62,11 @@ func NewHTTPClient() *http.Client {
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: 2 * time.Minute,
-		MaxIdleConnsPerHost:   8,
-		IdleConnTimeout:       90 * time.Second,
-		ForceAttemptHTTP2:     true,
+		// One provider answers every search's embedding: enough idle connections that 16
+		// searches at once do not open (and hand-shake) new ones to it.
+		MaxIdleConnsPerHost: 32,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   true,
 	}}
 }
 

@@ -176,9 +176,24 @@ func (s *Service) chatModel(st Setup) chatter {
 	return newOpenAIChat(s.HTTP, st.OpenAIBaseURL, st.ChatKey, deref(st.Model))
 }
 
-// embeddingModel is the embedding model of a setup.
+// embeddingModel is the embedding model of a setup: the client made for the last setup while
+// its address, key and model stay. Every search embeds its text, and making the SDK's client
+// makes each of its services with their own options, a tenth of the call's allocations.
 func (s *Service) embeddingModel(st Setup) embedder {
-	return newOpenAIEmbedder(s.HTTP, st.EmbedURL, st.EmbedKey, deref(st.EmbeddingModel))
+	key := strings.Join([]string{st.EmbedURL, st.EmbedKey, deref(st.EmbeddingModel)}, "\x00")
+	s.embedder.mu.Lock()
+	defer s.embedder.mu.Unlock()
+	if s.embedder.model == nil || s.embedder.key != key {
+		s.embedder.key, s.embedder.model = key, newOpenAIEmbedder(s.HTTP, st.EmbedURL, st.EmbedKey, deref(st.EmbeddingModel))
+	}
+	return s.embedder.model
+}
+
+// keptEmbedder is the embedding client of the setup it was made for (key).
+type keptEmbedder struct {
+	mu    sync.Mutex
+	key   string
+	model embedder
 }
 
 func deref[T any](p *T) T {

@@ -51,3 +51,28 @@ func TestSetupSaysWhyNot(t *testing.T) {
 		})
 	}
 }
+
+// TestEmbeddingClientKeptPerSetup: the embedding client is made once for an address, key and
+// model, and again when any of them changes.
+func TestEmbeddingClientKeptPerSetup(t *testing.T) {
+	s := &Service{HTTP: NewHTTPClient()}
+	model := func(m string) *string { return &m }
+	st := Setup{EmbedURL: "http://embed.example/v1/", EmbedKey: "k1", AI: settings.AI{EmbeddingModel: model("m1")}}
+	first := s.embeddingModel(st)
+	if s.embeddingModel(st) != first {
+		t.Fatal("the same setup made a new client")
+	}
+	for name, changed := range map[string]Setup{
+		"address": {EmbedURL: "http://other.example/v1/", EmbedKey: "k1", AI: settings.AI{EmbeddingModel: model("m1")}},
+		"key":     {EmbedURL: st.EmbedURL, EmbedKey: "k2", AI: settings.AI{EmbeddingModel: model("m1")}},
+		"model":   {EmbedURL: st.EmbedURL, EmbedKey: "k1", AI: settings.AI{EmbeddingModel: model("m2")}},
+	} {
+		if s.embeddingModel(changed) == first {
+			t.Errorf("another %s kept the client", name)
+		}
+		if s.embeddingModel(st) == first {
+			t.Errorf("back from another %s, the old client was kept", name)
+		}
+		first = s.embeddingModel(st)
+	}
+}
