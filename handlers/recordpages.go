@@ -32,11 +32,16 @@ func (p recordItems) VisitOgcCollectionItemsResponse(w http.ResponseWriter) erro
 }
 
 // writeRecordPage writes page as the generated responses do: encoded whole first, so that an
-// encoding error is still answered as a problem, and ended by a newline. The buffers are
-// reused: a page is tens of kilobytes.
+// encoding error is still answered as a problem, and ended by a newline. The buffers of pages
+// up to a megabyte are reused (a search's page is tens of kilobytes); a larger one, of a long
+// page of records, is let go rather than held by the pool.
 func writeRecordPage(w http.ResponseWriter, mediaType string, page gen.OgcRecordCollection) error {
 	buf := pageBuffers.Get().(*bytes.Buffer)
-	defer pageBuffers.Put(buf)
+	defer func() {
+		if buf.Cap() <= 1<<20 {
+			pageBuffers.Put(buf)
+		}
+	}()
 	buf.Reset()
 	if err := gojson.NewEncoder(buf).Encode(page); err != nil {
 		return err

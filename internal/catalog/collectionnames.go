@@ -34,18 +34,20 @@ type collectionTexts struct {
 // '%word%' finds them: false only when none does. A word or text that is not ASCII may, since
 // PostgreSQL folds its case by the database's locale, not as Go does.
 func mayHold(texts []string, words []string) bool {
-	for _, w := range words {
+	lower := make([]string, len(words))
+	for i, w := range words {
 		if !ascii(w) {
 			return true
 		}
+		lower[i] = strings.ToLower(w)
 	}
 	for _, t := range texts {
 		if !ascii(t) {
 			return true
 		}
 		all := true
-		for _, w := range words {
-			if !strings.Contains(t, strings.ToLower(w)) {
+		for _, w := range lower {
+			if !strings.Contains(t, w) {
 				all = false
 				break
 			}
