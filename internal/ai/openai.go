@@ -174,7 +174,7 @@ func newOpenAIEmbedder(hc *http.Client, baseURL, key, model string) *openAIEmbed
 }
 
 // embed answers unit vectors of texts, in order, and the tokens the provider counted.
-func (e openAIEmbedder) embed(ctx context.Context, texts []string) ([][]float32, int64, error) {
+func (e *openAIEmbedder) embed(ctx context.Context, texts []string) ([][]float32, int64, error) {
 	// Asked as base64 (little-endian float32s, which the SDK decodes), as OpenAI's own SDKs ask
 	// by default: a third of the bytes of the decimal list, and no number to parse; a search
 	// embeds its text on every request, and decoding 384 decimals took a tenth of its CPU. A

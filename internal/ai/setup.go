@@ -180,21 +180,24 @@ func (s *Service) chatModel(st Setup) chatter {
 // its address, key and model stay. Every search embeds its text, and making the SDK's client
 // makes each of its services with their own options, a tenth of the call's allocations.
 func (s *Service) embeddingModel(st Setup) embedder {
-	key := strings.Join([]string{st.EmbedURL, st.EmbedKey, deref(st.EmbeddingModel)}, "\x00")
+	want := embedderFor{st.EmbedURL, st.EmbedKey, deref(st.EmbeddingModel)}
 	s.embedder.mu.Lock()
 	defer s.embedder.mu.Unlock()
-	if s.embedder.model == nil || s.embedder.key != key {
-		s.embedder.key, s.embedder.model = key, newOpenAIEmbedder(s.HTTP, st.EmbedURL, st.EmbedKey, deref(st.EmbeddingModel))
+	if s.embedder.model == nil || s.embedder.made != want {
+		s.embedder.made, s.embedder.model = want, newOpenAIEmbedder(s.HTTP, want.url, want.key, want.model)
 	}
 	return s.embedder.model
 }
 
-// keptEmbedder is the embedding client of the setup it was made for (key).
+// keptEmbedder is the embedding client of the setup it was made for.
 type keptEmbedder struct {
 	mu    sync.Mutex
-	key   string
+	made  embedderFor
 	model embedder
 }
+
+// embedderFor is what an embedding client is made of: address, key and model.
+type embedderFor struct{ url, key, model string }
 
 func deref[T any](p *T) T {
 	var zero T

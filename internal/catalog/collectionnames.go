@@ -90,8 +90,8 @@ func (c *collectionTexts) put(texts []string, epoch uint64) {
 func (c *collectionTexts) heard(live bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.live, c.kept, c.texts = live, false, nil
-	c.epoch++
+	c.live = live
+	c.drop()
 }
 
 // forget drops the kept texts at once, after this server changed the collections: its next
@@ -99,6 +99,11 @@ func (c *collectionTexts) heard(live bool) {
 func (c *collectionTexts) forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.drop()
+}
+
+// drop lets the kept texts go, and any read in flight with them; c.mu is held.
+func (c *collectionTexts) drop() {
 	c.kept, c.texts = false, nil
 	c.epoch++
 }
